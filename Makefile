@@ -1,0 +1,36 @@
+# memsearch: two commands set everything up on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# The CPU build of torch, installed before anything else so that sentence-transformers
+# never pulls a multi-GB CUDA build. GPU users: see README, "Using a GPU".
+TORCH  ?= torch==2.13.0
+STAMP  := $(VENV)/.installed
+
+export HF_HUB_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: setup run test bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $(TORCH)
+	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	touch $(STAMP)
+
+run: setup
+	$(BIN)/memsearch validate examples/memory
+	$(BIN)/memsearch ls examples/memory
+	$(BIN)/memsearch core examples/memory --json | head -c 400; echo
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python -m benchmarks.run all
+
+clean:
+	rm -rf $(VENV) examples/memory/.memsearch .pytest_cache

@@ -1,0 +1,246 @@
+"""Markdown-aware, token-bounded chunking with exact 1-based line ranges.
+
+A file is cut at headings first; each section keeps its heading path ("Atlas > Decisions").
+A section that does not fit ``max_tokens`` is packed from its blocks (paragraphs, fenced
+code, tables, list runs); a block that does not fit is cut at lines, a line that does not fit
+at sentences, and a sentence that does not fit at token boundaries. Fences and tables are
+never cut when they fit. Where a section must be cut, the next piece repeats the last
+``overlap_lines`` lines of the previous one (when they are small), so a fact on the
+boundary is whole in at least one chunk. Front matter is metadata and never chunk text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from .document import Document
+
+__all__ = ["ChunkerConfig", "Chunk", "chunk_document"]
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+#: Default chunk size in tiktoken tokens. Tuned on LoCoMo (see benchmarks/README.md):
+#: small enough that a hit points at a few lines, large enough to carry context.
+DEFAULT_MAX_TOKENS = 160
+#: Lines repeated at the start of the next piece when a section is cut.
+DEFAULT_OVERLAP_LINES = 1
+#: Overlap lines are repeated only while they stay under this share of ``max_tokens``.
+OVERLAP_MAX_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class ChunkerConfig:
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    overlap_lines: int = DEFAULT_OVERLAP_LINES
+
+    def to_dict(self) -> dict:
+        return {"max_tokens": self.max_tokens, "overlap_lines": self.overlap_lines}
+
+
+@dataclass(frozen=True)
+class Chunk:
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    heading: tuple[str, ...]
+    text: str
+    tokens: int
+
+
+@dataclass
+class _Block:
+    start: int  # index into the file's lines (0-based)
+    lines: list[str]
+    atomic: bool  # fence or table: cut only when it does not fit
+
+
+def _blocks(lines: list[str], begin: int, end: int) -> list[_Block]:
+    """Split lines[begin:end] into blocks separated by blank lines; fences and tables whole."""
+    blocks: list[_Block] = []
+    i = begin
+    while i < end:
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        fence = _FENCE.match(line)
+        if fence:
+            marker = fence.group(1)[0] * 3
+            j = i + 1
+            while j < end and not lines[j].lstrip().startswith(marker):
+                j += 1
+            j = min(j + 1, end)
+            blocks.append(_Block(i, lines[i:j], True))
+            i = j
+            continue
+        if line.lstrip().startswith("|"):
+            j = i
+            while j < end and lines[j].lstrip().startswith("|"):
+                j += 1
+            blocks.append(_Block(i, lines[i:j], True))
+            i = j
+            continue
+        j = i
+        while j < end and lines[j].strip() and not _FENCE.match(lines[j]) and not (j > i and lines[j].lstrip().startswith("|")):
+            j += 1
+        blocks.append(_Block(i, lines[i:j], False))
+        i = j
+    return blocks
+
+
+def _sections(lines: list[str], begin: int) -> Iterator[tuple[tuple[str, ...], int, int]]:
+    """Yield (heading path, first line index, end index) for each heading section."""
+    stack: list[tuple[int, str]] = []
+    start = begin
+    path: tuple[str, ...] = ()
+    in_fence = False
+    for i in range(begin, len(lines)):
+        line = lines[i]
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        match = None if in_fence else _HEADING.match(line)
+        if not match:
+            continue
+        if any(x.strip() for x in lines[start:i]) and not _only_headings(lines[start:i]):
+            yield path, start, i
+            start = i
+        level = len(match.group(1))
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, match.group(2).strip()))
+        path = tuple(t for _, t in stack)
+    if any(x.strip() for x in lines[start:]):
+        yield path, start, len(lines)
+
+
+def _only_headings(lines: list[str]) -> bool:
+    """A run of headings with no body merges into the section that follows it."""
+    return all(not x.strip() or _HEADING.match(x) for x in lines)
+
+
+def _split_text(text: str, budget: int, count: Callable[[str], int], encode_cut: Callable[[str, int], list[str]]) -> list[str]:
+    """Cut one over-long line at sentence ends, then at token boundaries."""
+    pieces: list[str] = []
+    current = ""
+    for sentence in _SENTENCE_END.split(text):
+        candidate = f"{current} {sentence}" if current else sentence
+        if count(candidate) <= budget:
+            current = candidate
+            continue
+        if current:
+            pieces.append(current)
+        if count(sentence) <= budget:
+            current = sentence
+        else:
+            parts = encode_cut(sentence, budget)
+            pieces.extend(parts[:-1])
+            current = parts[-1]
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def chunk_document(
+    doc: Document,
+    count: Callable[[str], int],
+    config: ChunkerConfig = ChunkerConfig(),
+    encode_cut: Callable[[str, int], list[str]] | None = None,
+) -> list[Chunk]:
+    """Chunk one document. ``count`` gives a text's token count; ``encode_cut`` cuts a text
+    into pieces of at most N tokens (defaults to a character-halving fallback)."""
+    budget = config.max_tokens
+    cut = encode_cut or _halving_cut(count)
+    lines = doc.text.splitlines()
+    chunks: list[Chunk] = []
+
+    def emit(heading: tuple[str, ...], first: int, last: int, text: str | None = None) -> None:
+        body = "\n".join(lines[first : last + 1]) if text is None else text
+        if body.strip():
+            chunks.append(Chunk(first + 1, last + 1, heading, body, count(body)))
+
+    for heading, begin, end in _sections(lines, doc.body_start - 1):
+        section = "\n".join(lines[begin:end]).rstrip()
+        if count(section) <= budget:
+            last = end - 1
+            while last > begin and not lines[last].strip():
+                last -= 1
+            emit(heading, begin, last)
+            continue
+        # Units: whole blocks when they fit, else their lines, else pieces of a line.
+        units: list[tuple[int, int, str | None]] = []  # (first index, last index, text override)
+        for block in _blocks(lines, begin, end):
+            block_last = block.start + len(block.lines) - 1
+            if count("\n".join(block.lines)) <= budget:
+                units.append((block.start, block_last, None))
+                continue
+            for offset, line in enumerate(block.lines):
+                idx = block.start + offset
+                if not line.strip():
+                    continue
+                if count(line) <= budget:
+                    units.append((idx, idx, None))
+                else:
+                    units.extend((idx, idx, piece) for piece in _split_text(line, budget, count, cut))
+        _pack(units, lines, heading, budget, count, config, emit)
+    return chunks
+
+
+def _pack(units, lines, heading, budget, count, config, emit) -> None:
+    """Greedily pack units into chunks under ``budget``; overlap by whole lines when cut."""
+    current: list[tuple[int, int, str | None]] = []
+
+    def text_of(group) -> str:
+        if len(group) == 1 and group[0][2] is not None:
+            return group[0][2]
+        return "\n".join(lines[group[0][0] : group[-1][1] + 1])
+
+    def flush() -> None:
+        if current:
+            override = text_of(current) if current[0][2] is not None else None
+            emit(heading, current[0][0], current[-1][1], override)
+
+    for unit in units:
+        if unit[2] is not None:  # a piece of a cut line: a chunk of its own
+            flush()
+            current = [unit]
+            flush()
+            current = []
+            continue
+        candidate = current + [unit]
+        if current and count(text_of(candidate)) > budget:
+            flush()
+            tail = _overlap(current, lines, budget, count, config)
+            current = tail + [unit] if tail and count(text_of(tail + [unit])) <= budget else [unit]
+        else:
+            current = candidate
+    flush()
+
+
+def _overlap(group, lines, budget, count, config) -> list[tuple[int, int, None]]:
+    """The last ``overlap_lines`` lines of a cut piece, if they are small enough to repeat."""
+    if config.overlap_lines <= 0 or group[-1][2] is not None:
+        return []
+    last = group[-1][1]
+    first = max(group[0][0], last - config.overlap_lines + 1)
+    if first > group[-1][0] and group[-1][0] != group[-1][1] and lines[group[-1][0]].lstrip().startswith(("```", "~~~", "|")):
+        return []  # never start a chunk in the middle of a fence or table
+    text = "\n".join(lines[first : last + 1])
+    if not text.strip() or count(text) > budget * OVERLAP_MAX_SHARE:
+        return []
+    return [(first, last, None)]
+
+
+def _halving_cut(count: Callable[[str], int]) -> Callable[[str, int], list[str]]:
+    def cut(text: str, budget: int) -> list[str]:
+        if count(text) <= budget or len(text) < 2:
+            return [text]
+        mid = len(text) // 2
+        space = text.rfind(" ", 0, mid)
+        mid = space if space > 0 else mid
+        return cut(text[:mid], budget) + cut(text[mid:].lstrip(), budget)
+
+    return cut

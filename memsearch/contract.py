@@ -1,0 +1,226 @@
+"""The Agent Memory harness contract as a library: load core, defer nested, surface, read.
+
+1. :func:`load_core` loads every ``*.md`` directly in the root (``MEMORY.md`` first).
+2. Nothing below the root ever appears in the core rendering.
+3. :func:`list_dir` surfaces the next layer: child memory directories with their
+   ``MEMORY.md`` title and first paragraph, and the files of a directory.
+4. :func:`read` loads one memory file, or a line range of it, and nothing outside the root.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .document import parse_document, summary_of
+from .errors import InvalidArgument, MemoryFileNotFound, NotMemoryFile
+from .tokens import count_tokens, encoding_name
+from .tree import INDEX_NAME, MemoryTree, classify, foreign_dirs, resolve_root, safe_path, scan
+
+__all__ = [
+    "CoreFile",
+    "CoreMemory",
+    "DirSummary",
+    "FileSummary",
+    "Listing",
+    "ReadResult",
+    "load_core",
+    "list_dir",
+    "read",
+    "parse_lines",
+    "read_memory_file",
+]
+
+
+def read_memory_file(path: Path) -> str:
+    """Text of a memory file as UTF-8; undecodable bytes become U+FFFD (the validator warns)."""
+    return path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+@dataclass(frozen=True)
+class CoreFile:
+    path: str
+    text: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class CoreMemory:
+    """Core memory: the root's Markdown, always in the agent's context."""
+
+    root: str
+    files: tuple[CoreFile, ...]
+    total_tokens: int
+    encoding: str
+
+    def render(self) -> str:
+        """Core memory for a system prompt: each file under a header naming it."""
+        parts = []
+        for f in self.files:
+            parts.append(f'<memory_file path="{f.path}">\n{f.text.rstrip()}\n</memory_file>')
+        return "\n\n".join(parts)
+
+    def to_dict(self) -> dict:
+        return {
+            "root": self.root,
+            "files": [asdict(f) for f in self.files],
+            "total_tokens": self.total_tokens,
+            "encoding": self.encoding,
+            "rendered": self.render(),
+        }
+
+
+def load_core(root: str | os.PathLike[str], *, encoding: str | None = None, tree: MemoryTree | None = None) -> CoreMemory:
+    """Rule 1: load every Markdown file directly in the root, ``MEMORY.md`` first, then by name."""
+    tree = tree or scan(root)
+    files = []
+    for rel in tree.core_files:
+        text = read_memory_file(tree.root / rel)
+        files.append(CoreFile(path=rel, text=text, tokens=count_tokens(text, encoding)))
+    return CoreMemory(
+        root=str(tree.root),
+        files=tuple(files),
+        total_tokens=sum(f.tokens for f in files),
+        encoding=encoding_name(encoding),
+    )
+
+
+@dataclass(frozen=True)
+class DirSummary:
+    """A child memory directory as the agent first sees it."""
+
+    path: str
+    memory_md: str | None
+    title: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    path: str
+    title: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Rule 3: one directory's next layer of memory."""
+
+    path: str
+    memory_md: str | None
+    title: str
+    summary: str
+    dirs: tuple[DirSummary, ...]
+    files: tuple[FileSummary, ...]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _dir_summary(tree: MemoryTree, directory: str) -> DirSummary:
+    index = INDEX_NAME if directory == "." else f"{directory}/{INDEX_NAME}"
+    if not tree.has_index(directory):
+        name = "memory root" if directory == "." else directory.rsplit("/", 1)[-1]
+        return DirSummary(path=directory, memory_md=None, title=name, summary="")
+    text = read_memory_file(tree.root / index)
+    doc = parse_document(index, text)
+    return DirSummary(path=directory, memory_md=index, title=doc.title, summary=summary_of(text))
+
+
+def list_dir(root: str | os.PathLike[str], path: str = ".", *, encoding: str | None = None, foreign=None) -> Listing:
+    """Rule 3: the immediate child memory directories of ``path`` and its files."""
+    base = resolve_root(root)
+    _, rel = safe_path(base, path)
+    rel = rel.rstrip("/") or "."
+    tree = scan(base, foreign=foreign)
+    if rel != "." and rel not in tree.memory_dirs:
+        kind = classify(rel + "/x.md", foreign=foreign_dirs(foreign))
+        if kind in ("hidden", "foreign"):
+            raise NotMemoryFile(f"{rel!r} is a {kind} directory, not memory: list the root with `memsearch ls ROOT` to see what is")
+        raise MemoryFileNotFound(f"{rel!r} is not a memory directory: run `memsearch ls ROOT` to see the memory directories")
+    this = _dir_summary(tree, rel)
+    files = []
+    for f in tree.files_in(rel):
+        text = read_memory_file(tree.root / f)
+        doc = parse_document(f, text)
+        files.append(FileSummary(path=f, title=doc.title, tokens=count_tokens(text, encoding)))
+    return Listing(
+        path=rel,
+        memory_md=this.memory_md,
+        title=this.title,
+        summary=this.summary,
+        dirs=tuple(_dir_summary(tree, d) for d in tree.child_dirs(rel)),
+        files=tuple(files),
+    )
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """Rule 4: one memory file or a line range of it (lines 1-based, inclusive)."""
+
+    path: str
+    text: str
+    start_line: int
+    end_line: int
+    total_lines: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def parse_lines(lines: str | tuple[int | None, int | None] | list | None) -> tuple[int, int | None] | None:
+    """``"A:B"``, ``"A:"``, ``":B"``, ``"A"`` or ``(A, B)`` to a validated 1-based range."""
+    if lines is None or lines == "":
+        return None
+    if isinstance(lines, str):
+        text = lines.strip()
+        first, sep, last = text.partition(":") if ":" in text else text.partition("-")
+        try:
+            start = int(first) if first.strip() else 1
+            end = int(last) if last.strip() else None
+            if not sep:
+                end = start
+        except ValueError:
+            raise InvalidArgument(f"line range {lines!r} is not of the form A:B (e.g. 10:40, 10: or :40)") from None
+    else:
+        try:
+            start, end = lines
+            start = 1 if start is None else int(start)
+            end = None if end is None else int(end)
+        except (TypeError, ValueError):
+            raise InvalidArgument(f"line range {lines!r} must be two line numbers (start, end)") from None
+    if start < 1 or (end is not None and end < start):
+        raise InvalidArgument(f"line range {lines!r} is empty or starts before line 1: lines are 1-based and inclusive, start <= end")
+    return start, end
+
+
+def read(root: str | os.PathLike[str], path: str, lines=None, *, foreign=None) -> ReadResult:
+    """Rule 4: read one memory file (or ``lines``, e.g. ``"10:40"``) inside the root.
+
+    Refuses paths outside the root (:class:`PathOutsideRoot`), hidden, foreign and
+    non-Markdown files (:class:`NotMemoryFile`) and missing files (:class:`MemoryFileNotFound`).
+    """
+    base = resolve_root(root)
+    full, rel = safe_path(base, path)
+    kind = classify(rel, foreign=foreign_dirs(foreign))
+    if kind == "hidden":
+        raise NotMemoryFile(f"{rel!r} is hidden (a name starts with '.'), not memory")
+    if kind == "foreign":
+        raise NotMemoryFile(f"{rel!r} belongs to a foreign directory (another format, e.g. Agent Skills), not memory")
+    if kind == "other":
+        raise NotMemoryFile(f"{rel!r} is not a Markdown (.md) file; only memory files can be read")
+    if not full.is_file():
+        hint = "it is a directory: use `memsearch ls` on it" if full.is_dir() else "check the path with `memsearch ls ROOT DIR`"
+        raise MemoryFileNotFound(f"no memory file {rel!r}: {hint}")
+    text = read_memory_file(full)
+    all_lines = text.splitlines(keepends=True)
+    total = len(all_lines)
+    span = parse_lines(lines)
+    if span is None:
+        return ReadResult(path=rel, text=text, start_line=1 if total else 0, end_line=total, total_lines=total)
+    start, end = span
+    if start > max(total, 1):
+        raise InvalidArgument(f"{rel!r} has {total} lines; line {start} is past the end")
+    end = total if end is None else min(end, total)
+    return ReadResult(path=rel, text="".join(all_lines[start - 1 : end]), start_line=start, end_line=end, total_lines=total)

@@ -1,0 +1,130 @@
+"""Reading one Markdown memory file: text, front matter, title, summary paragraph, date."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+__all__ = ["Document", "read_text", "split_front_matter", "parse_document", "title_of", "summary_of", "date_of"]
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
+_ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_SUMMARY_CHARS = 400
+
+
+@dataclass(frozen=True)
+class Document:
+    """One parsed memory file. ``body_start`` is the 1-based line where the body begins."""
+
+    path: str
+    text: str
+    front_matter: dict[str, str]
+    body_start: int
+    title: str
+    date: str | None
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+
+def read_text(path: Path) -> str:
+    """Read a memory file as UTF-8 (a BOM is dropped). Raises ``UnicodeDecodeError``/``OSError``."""
+    return path.read_text(encoding="utf-8-sig")
+
+
+def split_front_matter(text: str) -> tuple[dict[str, str], int]:
+    """Parse a leading ``---`` YAML block as flat ``key: value`` pairs.
+
+    Returns (fields, number of lines the block spans). Only scalars are needed (title, date,
+    tags as written), so no YAML library: nested values are kept as their raw text.
+    """
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return {}, 0
+    fields: dict[str, str] = {}
+    for line in match.group(1).splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not key.startswith((" ", "\t", "-")):
+            fields[key.strip().lower()] = value.strip().strip("'\"")
+    return fields, match.group(0).count("\n")
+
+
+def _iso(value: str | None) -> str | None:
+    if not value:
+        return None
+    match = _ISO_DATE.search(value)
+    if not match:
+        return None
+    try:
+        return dt.date(int(match[1]), int(match[2]), int(match[3])).isoformat()
+    except ValueError:
+        return None
+
+
+def date_of(path: str, front_matter: dict[str, str]) -> str | None:
+    """The file's date: ``date:`` in front matter, else an ISO date in the file name."""
+    return _iso(front_matter.get("date")) or _iso(PurePosixPath(path).name)
+
+
+def title_of(path: str, text: str, front_matter: dict[str, str] | None = None) -> str:
+    """``title:`` from front matter, else the first heading, else the file name without ``.md``."""
+    if front_matter and front_matter.get("title"):
+        return front_matter["title"]
+    in_fence = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if not in_fence:
+            match = _HEADING.match(line)
+            if match:
+                return match.group(2).strip()
+    return PurePosixPath(path).stem
+
+
+def summary_of(text: str, limit: int = _SUMMARY_CHARS) -> str:
+    """The first paragraph of prose after the front matter and title (at most ``limit`` chars)."""
+    _, skip = split_front_matter(text)
+    lines = text.splitlines()[skip:]
+    para: list[str] = []
+    in_fence = False
+    for line in lines:
+        stripped = line.strip()
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            if para:
+                break
+            continue
+        if in_fence:
+            continue
+        if not stripped:
+            if para:
+                break
+            continue
+        if _HEADING.match(stripped):
+            if para:
+                break
+            continue
+        para.append(stripped)
+    summary = " ".join(para)
+    if len(summary) > limit:
+        summary = summary[: limit - 1].rsplit(" ", 1)[0] + "…"
+    return summary
+
+
+def parse_document(path: str, text: str) -> Document:
+    """Parse a file's text (``path`` is its relative POSIX path, used for title and date)."""
+    fields, span = split_front_matter(text)
+    return Document(
+        path=path,
+        text=text,
+        front_matter=fields,
+        body_start=span + 1,
+        title=title_of(path, text, fields),
+        date=date_of(path, fields),
+    )

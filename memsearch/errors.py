@@ -1,0 +1,70 @@
+"""Every error memsearch raises on purpose.
+
+The library raises these typed errors; only the CLI turns them into messages. Each
+message says what went wrong *and how to fix it*, so the CLI can print ``str(err)`` as is.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MemsearchError",
+    "NotAMemoryRoot",
+    "PathOutsideRoot",
+    "NotMemoryFile",
+    "MemoryFileNotFound",
+    "InvalidArgument",
+    "TokenizerUnavailable",
+    "ModelUnavailable",
+    "UnknownModel",
+    "IndexMismatch",
+    "IndexLocked",
+]
+
+
+class MemsearchError(Exception):
+    """Base class of every error memsearch raises on purpose."""
+
+    exit_code = 2
+
+
+class InvalidArgument(MemsearchError, ValueError):
+    """An argument has the wrong type, range or form."""
+
+
+class NotAMemoryRoot(MemsearchError):
+    """The memory root is missing or is not a directory."""
+
+
+class PathOutsideRoot(MemsearchError):
+    """A path escapes the memory root (``..``, an absolute path, or a link leading out)."""
+
+
+class NotMemoryFile(MemsearchError):
+    """A path inside the root that is not external memory (hidden, foreign, not Markdown, core)."""
+
+
+class MemoryFileNotFound(MemsearchError, FileNotFoundError):
+    """A memory path that does not exist."""
+
+
+class TokenizerUnavailable(MemsearchError):
+    """A tiktoken encoding that cannot be loaded without the network."""
+
+
+class ModelUnavailable(MemsearchError):
+    """An embedding model that cannot be loaded here (needs the hub, or a missing package)."""
+
+
+class UnknownModel(MemsearchError, KeyError):
+    """A model name that is neither in models.toml nor a local directory."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class IndexMismatch(MemsearchError):
+    """The index on disk was built with other parameters (model, chunker, schema)."""
+
+
+class IndexLocked(MemsearchError):
+    """Another live process holds the index's writer lock."""

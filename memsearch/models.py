@@ -1,0 +1,100 @@
+"""The embedding model registry (``models.toml``) and model resolution.
+
+A model is named by its registry name (``all-MiniLM-L6-v2``), or given as a local directory
+holding a sentence-transformers model. The name comes from the argument, else
+``MEMSEARCH_MODEL``, else the registry's ``default``. ``MEMSEARCH_MODELS`` points at another
+registry file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UnknownModel
+
+__all__ = ["ModelSpec", "registry", "resolve_model", "REGISTRY_PATH"]
+
+REGISTRY_PATH = Path(__file__).with_name("models.toml")
+MODEL_ENV = "MEMSEARCH_MODEL"
+REGISTRY_ENV = "MEMSEARCH_MODELS"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    dimension: int | None
+    max_seq_length: int
+    package: str | None = None
+    hub: str | None = None
+    path: str | None = None  # a local directory given by the user
+    query_prefix: str = ""
+    document_prefix: str = ""
+    normalize: bool = True
+    trust_remote_code: bool = False
+
+
+def _registry_file() -> Path:
+    return Path(os.environ.get(REGISTRY_ENV) or REGISTRY_PATH)
+
+
+def registry() -> tuple[str, dict[str, ModelSpec]]:
+    """(default name, {name: spec}) from the registry file."""
+    with _registry_file().open("rb") as fh:
+        data = tomllib.load(fh)
+    specs = {}
+    for name, entry in data.get("models", {}).items():
+        specs[name] = ModelSpec(
+            name=name,
+            dimension=entry.get("dimension"),
+            max_seq_length=int(entry.get("max_seq_length", 512)),
+            package=entry.get("package"),
+            hub=entry.get("hub"),
+            query_prefix=entry.get("query_prefix", ""),
+            document_prefix=entry.get("document_prefix", ""),
+            normalize=bool(entry.get("normalize", True)),
+            trust_remote_code=bool(entry.get("trust_remote_code", False)),
+        )
+    return data.get("default", next(iter(specs), "")), specs
+
+
+def _local_spec(path: Path) -> ModelSpec:
+    """A spec for a sentence-transformers model directory on disk."""
+    max_len = 512
+    config = path / "sentence_bert_config.json"
+    if config.is_file():
+        max_len = int(json.loads(config.read_text()).get("max_seq_length", max_len))
+    _, known = registry()
+    # A local copy of a registry model keeps its prefixes (e.g. a downloaded bge or e5).
+    base = next((s for n, s in known.items() if n.lower() in path.name.lower()), None)
+    return ModelSpec(
+        name=path.name,
+        dimension=base.dimension if base else None,
+        max_seq_length=max_len,
+        path=str(path.resolve()),
+        query_prefix=base.query_prefix if base else "",
+        document_prefix=base.document_prefix if base else "",
+        normalize=base.normalize if base else True,
+        trust_remote_code=base.trust_remote_code if base else False,
+    )
+
+
+def resolve_model(model: str | os.PathLike[str] | None = None) -> ModelSpec:
+    """The spec of ``model``: a registry name, a local directory, or (None) the default."""
+    default, specs = registry()
+    name = str(model or os.environ.get(MODEL_ENV) or default)
+    if name in specs:
+        return specs[name]
+    lowered = {n.lower(): s for n, s in specs.items()}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return _local_spec(path)
+    raise UnknownModel(
+        f"unknown model {name!r}: choose one of {', '.join(specs)} (see models.toml), "
+        "or pass the path of a local sentence-transformers model directory"
+    )

@@ -1,0 +1,242 @@
+"""The LanceDB store: one embedded database, a ``chunks`` table keyed by directory path and
+a ``files`` table of what was indexed, plus ``index.json`` with the parameters it was built with.
+
+Reads never take a lock. Every write of a sync batch is a single LanceDB commit
+(``merge_insert`` that inserts new rows and deletes the old rows of the same files), so a
+reader in another process sees each file either whole-old or whole-new, never half.
+
+Filters are built only from values this module escapes itself (:func:`sql_str`) or from
+values memsearch generated (hex hashes, ISO dates it formatted): user text is never
+formatted into a filter string unescaped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from .errors import IndexMismatch
+
+__all__ = ["Store", "FileState", "sql_str", "scope_filter", "CHUNKS", "FILES", "FORMAT_VERSION"]
+
+CHUNKS = "chunks"
+FILES = "files"
+META_FILE = "index.json"
+#: Bumped when the table layout changes; an older index must be rebuilt.
+FORMAT_VERSION = 1
+#: Rows below which vector search stays exact (flat). Measured in benchmarks/README.md: at
+#: 50k x 384 a flat scan still answers in a few ms on 2 cores, so the ANN index (IVF) is
+#: only worth its recall loss past this size.
+VECTOR_INDEX_MIN_ROWS = 100_000
+_IN_CHUNK = 500  # values per IN (...) list
+
+
+def sql_str(value: str) -> str:
+    """A SQL string literal for ``value`` (single quotes doubled, NUL refused)."""
+    if "\x00" in value:
+        raise ValueError("NUL byte in a filter value")
+    return "'" + value.replace("'", "''") + "'"
+
+
+def scope_filter(scope: str) -> str:
+    """Rows whose directory is ``scope`` or below it (``scope`` already validated, no ``..``)."""
+    return f"(dir = {sql_str(scope)} OR starts_with(dir, {sql_str(scope + '/')}))"
+
+
+def _in_list(column: str, values: Sequence[str]) -> Iterable[str]:
+    for i in range(0, len(values), _IN_CHUNK):
+        yield f"{column} IN ({', '.join(sql_str(v) for v in values[i : i + _IN_CHUNK])})"
+
+
+@dataclass(frozen=True)
+class FileState:
+    file_hash: str
+    mtime_ns: int
+    size: int
+    chunks: int
+
+
+def chunk_schema(dimension: int) -> pa.Schema:
+    return pa.schema([
+        ("id", pa.string()),
+        ("path", pa.string()),
+        ("dir", pa.string()),
+        ("depth", pa.int32()),
+        ("heading", pa.string()),
+        ("start_line", pa.int32()),
+        ("end_line", pa.int32()),
+        ("text", pa.string()),
+        ("search_text", pa.string()),  # context header + text: what BM25 sees
+        ("tokens", pa.int32()),
+        ("file_hash", pa.string()),
+        ("embed_hash", pa.string()),
+        ("date", pa.string()),
+        ("mtime_ns", pa.int64()),
+        ("model", pa.string()),
+        ("vector", pa.list_(pa.float32(), dimension)),
+    ])
+
+
+FILE_SCHEMA = pa.schema([
+    ("path", pa.string()),
+    ("file_hash", pa.string()),
+    ("mtime_ns", pa.int64()),
+    ("size", pa.int64()),
+    ("chunks", pa.int32()),
+])
+
+
+class Store:
+    """One LanceDB database directory."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        import lancedb
+
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.db = lancedb.connect(str(self.path))
+        self._chunks = None
+        self._files = None
+
+    # --- parameters -------------------------------------------------------------------
+    @property
+    def meta_path(self) -> Path:
+        return self.path / META_FILE
+
+    def read_meta(self) -> dict | None:
+        try:
+            return json.loads(self.meta_path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as err:
+            raise IndexMismatch(f"the index parameters in {self.meta_path} are unreadable ({err}): run `memsearch index ROOT --rebuild`") from err
+
+    def write_meta(self, meta: dict) -> None:
+        tmp = self.meta_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(meta, indent=2, sort_keys=True))
+        os.replace(tmp, self.meta_path)
+
+    def drop(self) -> None:
+        """Remove both tables and the parameters (``--rebuild``)."""
+        for name in (CHUNKS, FILES):
+            if name in self._table_names():
+                self.db.drop_table(name)
+        self.meta_path.unlink(missing_ok=True)
+        self._chunks = self._files = None
+
+    def _table_names(self) -> list[str]:
+        result = self.db.list_tables() if hasattr(self.db, "list_tables") else self.db.table_names()
+        return list(getattr(result, "tables", result))
+
+    # --- tables -----------------------------------------------------------------------
+    def chunks(self, dimension: int | None = None):
+        """The chunks table; created (with ``dimension``) when missing, else None."""
+        if self._chunks is None:
+            if CHUNKS in self._table_names():
+                self._chunks = self.db.open_table(CHUNKS)
+            elif dimension:
+                self._chunks = self.db.create_table(CHUNKS, schema=chunk_schema(dimension))
+        return self._chunks
+
+    def files(self, create: bool = False):
+        if self._files is None:
+            if FILES in self._table_names():
+                self._files = self.db.open_table(FILES)
+            elif create:
+                self._files = self.db.create_table(FILES, schema=FILE_SCHEMA)
+        return self._files
+
+    def refresh(self) -> None:
+        """See the latest committed version (another process may have written)."""
+        for table in (self._chunks, self._files):
+            if table is not None:
+                table.checkout_latest()
+
+    def file_states(self) -> dict[str, FileState]:
+        table = self.files()
+        if table is None:
+            return {}
+        data = table.to_arrow().to_pydict()
+        return {
+            p: FileState(h, m, s, c)
+            for p, h, m, s, c in zip(data["path"], data["file_hash"], data["mtime_ns"], data["size"], data["chunks"])
+        }
+
+    def vectors_for(self, embed_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by embed hash (memsearch-made hex strings), for reuse."""
+        table = self.chunks()
+        if table is None or not embed_hashes:
+            return {}
+        found: dict[str, np.ndarray] = {}
+        for where in _in_list("embed_hash", list(embed_hashes)):
+            data = table.search().where(where).select(["embed_hash", "vector"]).limit(None).to_arrow()
+            if data.num_rows:
+                vectors = data.column("vector").combine_chunks().flatten().to_numpy().reshape(data.num_rows, -1)
+                for h, v in zip(data.column("embed_hash").to_pylist(), vectors):
+                    found[h] = v
+        return found
+
+    def replace_files(self, rows: pa.Table, paths: Sequence[str], states: Sequence[dict]) -> None:
+        """Atomically make ``rows`` the only chunks of ``paths`` (deleted files: no rows)."""
+        if not paths:
+            return
+        table = self.chunks(dimension=rows.schema.field("vector").type.list_size)
+        for i, where in enumerate(_in_list("path", list(paths))):
+            part = rows if i == 0 else rows.slice(0, 0)
+            if table.count_rows() == 0 and i == 0:
+                if part.num_rows:
+                    table.add(part)
+                continue
+            (table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+             .when_not_matched_by_source_delete(where).execute(part))
+        self._write_states(paths, states)
+
+    def _write_states(self, paths: Sequence[str], states: Sequence[dict]) -> None:
+        files = self.files(create=True)
+        present = pa.Table.from_pylist(list(states), schema=FILE_SCHEMA)
+        for i, where in enumerate(_in_list("path", list(paths))):
+            part = present if i == 0 else present.slice(0, 0)
+            (files.merge_insert("path").when_matched_update_all().when_not_matched_insert_all()
+             .when_not_matched_by_source_delete(where).execute(part))
+
+    def touch_states(self, states: Sequence[dict]) -> None:
+        """Record new mtimes of files whose content did not change."""
+        if states:
+            self._write_states([s["path"] for s in states], states)
+
+    # --- indexes and maintenance --------------------------------------------------------
+    def ensure_indexes(self) -> None:
+        table = self.chunks()
+        if table is None or table.count_rows() == 0:
+            return
+        existing = {tuple(ix.columns) for ix in table.list_indices()}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if ("search_text",) not in existing:
+                table.create_fts_index("search_text", use_tantivy=False, replace=True)
+            for column in ("path", "dir"):
+                if (column,) not in existing:
+                    table.create_scalar_index(column)
+            if ("vector",) not in existing and table.count_rows() >= VECTOR_INDEX_MIN_ROWS:
+                table.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_PQ")
+
+    def optimize(self, keep: timedelta = timedelta(minutes=1)) -> None:
+        """Compact small fragments, fold new rows into the indexes, prune old versions."""
+        for table in (self.chunks(), self.files()):
+            if table is not None:
+                table.optimize(cleanup_older_than=keep)
+
+    def version(self) -> int:
+        table = self.chunks()
+        return table.version if table is not None else 0
+
+    def disk_bytes(self) -> int:
+        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())

@@ -1,0 +1,132 @@
+"""The Agent Memory validator: spec errors and size warnings for one memory root."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .errors import InvalidArgument
+from .tokens import count_tokens
+from .tree import INDEX_NAME, scan
+
+__all__ = ["Issue", "ValidationReport", "validate", "core_budget", "DEFAULT_CORE_BUDGET", "DEFAULT_WINDOW_SHARE"]
+
+#: The spec's size guidance: under 30,000 tokens of core memory (for a 200k window) ...
+DEFAULT_CORE_BUDGET = 30_000
+#: ... or under 15 percent of the context window when its size is known.
+DEFAULT_WINDOW_SHARE = 0.15
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One finding: ``code`` is stable for machines, ``message`` says how to fix it."""
+
+    code: str
+    path: str
+    message: str
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "path": self.path, "message": self.message}
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    root: str
+    errors: tuple[Issue, ...]
+    warnings: tuple[Issue, ...]
+    core_tokens: int
+    core_budget: int
+    memory_dirs: tuple[str, ...]
+    foreign_dirs: tuple[str, ...] = field(default=())
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+    def to_dict(self) -> dict:
+        return {
+            "valid": self.valid,
+            "errors": [e.to_dict() for e in self.errors],
+            "warnings": [w.to_dict() for w in self.warnings],
+            "core_tokens": self.core_tokens,
+            "core_budget": self.core_budget,
+            "memory_dirs": list(self.memory_dirs),
+            "foreign_dirs": list(self.foreign_dirs),
+        }
+
+
+def core_budget(budget: int | None = None, *, window: int | None = None, share: float | None = None) -> int:
+    """Token budget of core memory: explicit tokens, else ``share`` (15%) of ``window``, else 30,000."""
+    if budget is not None:
+        if budget <= 0:
+            raise InvalidArgument(f"core budget must be a positive number of tokens, got {budget}")
+        return int(budget)
+    if window is not None:
+        share = DEFAULT_WINDOW_SHARE if share is None else share
+        if window <= 0 or not 0 < share <= 1:
+            raise InvalidArgument(f"context window must be positive and share in (0, 1], got window={window}, share={share}")
+        return int(window * share)
+    if share is not None:
+        raise InvalidArgument("a budget share needs a context window size: pass window= (e.g. --window 200000)")
+    return DEFAULT_CORE_BUDGET
+
+
+def validate(
+    root: str | os.PathLike[str],
+    *,
+    budget: int | None = None,
+    window: int | None = None,
+    share: float | None = None,
+    encoding: str | None = None,
+    foreign=None,
+) -> ValidationReport:
+    """Check a memory root against the Agent Memory spec. Reports every violation.
+
+    Errors: ``missing-root-index`` (path ``.``), ``missing-index`` (a memory directory without
+    ``MEMORY.md``). Warnings: ``core-over-budget``, ``not-utf8``, ``unreadable``,
+    ``empty-index``, ``misnamed-index`` (e.g. ``memory.md``), ``link-skipped``.
+    """
+    limit = core_budget(budget, window=window, share=share)
+    tree = scan(root, foreign=foreign)
+    errors: list[Issue] = []
+    warnings: list[Issue] = []
+    if not tree.has_root_index:
+        errors.append(Issue("missing-root-index", ".", f"the memory root has no {INDEX_NAME}: create {INDEX_NAME} in the root describing what this memory holds"))
+    for d in tree.dirs_missing_index:
+        errors.append(Issue("missing-index", d, f"memory directory {d!r} has no {INDEX_NAME}: create {d}/{INDEX_NAME} describing its files and subdirectories"))
+
+    core_tokens = 0
+    for rel in tree.core_files + tree.external_files:
+        try:
+            raw = (tree.root / rel).read_bytes()
+        except OSError as err:
+            warnings.append(Issue("unreadable", rel, f"cannot read {rel!r} ({err.strerror}): fix its permissions"))
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            warnings.append(Issue("not-utf8", rel, f"{rel!r} is not valid UTF-8 (byte {err.start}): re-save it as UTF-8"))
+            text = raw.decode("utf-8", errors="replace")
+        name = rel.rsplit("/", 1)[-1]
+        if name != INDEX_NAME and name.lower() == INDEX_NAME.lower():
+            warnings.append(Issue("misnamed-index", rel, f"{rel!r} looks like an index but the name is case-sensitive: rename it to {INDEX_NAME}"))
+        if name == INDEX_NAME and not text.strip():
+            warnings.append(Issue("empty-index", rel, f"{rel!r} is empty: describe the directory and its files so an agent can discover them"))
+        if "/" not in rel:
+            core_tokens += count_tokens(text, encoding)
+    if core_tokens > limit:
+        warnings.append(Issue(
+            "core-over-budget", ".",
+            f"core memory is {core_tokens:,} tokens, over the budget of {limit:,}: move detail from root files into subdirectories (external memory)",
+        ))
+    for link in tree.skipped_links:
+        warnings.append(Issue("link-skipped", link, f"{link!r} is a link to a directory or out of the root, which memsearch never follows: move the content inside the root"))
+    return ValidationReport(
+        root=str(tree.root),
+        errors=tuple(errors),
+        warnings=tuple(warnings),
+        core_tokens=core_tokens,
+        core_budget=limit,
+        memory_dirs=tree.memory_dirs,
+        foreign_dirs=tree.foreign_dirs,
+    )

@@ -1,0 +1,40 @@
+"""Shared fixtures: temporary memory trees built from a {path: text} mapping."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples" / "memory"
+
+
+def build(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Create ``files`` (relative path -> text or bytes) under ``root``; a path ending in '/' is a folder."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        path = root / rel
+        if rel.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def make_tree(tmp_path):
+    counter = iter(range(1_000_000))
+
+    def _make(files: dict[str, str | bytes]) -> Path:
+        return build(tmp_path / f"memory{next(counter)}", files)
+
+    return _make
