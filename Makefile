@@ -24,7 +24,8 @@ $(STAMP): pyproject.toml
 run: setup
 	$(BIN)/memsearch validate examples/memory
 	$(BIN)/memsearch ls examples/memory
-	$(BIN)/memsearch core examples/memory --json | head -c 400; echo
+	$(BIN)/memsearch index examples/memory
+	$(BIN)/memsearch search examples/memory "why did we pick ClickHouse over the alternatives" -k 3
 
 test: setup
 	$(BIN)/python -m pytest -q

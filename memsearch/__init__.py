@@ -17,6 +17,10 @@ __all__ = [
     "load_core",
     "list_dir",
     "read",
+    "search",
+    "MemoryIndex",
+    "Hit",
+    "IndexReport",
 ]
 
 _LAZY = {
@@ -25,6 +29,10 @@ _LAZY = {
     "load_core": "memsearch.contract",
     "list_dir": "memsearch.contract",
     "read": "memsearch.contract",
+    "search": "memsearch.index",
+    "MemoryIndex": "memsearch.index",
+    "Hit": "memsearch.index",
+    "IndexReport": "memsearch.indexer",
 }
 
 

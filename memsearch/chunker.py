@@ -158,6 +158,9 @@ def chunk_document(
     chunks: list[Chunk] = []
 
     def emit(heading: tuple[str, ...], first: int, last: int, text: str | None = None) -> None:
+        if text is None:
+            while first < last and not lines[first].strip():
+                first += 1
         body = "\n".join(lines[first : last + 1]) if text is None else text
         if body.strip():
             chunks.append(Chunk(first + 1, last + 1, heading, body, count(body)))

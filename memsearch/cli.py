@@ -120,6 +120,135 @@ def read_command(
     sys.stdout.write(result.text if result.text.endswith("\n") or not result.text else result.text + "\n")
 
 
+DbOpt = typer.Option(None, "--db", help="Index directory (default: $MEMSEARCH_DB, else ROOT/.memsearch).")
+ModelOpt = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory.")
+
+
+def _progress_sync(index, show: bool):
+    """Run ``index.sync`` with a rich progress bar (files, chunks, chunks/s, ETA)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    if not show:
+        return index.sync(wait=None)
+    columns = [TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
+               TextColumn("{task.fields[chunks]} chunks embedded ({task.fields[rate]} chunks/s)"),
+               TimeElapsedColumn(), TimeRemainingColumn()]
+    import time
+
+    started = time.perf_counter()
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task("index", total=None, chunks=0, rate="-")
+
+        def update(phase: str, done: int, total: int, chunks: int) -> None:
+            elapsed = max(time.perf_counter() - started, 1e-6)
+            bar.update(task, completed=done, total=total or None, chunks=chunks, rate=f"{chunks / elapsed:,.0f}")
+
+        return index.sync(progress=update, wait=None)
+
+
+@app.command("index")
+def index_command(
+    root: Path = RootArg,
+    db: Optional[Path] = DbOpt,
+    model: Optional[str] = ModelOpt,
+    rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and build it again (after changing model or chunker)."),
+    include_core: Optional[bool] = typer.Option(None, "--include-core/--no-include-core", help="Also index root (core) files; remembered by the index."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Index external memory (incremental: only changed files are re-chunked, only changed chunks re-embedded)."""
+    from .index import MemoryIndex
+
+    index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild)
+    report = _progress_sync(index, show=not as_json and err.is_terminal)
+    if as_json:
+        emit_json(report.to_dict() | {"db": str(index.db_path)})
+        return
+    out.print(
+        f"indexed {escape(str(index.root))} -> {escape(str(index.db_path))}\n"
+        f"  files: {report.files_added} added, {report.files_changed} changed, {report.files_removed} removed, "
+        f"{report.files_unchanged} unchanged\n"
+        f"  chunks: {report.chunks_embedded} embedded, {report.chunks_reused} reused, {report.chunks_total} in the index\n"
+        f"  {report.seconds:.2f} s"
+    )
+
+
+def _print_hits(hits) -> None:
+    if not hits:
+        out.print("[dim]no hits[/dim]")
+    for rank, hit in enumerate(hits, 1):
+        where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
+        out.print(f"[bold]{rank}. {escape(where)}[/bold]  [dim]{hit.score:.4f}[/dim]  {escape(hit.heading)}"
+                  + (f"  [dim]{hit.date}[/dim]" if hit.date else ""))
+        if hit.memory_md:
+            out.print(f"   [cyan]{escape(hit.memory_md.path)}[/cyan]: {escape(hit.memory_md.title)}")
+        snippet = hit.text.strip().splitlines()
+        for line in snippet[:6]:
+            out.print(f"   │ {escape(line)}")
+        if len(snippet) > 6:
+            out.print(f"   │ [dim]… {len(snippet) - 6} more lines (memsearch read ROOT {escape(hit.path)} --lines {hit.start_line}:{hit.end_line})[/dim]")
+
+
+@app.command("search")
+def search_command(
+    root: Path = RootArg,
+    query: Optional[str] = typer.Argument(None, help="What to look for.", show_default=False),
+    k: int = typer.Option(10, "-k", "--k", help="Number of hits.", min=1, max=1000),
+    scope: Optional[str] = typer.Option(None, "--scope", help="Only this directory subtree, e.g. projects/atlas."),
+    mode: str = typer.Option("hybrid", "--mode", help="hybrid, vector or keyword."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only files dated on or after YYYY-MM-DD."),
+    until: Optional[str] = typer.Option(None, "--until", help="Only files dated on or before YYYY-MM-DD."),
+    queries: Optional[Path] = typer.Option(None, "--queries", help='Batch: a JSONL file of {"qid", "query", "scope"?}; one JSON line out per query.'),
+    db: Optional[Path] = DbOpt,
+    model: Optional[str] = ModelOpt,
+    no_sync: bool = typer.Option(False, "--no-sync", help="Search the index as it is, without syncing changed files first."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Search external memory. Syncs changed files first (unless a daemon holds the index)."""
+    from .errors import IndexLocked, InvalidArgument
+    from .index import MemoryIndex
+
+    if (query is None) == (queries is None):
+        raise InvalidArgument("give either a QUERY or --queries FILE.jsonl (not both)")
+    batch = _read_queries(queries) if queries is not None else None
+    index = MemoryIndex(root, db=db, model=model)
+    if not no_sync:
+        try:
+            index.sync(wait=0.0)
+        except IndexLocked:
+            pass  # a daemon keeps the index fresh
+    if batch is not None:
+        for item in batch:
+            hits = index.search(item["query"], k=k, scope=item.get("scope", scope), mode=mode, since=since, until=until)
+            sys.stdout.write(json.dumps({"qid": item["qid"], "hits": [h.to_dict() for h in hits]}, ensure_ascii=False) + "\n")
+        return
+    hits = index.search(query, k=k, scope=scope, mode=mode, since=since, until=until)
+    if as_json:
+        emit_json({"query": query, "hits": [h.to_dict() for h in hits]})
+    else:
+        _print_hits(hits)
+
+
+def _read_queries(path: Path) -> list[dict]:
+    from .errors import InvalidArgument
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InvalidArgument(f"cannot read --queries {path}: {exc.strerror}") from None
+    items = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            raise InvalidArgument(f"{path}:{number} is not JSON: each line must be {{\"qid\": ..., \"query\": ...}}") from None
+        if not isinstance(item, dict) or "query" not in item or "qid" not in item:
+            raise InvalidArgument(f"{path}:{number} needs \"qid\" and \"query\" keys")
+        items.append(item)
+    return items
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the app, turning library errors into one-line messages."""
     try:

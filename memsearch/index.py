@@ -1,0 +1,353 @@
+"""The query layer: :class:`MemoryIndex` (sync + search) and ranked, merged :class:`Hit` results.
+
+Hybrid search runs BM25 (LanceDB full-text index) and vector search (cosine) over the same
+filtered rows and fuses the two rankings with reciprocal rank fusion (see the constants
+below and benchmarks/README.md for the measurements behind them). Hits of one file whose
+line ranges overlap are merged, and every hit carries the nearest enclosing ``MEMORY.md``
+(title and first paragraph only) and the chain of ``MEMORY.md`` paths up to the root.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path, PurePosixPath
+from typing import Sequence
+
+from . import __version__
+from .chunker import ChunkerConfig
+from .contract import read_memory_file
+from .document import parse_document, summary_of
+from .embedder import Embedder, load_embedder
+from .errors import IndexLocked, IndexMismatch, InvalidArgument
+from .lock import WriterLock
+from .indexer import IndexReport, Progress, sync_tree
+from .store import FORMAT_VERSION, Store, scope_filter, sql_str
+from .tokens import encoding_name
+from .tree import INDEX_NAME, resolve_root, safe_path, scan
+
+__all__ = ["MemoryIndex", "Hit", "MemoryRef", "MODES", "search", "open_index", "default_db_path", "DB_ENV"]
+
+DB_ENV = "MEMSEARCH_DB"
+DB_DIRNAME = ".memsearch"
+MODES = ("hybrid", "vector", "keyword")
+
+#: Reciprocal rank fusion: score = sum over rankings of weight / (RRF_K + rank). 60 is the
+#: constant of Cormack et al. (2009); measured on LoCoMo against 10/30/100 and against a
+#: convex combination of normalised scores (benchmarks/README.md).
+RRF_K = 60
+#: Weight of the BM25 ranking in the fusion; the vector ranking has weight 1.
+KEYWORD_WEIGHT = 1.0
+#: Candidates fetched from each retriever: max(k * CANDIDATE_FACTOR, MIN_CANDIDATES).
+CANDIDATE_FACTOR = 4
+MIN_CANDIDATES = 40
+MAX_K = 1000
+_COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "date"]
+
+
+def default_db_path(root: Path) -> Path:
+    """Where the index lives: ``$MEMSEARCH_DB``, else ``ROOT/.memsearch``.
+
+    Inside the root (hidden, so never memory) the index travels and is deleted with its
+    memory and two memory roots can never share one by accident.
+    """
+    env = os.environ.get(DB_ENV)
+    return Path(env).expanduser() if env else root / DB_DIRNAME
+
+
+@dataclass(frozen=True)
+class MemoryRef:
+    """A ``MEMORY.md``: its path, title and first paragraph (never the whole file)."""
+
+    path: str
+    title: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    dir: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    score: float
+    date: str | None
+    memory_md: MemoryRef | None
+    memory_chain: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["memory_chain"] = list(self.memory_chain)
+        return data
+
+
+def _parse_date(value, name: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    try:
+        return dt.date.fromisoformat(str(value).strip()).isoformat()
+    except ValueError:
+        raise InvalidArgument(f"{name} {value!r} is not a date: use YYYY-MM-DD, e.g. 2026-08-12") from None
+
+
+class MemoryIndex:
+    """Search index of one memory root. Collaborators may be injected; defaults are built lazily.
+
+    ``db`` defaults to :func:`default_db_path`; ``model`` to ``MEMSEARCH_MODEL`` or the
+    registry default. Opening checks the parameters the index was built with and raises
+    :class:`IndexMismatch` (fix: ``memsearch index ROOT --rebuild``) rather than mix vectors.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        db: str | os.PathLike[str] | None = None,
+        model: str | None = None,
+        *,
+        embedder: Embedder | None = None,
+        store: Store | None = None,
+        chunker: ChunkerConfig | None = None,
+        include_core: bool | None = None,
+        encoding: str | None = None,
+        foreign=None,
+        rebuild: bool = False,
+    ):
+        self.root = resolve_root(root)
+        self.db_path = Path(db).expanduser() if db else default_db_path(self.root)
+        self.embedder = embedder or load_embedder(model)
+        self.store = store or Store(self.db_path)
+        self.foreign = foreign
+        self.encoding = encoding_name(encoding)
+        if rebuild:
+            self.store.drop()
+        meta = self.store.read_meta()
+        self.chunker = chunker or (ChunkerConfig(**meta["chunker"]) if meta and "chunker" in meta else ChunkerConfig())
+        if include_core is None:
+            include_core = bool(meta and meta.get("include_core"))
+        self.include_core = include_core
+        if meta:
+            self._check(meta)
+        self._memory_cache: dict[str, tuple[int, MemoryRef]] = {}
+        self.lock = WriterLock(self.db_path)
+
+    # --- parameters -----------------------------------------------------------------------
+    def params(self) -> dict:
+        return {
+            "format": FORMAT_VERSION,
+            "model": self.embedder.name,
+            "fingerprint": self.embedder.fingerprint,
+            "chunker": self.chunker.to_dict(),
+            "tokenizer": self.encoding,
+            "include_core": self.include_core,
+        }
+
+    def _check(self, meta: dict) -> None:
+        mine = self.params()
+        for key, label in (("format", "index format"), ("fingerprint", "embedding model"), ("chunker", "chunker settings"), ("tokenizer", "tokenizer")):
+            if meta.get(key) != mine[key]:
+                theirs = meta.get("model") if key == "fingerprint" else meta.get(key)
+                ours = mine["model"] if key == "fingerprint" else mine[key]
+                raise IndexMismatch(
+                    f"the index at {self.db_path} was built with {label} {theirs!r}, not {ours!r}; vectors are never mixed. "
+                    f"Fix: `memsearch index {self.root} --rebuild` (or pass the same --model as before)"
+                )
+
+    # --- indexing -------------------------------------------------------------------------
+    def sync(self, *, only: Sequence[str] | None = None, progress: Progress | None = None,
+             wait: float | None = 0.0) -> IndexReport:
+        """Index what changed since the last sync (``only``: just these relative paths).
+
+        Takes the index's writer lock, waiting ``wait`` seconds (None: forever) before raising
+        :class:`IndexLocked`. A caller that already holds ``self.lock`` (a daemon) just writes.
+        """
+        if self.lock.held:
+            return self._sync(only, progress)
+        with self.lock.acquire(timeout=wait):
+            return self._sync(only, progress)
+
+    def _sync(self, only, progress) -> IndexReport:
+        tree = scan(self.root, foreign=self.foreign)
+        wanted = list(tree.external_files) + (list(tree.core_files) if self.include_core else [])
+        self.store.refresh()
+        report = sync_tree(tree, self.store, self.embedder, files=wanted, config=self.chunker,
+                           encoding=self.encoding, only=only, progress=progress)
+        if report.changed or self.store.read_meta() is None:
+            meta = self.params() | {"memsearch": __version__, "dimension": self.embedder.dimension,
+                                    "root": str(self.root), "updated": dt.datetime.now(dt.timezone.utc).isoformat()}
+            self.store.write_meta(meta)
+        return report
+
+    # --- search ---------------------------------------------------------------------------
+    def _where(self, scope: str | None, since, until) -> str | None:
+        clauses = []
+        if scope not in (None, "", "."):
+            _, rel = safe_path(self.root, str(scope).strip().rstrip("/"))
+            if rel != ".":
+                clauses.append(scope_filter(rel))
+        since_s, until_s = _parse_date(since, "since"), _parse_date(until, "until")
+        if since_s and until_s and since_s > until_s:
+            raise InvalidArgument(f"since {since_s} is after until {until_s}: swap them")
+        if since_s:
+            clauses.append(f"date >= {sql_str(since_s)}")
+        if until_s:
+            clauses.append(f"date <= {sql_str(until_s)}")
+        return " AND ".join(clauses) or None
+
+    def search(self, query: str, k: int = 10, scope: str | None = None, mode: str = "hybrid",
+               since=None, until=None) -> list[Hit]:
+        """Ranked hits for ``query``; see the module docstring for the modes and fusion."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidArgument("the query is empty: give some words to search for")
+        if mode not in MODES:
+            raise InvalidArgument(f"unknown search mode {mode!r}: choose one of {', '.join(MODES)}")
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+            raise InvalidArgument(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
+        where = self._where(scope, since, until)
+        self.store.refresh()
+        table = self.store.chunks()
+        if table is None or table.count_rows() == 0:
+            return []
+        n = max(k * CANDIDATE_FACTOR, MIN_CANDIDATES)
+        rankings: list[tuple[float, list[dict]]] = []
+        if mode in ("vector", "hybrid"):
+            rankings.append((1.0, self._vector(table, query, n, where)))
+        if mode in ("keyword", "hybrid"):
+            rankings.append((KEYWORD_WEIGHT, self._keyword(table, query, n, where)))
+        if mode == "hybrid":
+            fused = _rrf(rankings)
+        else:
+            fused = rankings[0][1]
+        return self._merge(fused, k)
+
+    def _vector(self, table, query: str, n: int, where: str | None) -> list[dict]:
+        vector = self.embedder.embed_query(query)
+        q = table.search(vector, vector_column_name="vector").distance_type("cosine").limit(n).select(_COLUMNS + ["_distance"])
+        if where:
+            q = q.where(where, prefilter=True)
+        rows = q.to_list()
+        for row in rows:
+            row["score"] = 1.0 - float(row.pop("_distance"))
+        return rows
+
+    def _keyword(self, table, query: str, n: int, where: str | None) -> list[dict]:
+        q = table.search(query, query_type="fts", fts_columns="search_text").limit(n).select(_COLUMNS + ["_score"])
+        if where:
+            q = q.where(where, prefilter=True)
+        try:
+            rows = q.to_list()
+        except Exception as err:  # LanceDB raises for an unindexed table or a query of stop words only
+            if "index" in str(err).lower() or "token" in str(err).lower():
+                return []
+            raise
+        for row in rows:
+            row["score"] = float(row.pop("_score"))
+        return rows
+
+    def _merge(self, ranked: list[dict], k: int) -> list[Hit]:
+        """Merge overlapping hits of one file (best score wins), keep the first ``k``."""
+        merged: list[dict] = []
+        for row in ranked:
+            for m in merged:
+                if m["path"] == row["path"] and row["start_line"] <= m["end_line"] and m["start_line"] <= row["end_line"]:
+                    _absorb(m, row)
+                    break
+            else:
+                if len(merged) >= k:
+                    continue
+                merged.append(dict(row, _lines=_line_map(row)))
+        return [self._hit(m) for m in merged]
+
+    def _hit(self, row: dict) -> Hit:
+        lines = row["_lines"]
+        text = "\n".join(lines[i] for i in sorted(lines))
+        chain = self.memory_chain(row["dir"])
+        return Hit(
+            path=row["path"], dir=row["dir"], start_line=row["start_line"], end_line=row["end_line"],
+            heading=row["heading"], text=text, score=round(float(row["score"]), 6), date=row["date"],
+            memory_md=self.memory_ref(chain[0]) if chain else None, memory_chain=chain,
+        )
+
+    # --- MEMORY.md discovery --------------------------------------------------------------
+    def memory_chain(self, directory: str) -> tuple[str, ...]:
+        """``MEMORY.md`` paths from the nearest enclosing one up to the root's."""
+        chain = []
+        current = PurePosixPath(directory)
+        while True:
+            rel = INDEX_NAME if str(current) in ("", ".") else f"{current}/{INDEX_NAME}"
+            if (self.root / rel).is_file():
+                chain.append(rel)
+            if str(current) in ("", "."):
+                break
+            current = current.parent
+        return tuple(chain)
+
+    def memory_ref(self, rel: str) -> MemoryRef:
+        path = self.root / rel
+        mtime = path.stat().st_mtime_ns
+        cached = self._memory_cache.get(rel)
+        if cached and cached[0] == mtime:
+            return cached[1]
+        text = read_memory_file(path)
+        ref = MemoryRef(path=rel, title=parse_document(rel, text).title, summary=summary_of(text))
+        self._memory_cache[rel] = (mtime, ref)
+        return ref
+
+
+def _line_map(row: dict) -> dict[int, str]:
+    return {row["start_line"] + i: line for i, line in enumerate(row["text"].split("\n"))}
+
+
+def _absorb(target: dict, row: dict) -> None:
+    target["start_line"] = min(target["start_line"], row["start_line"])
+    target["end_line"] = max(target["end_line"], row["end_line"])
+    for number, line in _line_map(row).items():
+        if len(line) > len(target["_lines"].get(number, "")):
+            target["_lines"][number] = line
+
+
+def _rrf(rankings: list[tuple[float, list[dict]]]) -> list[dict]:
+    """Reciprocal rank fusion of several rankings of rows keyed by ``id``."""
+    scores: dict[str, float] = {}
+    rows: dict[str, dict] = {}
+    for weight, ranking in rankings:
+        for rank, row in enumerate(ranking, start=1):
+            scores[row["id"]] = scores.get(row["id"], 0.0) + weight / (RRF_K + rank)
+            rows.setdefault(row["id"], row)
+    order = sorted(scores, key=lambda i: (-scores[i], rows[i]["path"], rows[i]["start_line"]))
+    return [dict(rows[i], score=scores[i]) for i in order]
+
+
+_OPEN: dict[tuple, MemoryIndex] = {}
+
+
+def open_index(root, db=None, model=None) -> MemoryIndex:
+    """A process-wide :class:`MemoryIndex` per (root, db, model): the model loads once."""
+    base = resolve_root(root)
+    key = (base, str(db) if db else None, model or os.environ.get("MEMSEARCH_MODEL"))
+    index = _OPEN.get(key)
+    if index is None:
+        index = _OPEN[key] = MemoryIndex(base, db=db, model=model)
+    return index
+
+
+def search(query: str, root: str | os.PathLike[str], k: int = 10, *, db=None, model=None, sync: bool = True, **options) -> list[dict]:
+    """Search a memory root from harness code: JSON-ready dicts of :class:`Hit`.
+
+    Opens (once per process) the index, syncs files changed since the last call unless a
+    writer (a ``memsearch watch`` daemon) holds the index, then searches. ``options``:
+    ``scope``, ``mode``, ``since``, ``until``.
+    """
+    index = open_index(root, db=db, model=model)
+    if sync:
+        try:
+            index.sync(wait=0.0)
+        except IndexLocked:
+            pass  # a daemon holds the index and keeps it fresh
+    return [hit.to_dict() for hit in index.search(query, k=k, **options)]
