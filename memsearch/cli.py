@@ -249,6 +249,8 @@ def _read_queries(path: Path) -> list[dict]:
     return items
 
 
+from .cli_serve import register as _register_serve  # noqa: E402
+_register_serve(app)
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the app, turning library errors into one-line messages."""
     try:

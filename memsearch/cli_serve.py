@@ -1,0 +1,40 @@
+"""``memsearch serve``: the MCP server command (registered on the main app by :func:`register`).
+
+Kept out of :mod:`memsearch.cli` so the server's dependencies load only when it runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``serve`` command to ``app``."""
+
+    @app.command("serve")
+    def serve(
+        root: Path = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.", show_default=False),
+        db: Optional[Path] = typer.Option(None, "--db", help="Index directory (default: $MEMSEARCH_DB, else ROOT/.memsearch)."),
+        model: Optional[str] = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory."),
+        budget: Optional[int] = typer.Option(None, "--budget", help="Most tokens one tool result may take (default 4000); longer results are cut with a note."),
+        http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on a loopback address instead of stdio."),
+        host: str = typer.Option("127.0.0.1", "--host", help="With --http: loopback address to listen on (127.0.0.1, ::1 or localhost)."),
+        port: int = typer.Option(8765, "--port", help="With --http: port to listen on.", min=1, max=65535),
+        warm: bool = typer.Option(True, "--warm/--no-warm", help="Load the model and sync the index at start, so the first search is fast."),
+    ) -> None:
+        """Run a Model Context Protocol server on stdio (or --http): memory tools and MEMORY.md resources. Never writes memory."""
+        from .mcp_server import check_loopback, serve_http, serve_stdio
+        from .tools import ToolBox
+
+        if http:
+            check_loopback(host)  # refuse before loading anything
+        toolbox = ToolBox(root, budget=budget, db=db, model=model)
+        if http:
+            serve_http(toolbox, host=host, port=port, warm=warm)
+        else:
+            serve_stdio(toolbox, warm=warm)

@@ -1,0 +1,188 @@
+"""A Model Context Protocol server over one memory root (official ``mcp`` SDK, low-level API).
+
+* Tools: the four memory tools of :mod:`memsearch.tools`, with their own JSON Schemas. A
+  result is a JSON text block plus the same object as ``structuredContent``; a bad call
+  (unknown tool, bad argument, a path outside the root, ...) is a result with
+  ``isError: true`` holding ``{"error": {"type", "message"}}`` the model can read; the
+  server never crashes on a call.
+* Resources: ``memory://core`` (core memory as rendered into a system prompt) and every
+  ``MEMORY.md`` as ``memory://file/<path>``; the template ``memory://file/{path}`` reads any
+  memory file. Resources are never cut to the token budget.
+* One :class:`~memsearch.tools.ToolBox` per server: one model and one index stay open; every
+  search first syncs the files changed since the last call, unless a daemon
+  (``memsearch watch``) holds the index. Memory files are only ever read; the index is
+  the one thing written (``ROOT/.memsearch`` or ``--db``).
+* Transports: stdio (:func:`serve_stdio`), or streamable HTTP on a loopback address only
+  (:func:`serve_http`): there is no authentication.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import os
+import sys
+import threading
+from urllib.parse import quote, unquote
+
+from . import __version__
+from .contract import load_core, read, read_memory_file
+from .document import parse_document, summary_of
+from .errors import InvalidArgument, MemsearchError
+from .tools import TOOLS, ToolBox, error_object
+from .tree import INDEX_NAME, scan
+
+__all__ = ["build_server", "serve_stdio", "serve_http", "CORE_URI", "FILE_URI_PREFIX", "DEFAULT_PORT"]
+
+CORE_URI = "memory://core"
+FILE_URI_PREFIX = "memory://file/"
+DEFAULT_PORT = 8765
+LOOPBACK_NAMES = ("localhost",)
+log = logging.getLogger("memsearch.mcp")
+
+INSTRUCTIONS = """\
+Persistent agent memory (Agent Memory: a directory of Markdown). Read the resource memory://core
+(core memory) into context first. Everything else is deferred: find it with memory_search, browse it
+with memory_list (each directory's MEMORY.md says what it holds), load it with memory_read."""
+
+
+def file_uri(rel: str) -> str:
+    return FILE_URI_PREFIX + quote(rel, safe="/")
+
+
+def _call(toolbox: ToolBox, name: str, arguments) -> dict:
+    """Run a tool; every failure becomes an error object (a bug also goes to the log)."""
+    try:
+        return toolbox.dispatch(name, arguments)
+    except Exception as exc:  # a bug: the model gets an error, the operator a traceback
+        log.exception("memsearch tool %s failed", name)
+        return error_object(exc)
+
+
+def _memory_resources(toolbox: ToolBox) -> list:
+    import mcp_types as types
+
+    tree = scan(toolbox.root)
+    core = types.Resource(uri=CORE_URI, name="core-memory", title="Core memory",
+                          description="Every Markdown file directly in the memory root, as placed in the system prompt; always in context.",
+                          mime_type="text/markdown")
+    found = [core]
+    indexes = ([INDEX_NAME] if tree.has_root_index else []) + [f"{d}/{INDEX_NAME}" for d in tree.memory_dirs if tree.has_index(d)]
+    for rel in indexes:
+        path = toolbox.root / rel
+        try:
+            text = read_memory_file(path)
+        except OSError:
+            continue
+        found.append(types.Resource(uri=file_uri(rel), name=rel, title=parse_document(rel, text).title,
+                                    description=summary_of(text) or None, mime_type="text/markdown", size=path.stat().st_size))
+    return found
+
+
+def _read_resource(toolbox: ToolBox, uri: str) -> str:
+    if uri == CORE_URI:
+        return load_core(toolbox.root, encoding=toolbox.encoding).render()
+    if uri.startswith(FILE_URI_PREFIX):
+        return read(toolbox.root, unquote(uri[len(FILE_URI_PREFIX):])).text
+    raise InvalidArgument(f"unknown resource {uri!r}: use {CORE_URI} or {FILE_URI_PREFIX}<path of a memory file>")
+
+
+def build_server(toolbox: ToolBox, *, name: str = "memsearch"):
+    """The low-level MCP :class:`mcp.server.Server` exposing ``toolbox``'s tools and the memory resources."""
+    import anyio.to_thread
+    import mcp_types as types
+    from mcp.server import Server
+    from mcp.shared.exceptions import MCPError
+
+    annotations = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+    tools = [types.Tool(name=t.name, description=t.description, input_schema=t.schema(), annotations=annotations) for t in TOOLS]
+
+    async def list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        result = await anyio.to_thread.run_sync(_call, toolbox, params.name, params.arguments)
+        text = json.dumps(result, ensure_ascii=False)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                    structured_content=result, is_error="error" in result)
+
+    async def list_resources(ctx, params) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=await anyio.to_thread.run_sync(_memory_resources, toolbox))
+
+    async def list_resource_templates(ctx, params) -> types.ListResourceTemplatesResult:
+        template = types.ResourceTemplate(uri_template=FILE_URI_PREFIX + "{path}", name="memory-file", title="Memory file",
+                                          description="Any memory file by its path relative to the memory root, e.g. projects/MEMORY.md.",
+                                          mime_type="text/markdown")
+        return types.ListResourceTemplatesResult(resource_templates=[template])
+
+    async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        try:
+            text = await anyio.to_thread.run_sync(_read_resource, toolbox, uri)
+        except (MemsearchError, OSError) as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc), data={"uri": uri, "type": type(exc).__name__}) from None
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)])
+
+    return Server(name, version=__version__, title="memsearch: agent memory", instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+                  on_list_resource_templates=list_resource_templates, on_read_resource=read_resource)
+
+
+def _warm_in_background(toolbox: ToolBox) -> None:
+    def run() -> None:
+        try:
+            toolbox.warm()
+        except Exception as exc:  # the first search reports it properly
+            log.warning("memsearch: warm-up failed (%s: %s); searches will retry", type(exc).__name__, exc)
+
+    threading.Thread(target=run, name="memsearch-warm", daemon=True).start()
+
+
+def _logging() -> None:
+    logging.basicConfig(stream=sys.stderr, level=os.environ.get("MEMSEARCH_LOG_LEVEL", "WARNING").upper(),
+                        format="%(asctime)s %(name)s %(levelname)s: %(message)s")
+
+
+def serve_stdio(toolbox: ToolBox, *, warm: bool = True) -> None:
+    """Serve ``toolbox`` over stdin/stdout until the client closes stdin."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    _logging()
+    server = build_server(toolbox)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):  # stray prints now go to stderr
+            if warm:
+                _warm_in_background(toolbox)
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+def check_loopback(host: str) -> str:
+    """``host`` if it is a loopback address; memsearch never serves memory to the network."""
+    try:
+        loopback = host in LOOPBACK_NAMES or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise InvalidArgument(f"--host {host!r} is not a loopback address: the server has no authentication, "
+                              "so it only listens on 127.0.0.1, ::1 or localhost")
+    return host.strip("[]")
+
+
+def serve_http(toolbox: ToolBox, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT, path: str = "/mcp", warm: bool = True) -> None:
+    """Serve ``toolbox`` over streamable HTTP at ``http://host:port/path`` (loopback only)."""
+    import uvicorn
+
+    host = check_loopback(host)
+    _logging()
+    server = build_server(toolbox)
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    if warm:
+        _warm_in_background(toolbox)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"memsearch: serving {toolbox.root} over MCP streamable HTTP at http://{shown}:{port}{path}", file=sys.stderr, flush=True)
+    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()

@@ -1,0 +1,374 @@
+"""The memory tools: specs and their OpenAI / Anthropic exports, the dispatcher (every tool,
+every kind of bad argument, path escapes), token budgets and the worked harness example.
+
+Search runs the real model (loaded once for the module) on a copy of examples/memory.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+
+import jsonschema
+import pytest
+
+from memsearch.contract import load_core, list_dir
+from memsearch.errors import (InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile,
+                              PathOutsideRoot)
+from memsearch.lock import WriterLock
+from memsearch.tools import (TOOL_NAMES, TOOLS, ToolBox, UnknownTool, anthropic_tools, openai_tools,
+                             validate_arguments)
+from tests.conftest import EXAMPLES, REPO
+
+NAME = r"^[a-zA-Z0-9_-]{1,64}$"
+META = jsonschema.Draft202012Validator
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    dest = tmp_path_factory.mktemp("tools") / "memory"
+    shutil.copytree(EXAMPLES, dest, ignore=shutil.ignore_patterns(".memsearch"))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def box(root):
+    return ToolBox(root)
+
+
+@pytest.fixture(scope="module")
+def escape_link(root, tmp_path_factory):
+    """ROOT/escape.md: a link to a Markdown file outside the root."""
+    outside = tmp_path_factory.mktemp("outside") / "secret.md"
+    outside.write_text("# secret\n")
+    (root / "escape.md").symlink_to(outside)
+    yield root / "escape.md"
+    (root / "escape.md").unlink()
+
+
+class NoIndex:
+    """An index that fails the test when touched: bad calls must never load the model."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the index was touched ({name}) by a call that should have been refused")
+
+
+# --- specs and exports -------------------------------------------------------------------------------
+def test_four_tools_with_model_facing_descriptions_and_schemas():
+    assert TOOL_NAMES == ("memory_search", "memory_read", "memory_list", "memory_core")
+    for spec in TOOLS:
+        META.check_schema(spec.parameters)  # a valid Draft 2020-12 schema
+        assert spec.parameters["type"] == "object" and spec.parameters["additionalProperties"] is False
+        assert len(spec.description) > 80
+        for name, prop in spec.parameters["properties"].items():
+            assert prop.get("description"), f"{spec.name}.{name} has no description"
+    with pytest.raises(Exception):
+        TOOLS[0].name = "x"  # frozen
+    exported = openai_tools()
+    exported[0]["function"]["parameters"]["properties"].clear()  # callers cannot corrupt the specs
+    assert TOOLS[0].parameters["properties"]
+
+
+OPENAI_CHAT = {
+    "type": "object", "required": ["type", "function"], "additionalProperties": False,
+    "properties": {
+        "type": {"const": "function"},
+        "function": {"type": "object", "required": ["name"], "additionalProperties": False, "properties": {
+            "name": {"type": "string", "pattern": NAME}, "description": {"type": "string"},
+            "parameters": {"type": "object"}, "strict": {"type": ["boolean", "null"]}}},
+    },
+}
+OPENAI_RESPONSES = {
+    "type": "object", "required": ["type", "name", "parameters"], "additionalProperties": False,
+    "properties": {"type": {"const": "function"}, "name": {"type": "string", "pattern": NAME}, "description": {"type": ["string", "null"]},
+                   "parameters": {"type": ["object", "null"]}, "strict": {"type": ["boolean", "null"]}},
+}
+ANTHROPIC = {
+    "type": "object", "required": ["name", "input_schema"], "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string", "pattern": NAME}, "description": {"type": "string"},
+        "input_schema": {"type": "object", "required": ["type"], "properties": {
+            "type": {"const": "object"}, "properties": {"type": "object"}, "required": {"type": "array", "items": {"type": "string"}}}},
+        "cache_control": {"type": ["object", "null"]}, "type": {"enum": ["custom", None]},
+    },
+}
+
+
+@pytest.mark.parametrize("export, shape, schema_of", [
+    (lambda: openai_tools(), OPENAI_CHAT, lambda t: t["function"]["parameters"]),
+    (lambda: openai_tools("responses"), OPENAI_RESPONSES, lambda t: t["parameters"]),
+    (anthropic_tools, ANTHROPIC, lambda t: t["input_schema"]),
+], ids=["openai-chat", "openai-responses", "anthropic"])
+def test_exports_match_each_api_documented_shape(export, shape, schema_of):
+    tools = export()
+    assert len(tools) == 4
+    for tool in tools:
+        jsonschema.validate(tool, shape, cls=META)
+        META.check_schema(schema_of(tool))
+        assert schema_of(tool)["type"] == "object"
+    names = [t.get("name") or t["function"]["name"] for t in tools]
+    assert names == list(TOOL_NAMES)
+
+
+def test_responses_export_turns_strict_off_because_arguments_are_optional():
+    # The Responses API defaults strict to true, which requires every property in `required`.
+    for tool in openai_tools("responses"):
+        assert tool["strict"] is False
+    assert set(TOOLS[0].parameters["properties"]) != set(TOOLS[0].parameters["required"])
+    with pytest.raises(InvalidArgument):
+        openai_tools("completions")
+
+
+def test_bad_export_shape_is_caught_by_the_shape_schemas():
+    bad = openai_tools()[0]
+    bad["function"]["name"] = "memory search"  # a space: not a valid function name
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, OPENAI_CHAT, cls=META)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"name": "x", "parameters": {}}, ANTHROPIC, cls=META)
+
+
+# --- argument validation --------------------------------------------------------------------------------
+CASES = [
+    ("memory_search", {"query": "atlas"}, True),
+    ("memory_search", {"query": "atlas", "k": 3, "scope": "projects", "mode": "keyword", "since": "2026-08-01", "until": "2026-09-01"}, True),
+    ("memory_search", {"query": "atlas", "k": 3.0}, True),
+    ("memory_search", {}, False),
+    ("memory_search", {"query": ""}, False),
+    ("memory_search", {"query": 7}, False),
+    ("memory_search", {"query": "a", "k": "5"}, False),
+    ("memory_search", {"query": "a", "k": True}, False),
+    ("memory_search", {"query": "a", "k": 2.5}, False),
+    ("memory_search", {"query": "a", "k": 0}, False),
+    ("memory_search", {"query": "a", "k": 51}, False),
+    ("memory_search", {"query": "a", "mode": "fuzzy"}, False),
+    ("memory_search", {"query": "a", "since": "last week"}, False),
+    ("memory_search", {"query": "a", "limit": 3}, False),
+    ("memory_read", {"path": "notes/MEMORY.md", "start_line": 2, "end_line": 4}, True),
+    ("memory_read", {"start_line": 2}, False),
+    ("memory_read", {"path": ["notes/MEMORY.md"]}, False),
+    ("memory_read", {"path": "a.md", "start_line": 0}, False),
+    ("memory_read", {"path": "a.md", "start_line": "3"}, False),
+    ("memory_list", {}, True),
+    ("memory_list", {"path": "projects", "offset": 2}, True),
+    ("memory_list", {"offset": -1}, False),
+    ("memory_list", {"dir": "projects"}, False),
+    ("memory_core", {}, True),
+    ("memory_core", {"path": "."}, False),
+]
+
+
+@pytest.mark.parametrize("tool, args, ok", CASES)
+def test_hand_validation_agrees_with_jsonschema(tool, args, ok):
+    schema = next(t.parameters for t in TOOLS if t.name == tool)
+    assert META(schema).is_valid(args) is ok
+    if ok:
+        validate_arguments(tool, args)
+    else:
+        with pytest.raises(InvalidArgument):
+            validate_arguments(tool, args)
+
+
+@pytest.mark.parametrize("name, args, error, words", [
+    ("memory_delete", {"path": "x.md"}, UnknownTool, "memory_search, memory_read"),
+    ("memory_search", {}, InvalidArgument, "missing required argument 'query'"),
+    ("memory_read", {"start_line": 1}, InvalidArgument, "missing required argument 'path'"),
+    ("memory_search", {"query": "a", "k": "5"}, InvalidArgument, "'k' must be an integer"),
+    ("memory_search", {"query": "a", "k": 500}, InvalidArgument, "from 1 to 50"),
+    ("memory_search", {"query": "a", "mode": "fuzzy"}, InvalidArgument, "'hybrid', 'vector', 'keyword'"),
+    ("memory_search", {"query": "a", "since": "2026-02-31"}, InvalidArgument, "not a calendar date"),
+    ("memory_search", {"query": "a", "since": "2026-09-01", "until": "2026-08-01"}, InvalidArgument, "swap them"),
+    ("memory_search", {"query": "   "}, InvalidArgument, "empty"),
+    ("memory_search", {"query": "a", "scope": "../.."}, PathOutsideRoot, "leaves the memory root"),
+    ("memory_search", {"query": "a", "scope": "/etc"}, PathOutsideRoot, "absolute"),
+    ("memory_search", {"query": "a", "scope": "projetcs"}, MemoryFileNotFound, "not a directory"),
+    ("memory_read", {"path": "../../etc/passwd"}, PathOutsideRoot, "leaves the memory root"),
+    ("memory_read", {"path": "notes/../../outside.md"}, PathOutsideRoot, "'..'"),
+    ("memory_read", {"path": "/etc/passwd"}, PathOutsideRoot, "absolute"),
+    ("memory_read", {"path": "~/notes.md"}, PathOutsideRoot, "absolute"),
+    ("memory_read", {"path": "escape.md"}, PathOutsideRoot, "link"),
+    ("memory_read", {"path": "skills/release-notes/SKILL.md"}, NotMemoryFile, "foreign"),
+    ("memory_read", {"path": "projects/atlas/diagram.txt"}, NotMemoryFile, "not a Markdown"),
+    ("memory_read", {"path": "notes/2030-01-01.md"}, MemoryFileNotFound, "no memory file"),
+    ("memory_read", {"path": "notes/MEMORY.md", "start_line": 500}, InvalidArgument, "past the end"),
+    ("memory_read", {"path": "notes/MEMORY.md", "start_line": 5, "end_line": 2}, InvalidArgument, "start <= end"),
+    ("memory_list", {"path": ".."}, PathOutsideRoot, "leaves the memory root"),
+    ("memory_list", {"path": "skills"}, NotMemoryFile, "foreign"),
+    ("memory_list", {"path": "projects", "offset": 99}, InvalidArgument, "past the end"),
+    ("memory_core", "[1, 2]", InvalidArgument, "JSON object"),
+    ("memory_core", "{not json", InvalidArgument, "not valid JSON"),
+])
+def test_bad_calls_raise_typed_errors_and_dispatch_returns_error_objects(root, escape_link, name, args, error, words):
+    box = ToolBox(root, index=NoIndex())  # a refused search never loads the model
+    with pytest.raises(error) as raised:
+        box.call(name, args)
+    assert words in str(raised.value)
+    result = box.dispatch(name, args)
+    assert result == {"error": {"type": error.__name__, "message": str(raised.value)}}
+    json.dumps(result)
+
+
+def test_every_tool_error_is_a_memsearch_error():
+    assert issubclass(UnknownTool, InvalidArgument) and issubclass(UnknownTool, MemsearchError)
+
+
+# --- read, list, core ----------------------------------------------------------------------------------
+def test_read_whole_file_and_line_range(root):
+    box = ToolBox(root, index=NoIndex())
+    text = (root / "projects/atlas/MEMORY.md").read_text()
+    whole = box.call("memory_read", {"path": "projects/atlas/MEMORY.md"})
+    assert whole == {"path": "projects/atlas/MEMORY.md", "start_line": 1, "end_line": len(text.splitlines()),
+                     "total_lines": len(text.splitlines()), "text": text}
+    part = box.call("memory_read", '{"path": "projects/atlas/MEMORY.md", "start_line": 3, "end_line": 4, "end_line": null}')
+    assert part["start_line"] == 3 and part["end_line"] == len(text.splitlines())  # null means omitted
+    part = box.call("memory_read", {"path": "projects/atlas/MEMORY.md", "start_line": 3, "end_line": 4})
+    assert part["text"] == "".join(text.splitlines(keepends=True)[2:4]) and "note" not in part
+
+
+def test_read_is_cut_to_the_budget_and_the_note_says_how_to_read_on(root):
+    box = ToolBox(root, index=NoIndex(), budget=300)
+    text = (root / "projects/billing-migration.md").read_text()
+    pieces, args, calls = [], {"path": "projects/billing-migration.md"}, 0
+    while True:
+        result = box.call("memory_read", args)
+        calls += 1
+        assert box.tokens(result) <= 300
+        pieces.append(result["text"])
+        if not result.get("truncated"):
+            break
+        nxt = result["next_start_line"]
+        assert f"start_line={nxt}" in result["note"] and nxt == result["end_line"] + 1
+        args = {"path": "projects/billing-migration.md", "start_line": nxt}
+    assert calls > 3 and "".join(pieces) == text  # following the notes reads the whole file, nothing lost
+
+
+def test_list_surfaces_child_memory_directories_with_their_summaries(root):
+    box = ToolBox(root, index=NoIndex())
+    top = box.call("memory_list", {})
+    assert [d["path"] for d in top["dirs"]] == ["notes", "people", "projects"]
+    assert all(d["memory_md"] == f"{d['path']}/MEMORY.md" and d["summary"] for d in top["dirs"])
+    assert [f["path"] for f in top["files"]] == ["MEMORY.md", "human.md", "persona.md"]
+    projects = box.call("memory_list", {"path": "projects/"})
+    assert projects["memory_md"] == "projects/MEMORY.md" and projects["title"] == "Projects"
+    assert projects["dirs"] == [{"path": "projects/atlas", "memory_md": "projects/atlas/MEMORY.md",
+                                 "title": "Atlas: deeper memory", "summary": list_dir(root, "projects/atlas").summary}]
+    assert "projects/atlas.md" in [f["path"] for f in projects["files"]]
+    assert "truncated" not in projects
+
+
+def test_list_pages_through_a_long_directory_with_offsets(root):
+    box = ToolBox(root, index=NoIndex(), budget=300)
+    full = list_dir(root, "notes")
+    seen, offset = [], 0
+    while True:
+        page = box.call("memory_list", {"path": "notes", "offset": offset})
+        assert box.tokens(page) <= 300
+        seen += [f["path"] for f in page["files"]]
+        if not page.get("truncated"):
+            break
+        offset = offset + len(page["files"]) + len(page["dirs"])
+        assert f"offset={offset}" in page["note"]
+    assert seen == [f.path for f in full.files] and offset > 0
+
+
+def test_core_returns_the_rendering_and_token_count_and_cuts_with_a_note(root):
+    core = load_core(root)
+    result = ToolBox(root, index=NoIndex()).call("memory_core")
+    assert result["rendered"] == core.render() and result["total_tokens"] == core.total_tokens > 0
+    assert [f["path"] for f in result["files"]] == ["MEMORY.md", "human.md", "persona.md"]
+    small = ToolBox(root, index=NoIndex(), budget=400)
+    cut = small.call("memory_core", {})
+    assert cut["truncated"] and small.tokens(cut) <= 400
+    assert "memory_read(path='persona.md')" in cut["note"]
+    assert cut["rendered"].startswith('<memory_file path="MEMORY.md">')
+
+
+def test_system_prompt_holds_core_memory_and_the_next_layer_only(root):
+    prompt = ToolBox(root, index=NoIndex()).system_prompt()
+    for f in load_core(root).files:
+        assert f.text.strip() in prompt  # rule 1
+    assert "projects/ (projects/MEMORY.md): Projects." in prompt  # rule 3
+    assert "ClickHouse 24.8" not in prompt  # rule 2: projects/atlas.md is deferred
+    assert "memory_search" in prompt and "memory_read" in prompt
+
+
+def test_budget_is_checked():
+    with pytest.raises(InvalidArgument):
+        ToolBox(EXAMPLES, budget=10)
+    with pytest.raises(InvalidArgument):
+        ToolBox(EXAMPLES, budget="4000")
+
+
+# --- search (real model) ------------------------------------------------------------------------------
+def test_search_hits_carry_path_lines_heading_snippet_date_and_nearest_memory_md(box, root):
+    result = box.call("memory_search", {"query": "ClickHouse materialized view for the latest grid values", "k": 4})
+    hits = result["hits"]
+    assert 1 <= len(hits) <= 4 and "note" not in result
+    top = hits[0]
+    assert set(top) == {"path", "start_line", "end_line", "heading", "date", "score", "snippet", "memory_md"}
+    assert top["path"] == "projects/atlas/schema.md"
+    assert top["memory_md"]["path"] == "projects/atlas/MEMORY.md" and top["memory_md"]["title"] == "Atlas: deeper memory"
+    lines = (root / top["path"]).read_text().splitlines()
+    assert top["snippet"].splitlines()[0] == lines[top["start_line"] - 1]
+    assert "Materialized views" in top["heading"]
+    for hit in hits:  # every hit names its nearest MEMORY.md (the example has one everywhere)
+        folder = hit["path"].rpartition("/")[0]
+        assert hit["memory_md"]["path"] == f"{folder}/MEMORY.md"
+
+
+def test_search_scope_dates_and_modes(box):
+    people = box.call("memory_search", {"query": "who prefers async written updates", "scope": "people", "k": 5})
+    assert people["hits"] and all(h["path"].startswith("people/") for h in people["hits"])
+    dated = box.call("memory_search", {"query": "cutover", "since": "2026-10-01", "until": "2026-10-31", "k": 5})
+    assert dated["hits"] and all(h["date"] and "2026-10-01" <= h["date"] <= "2026-10-31" for h in dated["hits"])
+    keyword = box.call("memory_search", {"query": "INC-0412", "mode": "keyword", "k": 3})
+    assert keyword["hits"][0]["path"] == "projects/atlas/incidents.md"
+    nothing = box.call("memory_search", {"query": "zqxjv", "mode": "keyword"})
+    assert nothing["hits"] == [] and "no hits" in nothing["note"]
+
+
+def test_search_results_are_cut_to_the_budget_with_a_note(box, root):
+    small = ToolBox(root, index=box.index, budget=400)
+    full = box.call("memory_search", {"query": "Stripe webhooks", "k": 10})
+    assert box.tokens(full) > 400
+    cut = small.call("memory_search", {"query": "Stripe webhooks", "k": 10})
+    assert small.tokens(cut) <= 400
+    assert cut["hits"][0]["path"] == full["hits"][0]["path"]  # ranking kept
+    assert any(h.get("cut") for h in cut["hits"]) and "memory_read" in cut["note"]
+    if len(cut["hits"]) < len(full["hits"]):
+        assert "dropped" in cut["note"]
+
+
+def test_search_syncs_changed_files_unless_a_writer_holds_the_index(box, root):
+    box.call("memory_search", {"query": "warm"})
+    note = root / "notes" / "2026-12-01.md"
+    lock = WriterLock(box.index.db_path, purpose="test daemon").acquire()
+    try:
+        note.write_text("# 2026-12-01\n\nThe quokkaberry rollout finished.\n")
+        held = box.call("memory_search", {"query": "quokkaberry", "mode": "keyword"})
+        assert held["hits"] == []  # the "daemon" holds the index: no sync, and no error
+    finally:
+        lock.release()
+    found = box.call("memory_search", {"query": "quokkaberry", "mode": "keyword"})
+    assert found["hits"][0]["path"] == "notes/2026-12-01.md" and found["hits"][0]["date"] == "2026-12-01"
+    note.unlink()
+    gone = box.call("memory_search", {"query": "quokkaberry", "mode": "keyword"})
+    assert gone["hits"] == []
+
+
+# --- the worked example ---------------------------------------------------------------------------------
+def test_harness_example_runs_search_then_list_then_read(box, root):
+    spec = importlib.util.spec_from_file_location("harness_example", REPO / "examples" / "harness.py")
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    lines: list[str] = []
+    transcript = harness.run(root, "How do we keep the latest grid values fast in ClickHouse?", toolbox=box, out=lines.append)
+    calls = [m["tool_call"]["name"] for m in transcript if "tool_call" in m]
+    assert calls == ["memory_search", "memory_list", "memory_read"]
+    results = [m["content"] for m in transcript if m["role"] == "tool"]
+    assert all("error" not in r for r in results)
+    assert results[1]["path"] == "projects/atlas" and results[2]["path"] == "projects/atlas/schema.md"
+    printed = "\n".join(lines)
+    assert load_core(root).files[0].text.strip() in printed and "=== tool call: memory_read" in printed
+    assert transcript[-1]["content"].startswith("From projects/atlas/schema.md")
