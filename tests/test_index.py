@@ -1,0 +1,230 @@
+"""Indexing and search: incremental behaviour, filters, MEMORY.md discovery, parameter checks.
+
+Most behaviour runs with the deterministic HashEmbedder for speed; test_real_* repeat the
+essentials with the real default model and real LanceDB end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from memsearch.chunker import ChunkerConfig
+from memsearch.embedder import HashEmbedder
+from memsearch.errors import IndexMismatch, InvalidArgument, PathOutsideRoot
+from memsearch.index import MemoryIndex
+
+TREE = {
+    "MEMORY.md": "# Root\n\nCore memory about the team.\n",
+    "persona.md": "# Persona\nHelpful.\n",
+    "projects/MEMORY.md": "# Projects\n\nAll active projects.\n",
+    "projects/atlas.md": "# Atlas\n\n## Decisions\n\nWe chose ClickHouse for the warehouse because of compression.\n\n## Team\n\nMaya leads Atlas with Kenji.\n",
+    "projects/atlas/MEMORY.md": "# Atlas internals\n\nSchema and incidents of Atlas.\n",
+    "projects/atlas/incidents.md": "# Incidents\n\n## INC-7\n\nThe ingest job crashed with error code 252 on a full disk.\n",
+    "projects/o'brien's plan.md": "# Quote plan\n\nApostrophes in names must not break filters.\n",
+    "notes/MEMORY.md": "# Notes\n\nDaily notes.\n",
+    "notes/2026-08-04.md": "# Aug 4\n\nDeploy of the billing service went fine.\n",
+    "notes/2026-09-25.md": "# Sep 25\n\nDeploy broke the API for 38 minutes.\n",
+    "notes/undated.md": "---\ndate: 2026-10-10\n---\n# Retro\n\nDeploy retro held.\n",
+    "skills/x/SKILL.md": "# Skill\nDeploy skill text.\n",
+    ".hidden/secret.md": "# Secret\nDeploy secret.\n",
+}
+
+
+@pytest.fixture
+def index(make_tree, tmp_path):
+    root = make_tree(TREE)
+    return MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder())
+
+
+def paths(hits):
+    return [h.path for h in hits]
+
+
+def test_only_external_memory_is_indexed(index):
+    report = index.sync()
+    assert report.files_added == 9 and report.files_removed == 0
+    rows = index.store.chunks().to_arrow().column("path").to_pylist()
+    assert not any(p in ("MEMORY.md", "persona.md") or p.startswith(("skills", ".hidden")) for p in rows)
+    assert "projects/atlas/MEMORY.md" in rows
+
+
+def test_include_core(make_tree, tmp_path):
+    index = MemoryIndex(make_tree(TREE), db=tmp_path / "db", embedder=HashEmbedder(), include_core=True)
+    index.sync()
+    assert "persona.md" in paths(index.search("helpful persona", k=3, mode="keyword"))
+    reopened = MemoryIndex(index.root, db=tmp_path / "db", embedder=HashEmbedder())
+    assert reopened.include_core  # remembered by the index
+
+
+def test_noop_resync_reads_nothing(index):
+    index.sync()
+    report = index.sync()
+    assert (report.files_unchanged, report.chunks_embedded, report.changed) == (9, 0, False)
+
+
+def test_insert_line_on_top_reembeds_only_changed_chunks(index):
+    index.sync()
+    path = index.root / "projects/atlas.md"
+    path.write_text("A new first line, above the title.\n\n" + path.read_text())
+    report = index.sync()
+    assert report.files_changed == 1
+    assert report.chunks_embedded == 1 and report.chunks_reused == 2
+    hit = index.search("ClickHouse compression warehouse", k=1, mode="keyword")[0]
+    assert hit.path == "projects/atlas.md"
+    assert hit.start_line == 3  # moved down two lines, without re-embedding
+    assert "We chose ClickHouse" in path.read_text().splitlines()[hit.end_line - 1] or "ClickHouse" in hit.text
+
+
+def test_delete_and_rename(index):
+    index.sync()
+    (index.root / "notes/2026-08-04.md").unlink()
+    (index.root / "projects/atlas/incidents.md").rename(index.root / "projects/atlas/outages.md")
+    report = index.sync()
+    assert report.files_removed == 2 and report.files_added == 1
+    assert report.chunks_embedded == 0 and report.chunks_reused >= 1  # the rename reuses its vectors
+    all_paths = set(index.store.chunks().to_arrow().column("path").to_pylist())
+    assert "notes/2026-08-04.md" not in all_paths and "projects/atlas/incidents.md" not in all_paths
+    assert paths(index.search("error code 252", k=1, mode="keyword")) == ["projects/atlas/outages.md"]
+
+
+def test_scope_and_dates(index):
+    index.sync()
+    assert set(paths(index.search("deploy", k=10, mode="keyword", scope="notes"))) == {
+        "notes/2026-08-04.md", "notes/2026-09-25.md", "notes/undated.md"}
+    assert all(p.startswith("notes/") for p in paths(index.search("deploy", k=10, scope="notes/")))
+    assert paths(index.search("deploy", k=10, mode="keyword", since="2026-09-01", until="2026-09-30")) == ["notes/2026-09-25.md"]
+    assert paths(index.search("deploy", k=10, mode="keyword", since="2026-10-01")) == ["notes/undated.md"]
+    scoped = index.search("Atlas", k=10, scope="projects/atlas")
+    assert scoped and all(h.dir == "projects/atlas" for h in scoped)
+
+
+def test_filters_are_injection_safe(index):
+    index.sync()
+    hits = index.search("apostrophes", k=3, mode="keyword", scope="projects")
+    assert "projects/o'brien's plan.md" in paths(hits)
+    assert index.search("deploy", k=5, scope="notes' OR '1'='1") == []
+    with pytest.raises(PathOutsideRoot):
+        index.search("deploy", scope="../elsewhere")
+    for bad in ("2026-13-01", "yesterday; DROP"):
+        with pytest.raises(InvalidArgument):
+            index.search("deploy", since=bad)
+
+
+def test_bad_arguments(index):
+    index.sync()
+    for kwargs in ({"query": ""}, {"query": "x", "k": 0}, {"query": "x", "mode": "fuzzy"}, {"query": "x", "k": "3"},
+                   {"query": "x", "since": "2026-10-01", "until": "2026-01-01"}):
+        with pytest.raises(InvalidArgument):
+            index.search(**kwargs)
+    assert index.search("the and of", k=3, mode="keyword") == []  # stop words only: no hits, no error
+
+
+def test_memory_md_and_chain_at_depths(index):
+    index.sync()
+    deep = index.search("error code 252 full disk", k=1, mode="keyword")[0]
+    assert deep.path == "projects/atlas/incidents.md"
+    assert deep.memory_md.path == "projects/atlas/MEMORY.md"
+    assert deep.memory_md.title == "Atlas internals" and deep.memory_md.summary == "Schema and incidents of Atlas."
+    assert deep.memory_chain == ("projects/atlas/MEMORY.md", "projects/MEMORY.md", "MEMORY.md")
+    mid = index.search("ClickHouse warehouse", k=1, mode="keyword")[0]
+    assert mid.memory_chain == ("projects/MEMORY.md", "MEMORY.md")
+    data = json.loads(json.dumps(deep.to_dict()))
+    assert data["memory_md"]["path"] == "projects/atlas/MEMORY.md" and data["memory_chain"][-1] == "MEMORY.md"
+
+
+def test_overlapping_hits_are_merged(make_tree, tmp_path):
+    body = "# Log\n" + "\n".join(f"line {i}: deploy pipeline status ok" for i in range(80))
+    root = make_tree({"MEMORY.md": "", "logs/MEMORY.md": "# Logs", "logs/run.md": body})
+    index = MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder(), chunker=ChunkerConfig(max_tokens=60, overlap_lines=2))
+    index.sync()
+    hits = index.search("deploy pipeline status", k=10)
+    spans = [(h.start_line, h.end_line) for h in hits if h.path == "logs/run.md"]
+    for i, (s1, e1) in enumerate(spans):
+        for s2, e2 in spans[i + 1 :]:
+            assert e1 < s2 or e2 < s1, spans  # no two hits of one file overlap
+
+
+def test_parameter_mismatch_on_open(index, tmp_path):
+    index.sync()
+    with pytest.raises(IndexMismatch, match="--rebuild"):
+        MemoryIndex(index.root, db=tmp_path / "db", embedder=HashEmbedder(dimension=32))
+    with pytest.raises(IndexMismatch, match="chunker"):
+        MemoryIndex(index.root, db=tmp_path / "db", embedder=HashEmbedder(), chunker=ChunkerConfig(max_tokens=50))
+    rebuilt = MemoryIndex(index.root, db=tmp_path / "db", embedder=HashEmbedder(dimension=32), rebuild=True)
+    assert rebuilt.sync().files_added == 9
+
+
+def test_empty_index_searches_cleanly(make_tree, tmp_path):
+    index = MemoryIndex(make_tree({"MEMORY.md": "# only core"}), db=tmp_path / "db", embedder=HashEmbedder())
+    assert index.sync().chunks_total == 0
+    assert index.search("anything") == []
+
+
+# --- the real model, end to end ---------------------------------------------------------------
+
+def test_real_model_examples_quality(examples_copy, real_embedder, tmp_path):
+    """The bundled query set: most questions find an expected file in the first 5 hits."""
+    from tests.conftest import REPO
+
+    index = MemoryIndex(examples_copy, db=tmp_path / "db", embedder=real_embedder)
+    report = index.sync()
+    assert report.files_added >= 25 and report.chunks_embedded == report.chunks_total
+    fixture = json.loads((REPO / "tests/fixtures/examples_queries.json").read_text())
+    found = 0
+    for q in fixture["queries"]:
+        hits = index.search(q["query"], k=5)
+        expected = {e["path"] for e in q["expected"]}
+        found += bool(expected & set(paths(hits)))
+    assert found / len(fixture["queries"]) >= 0.8, found
+
+
+def test_real_model_incremental_and_nested(examples_copy, real_embedder, tmp_path):
+    index = MemoryIndex(examples_copy, db=tmp_path / "db", embedder=real_embedder)
+    index.sync()
+    target = examples_copy / "projects/atlas/incidents.md"
+    front, body = target.read_text().split("\n---\n", 1)
+    target.write_text(front + "\n---\nNote added on top by the agent.\n" + body)  # first body line
+    report = index.sync()
+    assert report.files_changed == 1 and 1 <= report.chunks_embedded <= 2 and report.chunks_reused >= 3
+    (examples_copy / "notes/2026-12-01.md").write_text("# Dec 1\n\nThe quokka migration finished at 14:05.\n")
+    assert index.sync().files_added == 1
+    hit = index.search("when did the quokka migration finish", k=1)[0]
+    assert hit.path == "notes/2026-12-01.md" and hit.memory_md.path == "notes/MEMORY.md"
+    nested = index.search("atlas incidents", k=10, scope="projects/atlas")
+    assert nested and all(h.memory_md.path == "projects/atlas/MEMORY.md" for h in nested)
+
+
+def test_real_cli_index_search_no_network(examples_copy, tmp_path):
+    """`memsearch index` and `search --json` in a fresh process with every socket refused."""
+    script = textwrap.dedent(f"""
+        import socket, sys
+        def refuse(*a, **k):
+            raise AssertionError("network access attempted")
+        socket.socket.connect = refuse
+        socket.create_connection = refuse
+        socket.getaddrinfo = refuse
+        from memsearch.cli import main
+        sys.exit(main(sys.argv[1:]))
+    """)
+    run = lambda *args: subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True)  # noqa: E731
+    indexed = run("index", str(examples_copy), "--db", str(tmp_path / "db"), "--json")
+    assert indexed.returncode == 0, indexed.stderr
+    assert json.loads(indexed.stdout)["files_added"] >= 25
+    found = run("search", str(examples_copy), "leaked API key in a public repository", "--db", str(tmp_path / "db"), "--json", "-k", "3")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)["hits"]
+    assert hits and {"path", "start_line", "end_line", "heading", "text", "score", "date", "memory_md", "memory_chain"} <= set(hits[0])
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"qid": "a", "query": "Stripe webhook signature"}\n{"qid": "b", "query": "flood model", "scope": "projects"}\n')
+    batch = run("search", str(examples_copy), "--queries", str(queries), "--db", str(tmp_path / "db"), "-k", "2")
+    assert batch.returncode == 0, batch.stderr
+    lines = [json.loads(x) for x in batch.stdout.splitlines()]
+    assert [x["qid"] for x in lines] == ["a", "b"]
+    assert all(h["path"].startswith("projects/") for h in lines[1]["hits"])
+    bad = run("search", str(examples_copy), "x", "--mode", "fuzzy", "--db", str(tmp_path / "db"))
+    assert bad.returncode == 2 and bad.stderr.startswith("error:") and "Traceback" not in bad.stderr
