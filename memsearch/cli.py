@@ -269,6 +269,8 @@ def models_command(as_json: bool = JsonOpt) -> None:
     out.print(table)
 
 
+from .cli_watch import register as _register_watch  # noqa: E402
+_register_watch(app)
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the app, turning library errors into one-line messages."""
     try:

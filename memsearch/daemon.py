@@ -1,0 +1,377 @@
+"""The engine of the indexing daemon (the public API is :mod:`memsearch.watcher`).
+
+:class:`MemoryFilter` decides which file events matter, :class:`Daemon` turns batches of
+events into incremental syncs under the index's writer lock, keeps ``DB/daemon.json`` up
+to date and compacts the tables on a schedule (the ``COMPACT_*`` constants below).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import stat
+import threading
+import time
+from collections import deque
+from pathlib import Path, PurePosixPath
+from typing import Iterable, Iterator
+
+import watchfiles
+
+from .errors import InvalidArgument, MemsearchError
+from .indexer import IndexReport
+from .tree import classify, foreign_dirs, resolve_root
+
+__all__ = ["Daemon", "MemoryFilter", "resolve_debounce", "read_state", "DEBOUNCE_ENV", "DEFAULT_DEBOUNCE_MS",
+           "STATE_FILE", "PID_FILE", "LOG_FILE"]
+
+logger = logging.getLogger("memsearch.watch")
+
+DEBOUNCE_ENV = "MEMSEARCH_DEBOUNCE_MS"
+#: Longest time (ms) watchfiles groups events before a sync. A lone save is synced after
+#: ``STEP_MS`` of silence, so this only bounds the wait under a stream of writes; 300 ms
+#: keeps the p95 time from a write to a search that sees it well under 2 s.
+DEFAULT_DEBOUNCE_MS = 300
+MAX_DEBOUNCE_MS = 60_000
+#: A batch is handed over once no new event arrived for this long (watchfiles' ``step``).
+STEP_MS = 50
+#: The watcher wakes at least this often when idle, for the compaction schedule and retries;
+#: its first wake-up starts the catch-up.
+TICK_MS = 500
+#: Compact once no write happened for this long (and something was written since the last one).
+COMPACT_QUIET_S = 5.0
+#: Under a steady stream of writes, compact after this many writing syncs ...
+COMPACT_EVERY_SYNCS = 100
+#: ... or this long after the previous compaction, whichever comes first.
+COMPACT_MAX_INTERVAL_S = 300.0
+#: Pruning keeps versions younger than this. A compaction runs only when a write between
+#: VERSION_KEEP_S and COMPACT_QUIET_S ago proves that every version it prunes was superseded
+#: at least COMPACT_QUIET_S ago, so a search in another process never loses the version it reads.
+VERSION_KEEP_S = 30.0
+KEEP_MARGIN_S = 2.0
+#: After a failed sync, a full re-scan is retried this long after.
+RETRY_S = 5.0
+#: ``daemon.json`` is rewritten at most this often during a long sync (progress).
+STATE_EVERY_S = 1.0
+
+STATE_FILE = "daemon.json"
+PID_FILE = "daemon.pid"
+LOG_FILE = "daemon.log"
+
+
+def resolve_debounce(debounce: int | None = None) -> int:
+    """``debounce`` (ms), else ``$MEMSEARCH_DEBOUNCE_MS``, else :data:`DEFAULT_DEBOUNCE_MS`."""
+    source = "debounce"
+    if debounce is None:
+        env = os.environ.get(DEBOUNCE_ENV, "").strip()
+        if not env:
+            return DEFAULT_DEBOUNCE_MS
+        source = DEBOUNCE_ENV
+        try:
+            debounce = int(env)
+        except ValueError:
+            raise InvalidArgument(f"{DEBOUNCE_ENV}={env!r} is not a whole number of milliseconds, e.g. 300") from None
+    if isinstance(debounce, bool) or not isinstance(debounce, int) or not 1 <= debounce <= MAX_DEBOUNCE_MS:
+        raise InvalidArgument(f"{source} must be a whole number of milliseconds from 1 to {MAX_DEBOUNCE_MS}, got {debounce!r}")
+    return debounce
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).astimezone().isoformat(timespec="seconds")
+
+
+def _ancestors(rel: str) -> Iterator[str]:
+    parts = PurePosixPath(rel).parts[:-1]
+    for i in range(1, len(parts) + 1):
+        yield "/".join(parts[:i])
+
+
+class MemoryFilter:
+    """A watchfiles filter: keep the events that may change what the index holds.
+
+    Files are judged by :func:`memsearch.tree.classify`, the indexer's own tree model.
+    Directory events are kept (a renamed or deleted folder moves or removes every file in
+    it, and inotify reports only the folder): a folder that exists, or one that held
+    indexed files (``known_dirs``) and is gone.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, foreign=None, include_core: bool = False,
+                 ignore_paths: Iterable[str | os.PathLike[str]] = (), known_dirs: Iterable[str] = ()):
+        self.root = str(root).rstrip(os.sep)
+        self.foreign = foreign_dirs(foreign)
+        self.include_core = include_core
+        self.ignore_paths = tuple(str(p).rstrip(os.sep) for p in ignore_paths)
+        self.known_dirs: set[str] = set(known_dirs)
+
+    def relative(self, path: str) -> str | None:
+        """``path`` relative to the root (POSIX), or None for the root, outside it, or ignored."""
+        for ignored in self.ignore_paths:
+            if path == ignored or path.startswith(ignored + os.sep):
+                return None
+        if not path.startswith(self.root + os.sep):
+            return None
+        return path[len(self.root) + 1:].replace(os.sep, "/") or None
+
+    def kind(self, change: watchfiles.Change, path: str) -> str | None:
+        """``"file"`` (a memory file event), ``"dir"`` (re-scan) or None (not memory)."""
+        rel = self.relative(path)
+        if rel is None:
+            return None
+        what = classify(rel, foreign=self.foreign)
+        if what in ("hidden", "foreign"):
+            return None
+        try:
+            is_dir = stat.S_ISDIR(os.lstat(path).st_mode)
+            exists = True
+        except OSError:
+            is_dir = exists = False
+        if is_dir:
+            return "dir"
+        if what == "other":
+            return "dir" if not exists and rel in self.known_dirs else None
+        if what == "core" and not self.include_core:
+            return None
+        return "file"
+
+    def __call__(self, change: watchfiles.Change, path: str) -> bool:
+        return self.kind(change, path) is not None
+
+    def __repr__(self) -> str:
+        return f"MemoryFilter(root={self.root!r}, foreign={self.foreign!r}, include_core={self.include_core})"
+
+
+class _Stopped(Exception):
+    """Raised from the progress hook to end a sync after the batch in hand (stop requested)."""
+
+
+def read_state(db_path: str | os.PathLike[str]) -> dict | None:
+    """The last state a daemon wrote to ``DB/daemon.json``, or None."""
+    try:
+        return json.loads((Path(db_path) / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+class Daemon:
+    """One writer keeping the index of a memory root in step with its files.
+
+    The engine behind :func:`watch`, :func:`awatch` and :func:`serve`: ``start()`` takes the
+    lock, ``process(changes)`` handles one watchfiles batch (the first call is the catch-up),
+    ``close()`` releases everything. ``process`` and ``close`` may run in different threads.
+    """
+
+    def __init__(self, root, *, db=None, model=None, debounce=None, index=None, foreign=None,
+                 include_core=None, stop_event=None, lock_timeout: float | None = 0.0,
+                 compact: bool = True, state_file: bool = True):
+        if index is None:
+            from .index import MemoryIndex
+
+            index = MemoryIndex(root, db=db, model=model, include_core=include_core, foreign=foreign)
+        elif resolve_root(root) != index.root:
+            raise InvalidArgument(f"root {str(root)!r} is not the root of the given index ({index.root})")
+        self.index = index
+        self.root = index.root
+        self.db_path = index.db_path
+        self.debounce = resolve_debounce(debounce)
+        self.step = min(STEP_MS, self.debounce)
+        self.stop_event = stop_event
+        self.lock_timeout = lock_timeout
+        self.compact = compact
+        self.filter = MemoryFilter(self.root, foreign=index.foreign, include_core=index.include_core,
+                                   ignore_paths=[Path(self.db_path).resolve()])
+        self.syncs = 0
+        self._state_path = self.db_path / STATE_FILE if state_file else None
+        self._state: dict = {}
+        self._state_written = 0.0
+        self._busy = threading.RLock()
+        self._owns_lock = False
+        self._purpose = "index"
+        self._caught_up = False
+        self._closing = False
+        self._needs_rescan = False
+        self._retry_at = 0.0
+        self._writes: deque[tuple[float, float]] = deque()  # (start, end) of syncs that committed
+        self._dirty = False
+        self._syncs_since_compact = 0
+        self._last_compact = time.monotonic()
+
+    # --- life cycle ---------------------------------------------------------------------
+    def start(self) -> "Daemon":
+        lock = self.index.lock
+        if not lock.held:
+            self._purpose, lock.purpose = lock.purpose, "watch"
+            try:
+                lock.acquire(timeout=self.lock_timeout)
+            except BaseException:
+                lock.purpose = self._purpose
+                raise
+            self._owns_lock = True
+        self._state = {"pid": os.getpid(), "root": str(self.root), "db": str(self.db_path),
+                       "model": self.index.embedder.name, "debounce_ms": self.debounce, "started": _now(),
+                       "state": "starting", "syncs": 0, "pending": None, "last_sync": None,
+                       "last_compaction": None, "error": None}
+        self._write_state(force=True)
+        if self._state_path is not None:
+            (self.db_path / PID_FILE).write_text(f"{os.getpid()}\n")
+        logger.info("watching %s (index %s, model %s, debounce %d ms, pid %d)", self.root, self.db_path,
+                    self.index.embedder.name, self.debounce, os.getpid())
+        return self
+
+    def close(self) -> None:
+        """Let a sync in flight finish its batch, then release the lock. Idempotent."""
+        self._closing = True
+        with self._busy:
+            if not self._owns_lock and not self._state:
+                return
+            try:
+                if self._state:
+                    self._set(state="stopped", stopped=_now(), force=True)
+                    self._state = {}
+                    if self._state_path is not None:
+                        (self.db_path / PID_FILE).unlink(missing_ok=True)
+            finally:
+                if self._owns_lock:
+                    self._owns_lock = False
+                    self.index.lock.release()
+                    self.index.lock.purpose = self._purpose
+                    logger.info("stopped; the index lock is released")
+
+    def stopping(self) -> bool:
+        return self._closing or bool(self.stop_event is not None and self.stop_event.is_set())
+
+    # --- work ---------------------------------------------------------------------------
+    def plan(self, changes: Iterable[tuple[watchfiles.Change, str]]) -> tuple[set[str], bool]:
+        """The relative paths to sync, and whether a directory event calls for a re-scan."""
+        files: set[str] = set()
+        rescan = False
+        for change, path in changes:
+            kind = self.filter.kind(change, path)
+            if kind == "dir":
+                rescan = True
+            elif kind == "file":
+                files.add(self.filter.relative(path))
+        return files, rescan
+
+    def process(self, changes: Iterable[tuple[watchfiles.Change, str]] = ()) -> IndexReport | None:
+        """Handle one batch of events (empty: a timer tick). Returns the sync's report, if any."""
+        with self._busy:
+            if self._closing or not self._state:
+                return None
+            if not self._caught_up:
+                self._caught_up = True
+                return self._catch_up()
+            files, rescan = self.plan(changes)
+            if self._needs_rescan and time.monotonic() >= self._retry_at:
+                rescan = True
+            report = None
+            if rescan or files:
+                report = self._sync(None if rescan else sorted(files), "rescan" if rescan else "changes")
+            if self.compact and not self.stopping() and self._compaction_due(time.monotonic()):
+                self.compact_now()
+            return report
+
+    def _catch_up(self) -> IndexReport | None:
+        report = self._sync(None, "catch-up")
+        if report is not None:
+            try:  # a process killed before its last sync finished may have left them unbuilt
+                self.index.store.ensure_indexes()
+            except Exception:  # noqa: BLE001 - searches still work (flat scans); retried next start
+                logger.exception("could not build the search indexes")
+        return report
+
+    def _progress(self, phase: str, done: int, total: int, chunks: int) -> None:
+        if phase != "index":
+            return
+        if 0 < done < total and self.stopping():
+            raise _Stopped
+        self._set(pending=total - done)
+
+    def _sync(self, only: list[str] | None, label: str) -> IndexReport | None:
+        started = time.monotonic()
+        self._set(state="syncing", pending=len(only) if only is not None else None, force=True)
+        try:
+            report = self.index.sync(only=only, progress=self._progress)
+        except _Stopped:
+            logger.info("stop requested: the batch in hand is committed; the rest is indexed at the next start")
+            self._set(state="stopping", force=True)
+            return None
+        except MemsearchError as exc:
+            logger.error("sync failed: %s", exc)
+            self._set(state="failed", error=str(exc), force=True)
+            raise
+        except Exception as exc:  # noqa: BLE001 - keep watching; a full re-scan is retried
+            logger.exception("sync failed; a full re-scan follows in %.0f s", RETRY_S)
+            self._needs_rescan, self._retry_at = True, time.monotonic() + RETRY_S
+            self._set(state="retrying", error=f"{type(exc).__name__}: {exc}", force=True)
+            return None
+        if only is None:
+            self._needs_rescan = False
+            self.filter.known_dirs = {d for p in self.index.store.file_states() for d in _ancestors(p)}
+        if report.changed:
+            self._writes.append((started, time.monotonic()))
+            self._dirty = True
+            self._syncs_since_compact += 1
+        self.syncs += 1
+        self.filter.known_dirs.update(d for p in report.changed_paths for d in _ancestors(p))
+        files = report.files_added + report.files_changed + report.files_removed
+        logger.info("sync (%s): %d files (%d added, %d changed, %d removed), %d chunks embedded, %d reused, %.2f s",
+                    label, files, report.files_added, report.files_changed, report.files_removed,
+                    report.chunks_embedded, report.chunks_reused, report.seconds)
+        last = {k: v for k, v in report.to_dict().items() if not k.endswith("_paths")}
+        self._set(state="watching", pending=0, syncs=self.syncs, error=None, last_sync=dict(last, at=_now()), force=True)
+        return report
+
+    # --- compaction -----------------------------------------------------------------------
+    def _compaction_due(self, now: float) -> bool:
+        if not self._dirty or not self._writes:
+            return False
+        while len(self._writes) > 1 and self._writes[0][0] < now - VERSION_KEEP_S:
+            self._writes.popleft()
+        quiet = now - self._writes[-1][1] >= COMPACT_QUIET_S
+        busy = self._syncs_since_compact >= COMPACT_EVERY_SYNCS or now - self._last_compact >= COMPACT_MAX_INTERVAL_S
+        if not (quiet or busy):
+            return False
+        low, high = now - VERSION_KEEP_S + KEEP_MARGIN_S, now - COMPACT_QUIET_S
+        return any(start >= low and end <= high for start, end in self._writes)
+
+    def compact_now(self) -> None:
+        """Compact the tables, fold new rows into the indexes, prune versions older than VERSION_KEEP_S."""
+        store = self.index.store
+        started = time.monotonic()
+        before = store.disk_bytes()
+        self._set(state="compacting", force=True)
+        try:
+            store.optimize(keep=dt.timedelta(seconds=VERSION_KEEP_S))
+        except Exception:  # noqa: BLE001 - retried after the next write
+            logger.exception("compaction failed")
+            self._set(state="watching", force=True)
+            return
+        self._dirty = False
+        self._syncs_since_compact = 0
+        self._last_compact = time.monotonic()
+        after = store.disk_bytes()
+        logger.info("compacted: index %.1f MB -> %.1f MB on disk, %.2f s", before / 1e6, after / 1e6,
+                    time.monotonic() - started)
+        self._set(state="watching", last_compaction=_now(), disk_bytes=after, force=True)
+
+    # --- state file -----------------------------------------------------------------------
+    def _set(self, force: bool = False, **fields) -> None:
+        self._state.update(fields)
+        self._write_state(force)
+
+    def _write_state(self, force: bool = False) -> None:
+        if self._state_path is None or not self._state:
+            return
+        now = time.monotonic()
+        if not force and now - self._state_written < STATE_EVERY_S:
+            return
+        self._state_written = now
+        self._state["updated"] = _now()
+        tmp = self._state_path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(self._state, indent=2))
+            os.replace(tmp, self._state_path)
+        except OSError as exc:  # the index directory went away; the next sync reports it
+            logger.warning("cannot write %s: %s", self._state_path, exc)
