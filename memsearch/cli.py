@@ -124,12 +124,17 @@ DbOpt = typer.Option(None, "--db", help="Index directory (default: $MEMSEARCH_DB
 ModelOpt = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory.")
 
 
-def _progress_sync(index, show: bool):
+def _progress_sync(index, show: bool, wait: float):
     """Run ``index.sync`` with a rich progress bar (files, chunks, chunks/s, ETA)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+    from .lock import lock_holder
+
+    holder = lock_holder(index.db_path)
+    if holder and wait > 0:
+        err.print(f"waiting up to {wait:g} s for process {holder['pid']} ({holder.get('purpose', 'a writer')}) to release the index")
     if not show:
-        return index.sync(wait=None)
+        return index.sync(wait=wait)
     columns = [TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
                TextColumn("{task.fields[chunks]} chunks embedded ({task.fields[rate]} chunks/s)"),
                TimeElapsedColumn(), TimeRemainingColumn()]
@@ -143,7 +148,7 @@ def _progress_sync(index, show: bool):
             elapsed = max(time.perf_counter() - started, 1e-6)
             bar.update(task, completed=done, total=total or None, chunks=chunks, rate=f"{chunks / elapsed:,.0f}")
 
-        return index.sync(progress=update, wait=None)
+        return index.sync(progress=update, wait=wait)
 
 
 @app.command("index")
@@ -153,13 +158,14 @@ def index_command(
     model: Optional[str] = ModelOpt,
     rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and build it again (after changing model or chunker)."),
     include_core: Optional[bool] = typer.Option(None, "--include-core/--no-include-core", help="Also index root (core) files; remembered by the index."),
+    wait: float = typer.Option(0.0, "--wait", help="Seconds to wait when another writer (a daemon) holds the index; 0 exits at once naming it.", min=0),
     as_json: bool = JsonOpt,
 ) -> None:
     """Index external memory (incremental: only changed files are re-chunked, only changed chunks re-embedded)."""
     from .index import MemoryIndex
 
     index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild)
-    report = _progress_sync(index, show=not as_json and err.is_terminal)
+    report = _progress_sync(index, show=not as_json and err.is_terminal, wait=wait)
     if as_json:
         emit_json(report.to_dict() | {"db": str(index.db_path)})
         return
@@ -249,10 +255,6 @@ def _read_queries(path: Path) -> list[dict]:
     return items
 
 
-from .cli_serve import register as _register_serve  # noqa: E402
-_register_serve(app)
-from .cli_watch import register as _register_watch  # noqa: E402
-_register_watch(app)
 @app.command("models")
 def models_command(as_json: bool = JsonOpt) -> None:
     """List the embedding models of models.toml and where each loads from."""
@@ -269,8 +271,14 @@ def models_command(as_json: bool = JsonOpt) -> None:
     out.print(table)
 
 
+# Commands that live in their own modules (daemon, MCP server, benchmarks).
+from .cli_serve import register as _register_serve  # noqa: E402
 from .cli_watch import register as _register_watch  # noqa: E402
+
+_register_serve(app)
 _register_watch(app)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the app, turning library errors into one-line messages."""
     try:

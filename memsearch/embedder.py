@@ -27,6 +27,11 @@ DEVICE_ENV = "MEMSEARCH_DEVICE"
 BATCH_ENV = "MEMSEARCH_BATCH_SIZE"
 #: Texts per encode call. 32 keeps CPU memory small; GPUs like more (MEMSEARCH_BATCH_SIZE).
 DEFAULT_BATCH_SIZE = 32
+#: CPU threads for embedding one query. A single short sequence gains nothing from more,
+#: and on a busy machine (a daemon indexing beside a searching harness) torch's spinning
+#: worker threads made one query embedding take ~1 s with 2 threads vs ~60 ms with 1
+#: (measured on 2 cores under load; ~10 ms either way when idle).
+QUERY_THREADS = 1
 
 
 class Embedder(Protocol):
@@ -140,8 +145,10 @@ class SentenceTransformerEmbedder:
         return vectors.astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> np.ndarray:
-        vector = self.model.encode([self.spec.query_prefix + text], normalize_embeddings=self.spec.normalize,
-                                   convert_to_numpy=True, show_progress_bar=False)[0]
+        model = self.model
+        with _few_threads(model.device.type == "cpu"):
+            vector = model.encode([self.spec.query_prefix + text], normalize_embeddings=self.spec.normalize,
+                                  convert_to_numpy=True, show_progress_bar=False)[0]
         return vector.astype(np.float32, copy=False)
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
@@ -151,6 +158,31 @@ class SentenceTransformerEmbedder:
         prefixed = [self.spec.document_prefix + t for t in texts]
         encoded = self.model.tokenizer(prefixed, add_special_tokens=True, truncation=False)["input_ids"]
         return [len(ids) for ids in encoded]
+
+
+_THREADS_LOCK = threading.Lock()
+
+
+class _few_threads:
+    """Run a block with torch limited to QUERY_THREADS CPU threads (restored afterwards)."""
+
+    def __init__(self, active: bool):
+        self.active = active
+
+    def __enter__(self):
+        if self.active:
+            import torch
+
+            _THREADS_LOCK.acquire()
+            self.saved = torch.get_num_threads()
+            torch.set_num_threads(QUERY_THREADS)
+
+    def __exit__(self, *exc):
+        if self.active:
+            import torch
+
+            torch.set_num_threads(self.saved)
+            _THREADS_LOCK.release()
 
 
 class HashEmbedder:

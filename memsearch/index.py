@@ -140,8 +140,10 @@ class MemoryIndex:
         self.fusion = fusion or os.environ.get("MEMSEARCH_FUSION") or DEFAULT_FUSION
         if self.fusion not in FUSIONS:
             raise InvalidArgument(f"unknown fusion {self.fusion!r}: choose one of {', '.join(FUSIONS)}")
+        self.lock = WriterLock(self.db_path)
         if rebuild:
-            self.store.drop()
+            with self.lock.acquire(timeout=0.0):  # never drop tables under a running writer
+                self.store.drop()
         meta = self.store.read_meta()
         self.chunker = chunker or (ChunkerConfig(**meta["chunker"]) if meta and "chunker" in meta else ChunkerConfig())
         if include_core is None:
@@ -150,7 +152,8 @@ class MemoryIndex:
         if meta:
             self._check(meta)
         self._memory_cache: dict[str, tuple[int, MemoryRef]] = {}
-        self.lock = WriterLock(self.db_path)
+        self._indexes_checked = False
+        self._executor = None
 
     # --- parameters -----------------------------------------------------------------------
     def params(self) -> dict:
@@ -191,13 +194,21 @@ class MemoryIndex:
         tree = scan(self.root, foreign=self.foreign)
         wanted = list(tree.external_files) + (list(tree.core_files) if self.include_core else [])
         self.store.refresh()
+        if self.store.read_meta() is None:  # record the parameters before the first write
+            self._write_meta()
         report = sync_tree(tree, self.store, self.embedder, files=wanted, config=self.chunker,
                            encoding=self.encoding, only=only, progress=progress)
-        if report.changed or self.store.read_meta() is None:
-            meta = self.params() | {"memsearch": __version__, "dimension": self.embedder.dimension,
-                                    "root": str(self.root), "updated": dt.datetime.now(dt.timezone.utc).isoformat()}
-            self.store.write_meta(meta)
+        if not self._indexes_checked:  # once per process: repairs a build killed mid-way
+            self.store.ensure_indexes()
+            self._indexes_checked = True
+        if report.changed:
+            self._write_meta()
         return report
+
+    def _write_meta(self) -> None:
+        meta = self.params() | {"memsearch": __version__, "dimension": self.embedder.dimension,
+                                "root": str(self.root), "updated": dt.datetime.now(dt.timezone.utc).isoformat()}
+        self.store.write_meta(meta)
 
     # --- search ---------------------------------------------------------------------------
     def _where(self, scope: str | None, since, until) -> str | None:
@@ -230,16 +241,23 @@ class MemoryIndex:
         if table is None or table.count_rows() == 0:
             return []
         n = max(k * CANDIDATE_FACTOR, MIN_CANDIDATES)
-        rankings: list[tuple[float, list[dict]]] = []
-        if mode in ("vector", "hybrid"):
-            rankings.append((1.0, self._vector(table, query, n, where)))
-        if mode in ("keyword", "hybrid"):
-            rankings.append((KEYWORD_WEIGHT, self._keyword(table, query, n, where)))
-        if mode == "hybrid":
-            fused = _rrf(rankings) if self.fusion == "rrf" else _convex(rankings[0][1], rankings[1][1])
-        else:
-            fused = rankings[0][1]
+        if mode == "keyword":
+            return self._merge(self._keyword(table, query, n, where), k)
+        if mode == "vector":
+            return self._merge(self._vector(table, query, n, where), k)
+        # BM25 runs in a worker thread while the query is embedded (both release the GIL).
+        keyword = self._pool().submit(self._keyword, table, query, n, where)
+        vector = self._vector(table, query, n, where)
+        bm25 = keyword.result()
+        fused = _rrf([(1.0, vector), (KEYWORD_WEIGHT, bm25)]) if self.fusion == "rrf" else _convex(vector, bm25)
         return self._merge(fused, k)
+
+    def _pool(self):
+        if self._executor is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memsearch-bm25")
+        return self._executor
 
     def _vector(self, table, query: str, n: int, where: str | None) -> list[dict]:
         vector = self.embedder.embed_query(query)
@@ -255,12 +273,7 @@ class MemoryIndex:
         q = table.search(query, query_type="fts", fts_columns="search_text").limit(n).select(_COLUMNS + ["_score"])
         if where:
             q = q.where(where, prefilter=True)
-        try:
-            rows = q.to_list()
-        except Exception as err:  # LanceDB raises for an unindexed table or a query of stop words only
-            if "index" in str(err).lower() or "token" in str(err).lower():
-                return []
-            raise
+        rows = q.to_list()  # a query of stop words only gives no rows, not an error
         for row in rows:
             row["score"] = float(row.pop("_score"))
         return rows
@@ -269,20 +282,25 @@ class MemoryIndex:
         """Merge overlapping hits of one file (best score wins), keep the first ``k``."""
         merged: list[dict] = []
         for row in ranked:
-            for m in merged:
-                if m["path"] == row["path"] and row["start_line"] <= m["end_line"] and m["start_line"] <= row["end_line"]:
-                    _absorb(m, row)
-                    break
-            else:
-                if len(merged) >= k:
-                    continue
-                merged.append(dict(row, _lines=_line_map(row)))
-        return [self._hit(m) for m in merged]
+            target = next((m for m in merged if _overlaps(m, row)), None)
+            if target is None:
+                if len(merged) < k:
+                    merged.append(dict(row, _lines=_line_map(row)))
+                continue
+            _absorb(target, row)
+            # the grown hit may now reach a lower-ranked hit of the same file: fold it in
+            for other in [m for m in merged if m is not target and _overlaps(m, target)]:
+                _absorb(target, other)
+                merged.remove(other)
+        chains: dict[str, tuple[str, ...]] = {}
+        return [self._hit(m, chains) for m in merged]
 
-    def _hit(self, row: dict) -> Hit:
+    def _hit(self, row: dict, chains: dict[str, tuple[str, ...]]) -> Hit:
         lines = row["_lines"]
         text = "\n".join(lines[i] for i in sorted(lines))
-        chain = self.memory_chain(row["dir"])
+        if row["dir"] not in chains:
+            chains[row["dir"]] = self.memory_chain(row["dir"])
+        chain = chains[row["dir"]]
         return Hit(
             path=row["path"], dir=row["dir"], start_line=row["start_line"], end_line=row["end_line"],
             heading=row["heading"], text=text, score=round(float(row["score"]), 6), date=row["date"],
@@ -315,14 +333,19 @@ class MemoryIndex:
         return ref
 
 
+def _overlaps(a: dict, b: dict) -> bool:
+    return a["path"] == b["path"] and b["start_line"] <= a["end_line"] and a["start_line"] <= b["end_line"]
+
+
 def _line_map(row: dict) -> dict[int, str]:
     return {row["start_line"] + i: line for i, line in enumerate(row["text"].split("\n"))}
 
 
 def _absorb(target: dict, row: dict) -> None:
+    lines = row.get("_lines") or _line_map(row)
     target["start_line"] = min(target["start_line"], row["start_line"])
     target["end_line"] = max(target["end_line"], row["end_line"])
-    for number, line in _line_map(row).items():
+    for number, line in lines.items():
         if len(line) > len(target["_lines"].get(number, "")):
             target["_lines"][number] = line
 

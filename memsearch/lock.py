@@ -2,8 +2,9 @@
 
 The kernel releases a ``flock`` when its process dies, however it dies, so a lock left by a
 killed process is taken over by the next writer without guessing from pids. The holder
-writes its pid and start time into the file so that others can name it in messages.
-Readers never take this lock.
+records its pid, purpose and start time in ``DB/writer.json`` (written atomically) so that
+others can name it in messages; :func:`lock_holder` reads that record and checks that the
+process is alive, without ever touching the lock itself. Readers never take the lock.
 """
 
 from __future__ import annotations
@@ -19,36 +20,42 @@ from .errors import IndexLocked
 __all__ = ["WriterLock", "lock_holder"]
 
 LOCK_FILE = "writer.lock"
+HOLDER_FILE = "writer.json"
+#: ``acquire(timeout=0)`` still retries this long, so a brief holder (a one-file sync) is waited out.
+MIN_WAIT_S = 0.2
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def lock_holder(db_path: str | os.PathLike[str]) -> dict | None:
-    """Who holds the writer lock of the index at ``db_path`` (pid, since, command), or None."""
-    path = Path(db_path) / LOCK_FILE
-    if not path.exists():
-        return None
+    """Who holds the writer lock of the index at ``db_path`` ({pid, purpose, since}), or None.
+
+    A record left by a dead process (``kill -9``) reads as None: its lock is already free.
+    """
     try:
-        fd = os.open(path, os.O_RDWR)
-    except OSError:
+        info = json.loads((Path(db_path) / HOLDER_FILE).read_text())
+    except (OSError, ValueError):
         return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            try:
-                return json.loads(Path(path).read_text() or "{}") or {"pid": None}
-            except ValueError:
-                return {"pid": None}
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None  # nobody holds it: a stale file from a dead process
-    finally:
-        os.close(fd)
+    pid = info.get("pid")
+    if not isinstance(pid, int) or not _alive(pid):
+        return None
+    return info
 
 
 class WriterLock:
-    """Exclusive writer lock of one index. ``acquire(timeout=None)`` waits forever; 0 fails at once."""
+    """Exclusive writer lock of one index. ``acquire(timeout=None)`` waits forever."""
 
     def __init__(self, db_path: str | os.PathLike[str], purpose: str = "index"):
-        self.path = Path(db_path) / LOCK_FILE
+        self.db_path = Path(db_path)
+        self.path = self.db_path / LOCK_FILE
         self.purpose = purpose
         self._fd: int | None = None
 
@@ -59,9 +66,9 @@ class WriterLock:
     def acquire(self, timeout: float | None = 0.0) -> "WriterLock":
         if self._fd is not None:
             return self
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db_path.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = None if timeout is None else time.monotonic() + max(timeout, MIN_WAIT_S)
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -69,31 +76,39 @@ class WriterLock:
             except BlockingIOError:
                 if deadline is not None and time.monotonic() >= deadline:
                     os.close(fd)
-                    holder = lock_holder(self.path.parent) or {}
-                    who = f"process {holder.get('pid')} ({holder.get('purpose', 'a writer')}, since {holder.get('since', '?')})" if holder.get("pid") else "another process"
-                    raise IndexLocked(
-                        f"the index at {self.path.parent} is being written by {who}. Wait for it to finish, "
-                        f"or stop it (`memsearch stop ROOT` for a daemon); searches keep working meanwhile"
-                    ) from None
+                    raise IndexLocked(self._busy_message()) from None
                 time.sleep(0.05)
-        os.ftruncate(fd, 0)
-        info = {"pid": os.getpid(), "purpose": self.purpose, "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        os.pwrite(fd, json.dumps(info).encode(), 0)
         self._fd = fd
+        record = {"pid": os.getpid(), "purpose": self.purpose, "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        tmp = self.db_path / f".{HOLDER_FILE}.{os.getpid()}"
+        tmp.write_text(json.dumps(record))
+        os.replace(tmp, self.db_path / HOLDER_FILE)
         return self
+
+    def _busy_message(self) -> str:
+        holder = lock_holder(self.db_path) or {}
+        who = (f"process {holder['pid']} ({holder.get('purpose', 'a writer')}, since {holder.get('since', '?')})"
+               if holder.get("pid") else "another process")
+        return (f"the index at {self.db_path} is being written by {who}. Wait for it to finish (--wait SECONDS), "
+                f"or stop it (`memsearch stop ROOT` for a daemon); searches keep working meanwhile")
 
     def release(self) -> None:
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
         try:
-            os.ftruncate(fd, 0)
+            holder = self.db_path / HOLDER_FILE
+            try:
+                if json.loads(holder.read_text()).get("pid") == os.getpid():
+                    holder.unlink()
+            except (OSError, ValueError):
+                pass
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
 
     def __enter__(self) -> "WriterLock":
-        return self.acquire(timeout=0.0)
+        return self if self.held else self.acquire(timeout=0.0)
 
     def __exit__(self, *exc) -> None:
         self.release()

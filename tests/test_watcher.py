@@ -28,7 +28,7 @@ from memsearch.embedder import HashEmbedder, load_embedder
 from memsearch.errors import IndexLocked, InvalidArgument
 from memsearch.index import MemoryIndex
 from memsearch.indexer import BATCH_FILES
-from memsearch.lock import LOCK_FILE, lock_holder
+from memsearch.lock import HOLDER_FILE, lock_holder
 from memsearch.store import Store
 from memsearch.tree import scan
 from memsearch.watcher import Daemon, MemoryFilter, read_state, resolve_debounce
@@ -186,7 +186,7 @@ def test_catch_up_then_create_edit_delete_incrementally(make_tree):
         text = (root / "notes" / "atlas.md").read_text().replace("The vendor is late.", "The vendor shipped.")
         (root / "notes" / "atlas.md").write_text(text)
         until(lambda: "vendor shipped" in indexed(db).get("notes/atlas.md", ""), what="an edit")
-        edit = run.touched("notes/atlas.md")[-1]
+        edit = until(lambda: run.touched("notes/atlas.md"), what="the edit's report")[-1]  # data is visible before the report
         assert edit.files_changed == 1 and edit.files_unchanged == 0  # only the changed path was looked at
         assert edit.chunks_embedded == 1 and edit.chunks_reused >= 1  # only the changed section re-embedded
 
@@ -214,7 +214,7 @@ def test_renames_of_files_and_folders(make_tree, tmp_path):
     with Running(root, hash_index(root)) as run:
         os.rename(root / "people" / "bob.md", root / "people" / "robert.md")
         until(lambda: "people/robert.md" in indexed(db) and "people/bob.md" not in indexed(db), what="a file rename")
-        assert run.touched("people/robert.md")[-1].chunks_embedded == 0  # vectors reused
+        assert until(lambda: run.touched("people/robert.md"), what="the rename's report")[-1].chunks_embedded == 0  # vectors reused
 
         os.rename(root / "notes", root / "journal")
         until(lambda: {"journal/atlas.md", "journal/MEMORY.md"} <= set(indexed(db)) and not any(p.startswith("notes/") for p in indexed(db)),
@@ -313,7 +313,7 @@ def test_second_writer_refused_and_stale_lock_taken_over(make_tree):
             next(watcher.watch(root, index=hash_index(root)))
         with pytest.raises(IndexLocked, match=str(os.getpid())):
             hash_index(root).sync(wait=0.0)
-    # a writer killed with SIGKILL leaves its pid in the lock file, but no lock
+    # a writer killed with SIGKILL leaves its pid record behind, but no lock
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
         from memsearch.lock import WriterLock
@@ -325,7 +325,7 @@ def test_second_writer_refused_and_stale_lock_taken_over(make_tree):
     assert lock_holder(db)["pid"] == holder.pid
     holder.kill()
     holder.wait()
-    assert str(holder.pid) in (db / LOCK_FILE).read_text()
+    assert str(holder.pid) in (db / HOLDER_FILE).read_text()  # the record stays, the lock does not
     assert lock_holder(db) is None
     with Running(root, hash_index(root)):
         assert lock_holder(db)["pid"] == os.getpid()
@@ -343,6 +343,8 @@ READER = textwrap.dedent("""
         try:
             index.search("part version words", k=20)
             searches += 1
+            if searches == 1:
+                stop.with_suffix(".ready").touch()
             index.store.refresh()
             table = index.store.chunks()
             if table is not None:
@@ -374,7 +376,7 @@ def test_search_in_another_process_while_the_daemon_writes(make_tree, tmp_path):
     with Running(root, hash_index(root)):
         reader = subprocess.Popen([sys.executable, "-c", READER, str(root), str(db), str(stop), str(parts)],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)  # let the reader get going
+        until(lambda: stop.with_suffix(".ready").exists() or reader.poll() is not None, timeout=120, what="the reader's first search")
         for version in range(1, 31):
             for f in files:
                 (root / f).write_text(content(version))
@@ -489,7 +491,7 @@ def test_cli_daemon_end_to_end_with_the_real_model(make_tree, real_embedder):
         def fresh():
             return [h for h in reader.search("tram to Belem", k=3) if "nine" in h.text]
 
-        until(fresh, what="a search in another process to see the new file")
+        until(fresh, timeout=120, what="a search in another process to see the new file")
         status = json.loads(cli("status", str(root), "--json").stdout)
         assert status["files"] == 5 and status["chunks"] >= 6 and status["model"] == "all-MiniLM-L6-v2"
         assert status["pending"]["total"] == 0 and status["disk_bytes"] > 0
