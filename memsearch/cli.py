@@ -198,7 +198,7 @@ def _print_hits(hits) -> None:
 def search_command(
     root: Path = RootArg,
     query: Optional[str] = typer.Argument(None, help="What to look for.", show_default=False),
-    k: int = typer.Option(10, "-k", "--k", help="Number of hits.", min=1, max=1000),
+    k: int = typer.Option(10, "-k", help="Number of hits.", min=1, max=1000),
     scope: Optional[str] = typer.Option(None, "--scope", help="Only this directory subtree, e.g. projects/atlas."),
     mode: str = typer.Option("hybrid", "--mode", help="hybrid, vector or keyword."),
     since: Optional[str] = typer.Option(None, "--since", help="Only files dated on or after YYYY-MM-DD."),

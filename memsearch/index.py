@@ -24,7 +24,7 @@ from .embedder import Embedder, load_embedder
 from .errors import IndexLocked, IndexMismatch, InvalidArgument
 from .lock import WriterLock
 from .indexer import IndexReport, Progress, sync_tree
-from .store import FORMAT_VERSION, Store, scope_filter, sql_str
+from .store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, Store, scope_filter, sql_str
 from .tokens import encoding_name
 from .tree import INDEX_NAME, resolve_root, safe_path, scan
 
@@ -154,6 +154,7 @@ class MemoryIndex:
         self._memory_cache: dict[str, tuple[int, MemoryRef]] = {}
         self._indexes_checked = False
         self._executor = None
+        self._ann, self._ann_version = False, None
 
     # --- parameters -----------------------------------------------------------------------
     def params(self) -> dict:
@@ -262,6 +263,10 @@ class MemoryIndex:
     def _vector(self, table, query: str, n: int, where: str | None) -> list[dict]:
         vector = self.embedder.embed_query(query)
         q = table.search(vector, vector_column_name="vector").distance_type("cosine").limit(n).select(_COLUMNS + ["_distance"])
+        if self._ann_version != table.version:  # an ANN index appears past VECTOR_INDEX_MIN_ROWS
+            self._ann, self._ann_version = self.store.has_vector_index(), table.version
+        if self._ann:
+            q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE_FACTOR)
         if where:
             q = q.where(where, prefilter=True)
         rows = q.to_list()

@@ -31,10 +31,13 @@ from .tree import MemoryTree
 
 __all__ = ["IndexReport", "sync_tree", "context_header", "Progress"]
 
-#: Files per write batch: each batch is one atomic commit and one progress step.
-BATCH_FILES = 64
+#: A write batch closes at this many chunks or BATCH_FILES files: each batch is one atomic
+#: commit and one progress step. Bigger batches let the model sort more texts by length
+#: (less padding); smaller ones show progress sooner and bound memory.
+BATCH_CHUNKS = 512
+BATCH_FILES = 256
 #: Chunks embedded per model call inside a batch (the model batches further internally).
-EMBED_GROUP = 256
+EMBED_GROUP = 512
 #: When a chunk's embedded text is over the model's limit, re-chunk with this share of the budget.
 RECHUNK_SHRINK = 0.75
 
@@ -166,21 +169,13 @@ def sync_tree(
         to_index.append((path, raw, state, old is None))
 
     total_files = len(to_index)
-    embedded = reused = 0
-    done_files = 0
-    dimension = None
+    counts = {"embedded": 0, "reused": 0, "files": 0}
     if progress:
         progress("index", 0, total_files, 0)
-    # Batches of files: chunk, look up reusable vectors, embed the rest, commit atomically.
-    for start in range(0, max(total_files, 1 if removed else 0), BATCH_FILES):
-        batch = to_index[start : start + BATCH_FILES]
-        pending: list[_Pending] = []
-        for path, raw, state, _ in batch:
-            text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
-            doc, chunks, headers = _chunk_file(path, text, count, cut, config, embedder)
-            state["chunks"] = len(chunks)
-            pending.append(_Pending(path, doc, chunks, headers, state))
-        embed_texts = {}
+
+    def flush(pending: list[_Pending], extra_paths: list[str]) -> None:
+        """Embed what is new in ``pending`` and commit it (and ``extra_paths`` deletions) at once."""
+        embed_texts: dict[str, str] = {}
         for item in pending:
             for header, chunk in zip(item.headers, item.chunks):
                 text = f"{header}\n{chunk.text}"
@@ -192,24 +187,36 @@ def sync_tree(
             for h, v in zip(group, embedder.embed_documents([embed_texts[h] for h in group])):
                 vectors[h] = v
             if progress:
-                progress("embed", done_files, total_files, embedded + min(i + EMBED_GROUP, len(missing)))
-        rows = _rows(pending, vectors, embedder, embedded_now=set(missing))
-        embedded += len(missing)
-        reused += sum(1 for r in rows["embed_hash"]) - rows["_new"]
-        del rows["_new"]
-        dimension = dimension or embedder.dimension or (len(next(iter(vectors.values()))) if vectors else None)
-        paths = [p.path for p in pending] + (removed if start == 0 else [])
-        if dimension:
-            table = pa.Table.from_pydict(rows, schema=chunk_schema(dimension))
-            store.replace_files(table, paths, [p.state for p in pending])
-        elif paths:  # only deletions, table may not exist yet
-            existing = store.chunks()
-            if existing is not None:
-                dim = existing.schema.field("vector").type.list_size
-                store.replace_files(pa.Table.from_pydict(rows, schema=chunk_schema(dim)), paths, [p.state for p in pending])
-        done_files += len(batch)
+                progress("embed", counts["files"], total_files, counts["embedded"] + min(i + EMBED_GROUP, len(missing)))
+        rows, fresh = _rows(pending, vectors, embedder, embedded_now=set(missing))
+        counts["embedded"] += len(missing)
+        counts["reused"] += len(rows["id"]) - fresh
+        paths = [p.path for p in pending] + extra_paths
+        dimension = _dimension(store, embedder, vectors)
+        if dimension is None:  # nothing to store and no table yet: remember the files only
+            store.touch_states([p.state for p in pending])
+        else:
+            store.replace_files(pa.Table.from_pydict(rows, schema=chunk_schema(dimension)), paths, [p.state for p in pending])
+        counts["files"] += len(pending)
         if progress:
-            progress("index", done_files, total_files, embedded)
+            progress("index", counts["files"], total_files, counts["embedded"])
+
+    # Batches of files: chunk, look up reusable vectors, embed the rest, commit atomically.
+    pending: list[_Pending] = []
+    chunk_count = 0
+    deletions = list(removed)
+    for path, raw, state, _ in to_index:
+        text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        doc, chunks, headers = _chunk_file(path, text, count, cut, config, embedder)
+        state["chunks"] = len(chunks)
+        pending.append(_Pending(path, doc, chunks, headers, state))
+        chunk_count += len(chunks)
+        if chunk_count >= BATCH_CHUNKS or len(pending) >= BATCH_FILES:
+            flush(pending, deletions)
+            pending, chunk_count, deletions = [], 0, []
+    if pending or deletions:
+        flush(pending, deletions)
+    embedded, reused = counts["embedded"], counts["reused"]
     store.touch_states(touched)
     if to_index or removed:
         store.ensure_indexes()
@@ -228,7 +235,17 @@ def sync_tree(
     )
 
 
-def _rows(pending: list[_Pending], vectors: dict[str, np.ndarray], embedder: Embedder, embedded_now: set[str]) -> dict:
+def _dimension(store: Store, embedder: Embedder, vectors: dict[str, np.ndarray]) -> int | None:
+    table = store.chunks()
+    if table is not None:
+        return table.schema.field("vector").type.list_size
+    if vectors:
+        return len(next(iter(vectors.values())))
+    return embedder.dimension or None
+
+
+def _rows(pending: list[_Pending], vectors: dict[str, np.ndarray], embedder: Embedder, embedded_now: set[str]) -> tuple[dict, int]:
+    """Row columns for the chunks of ``pending``, and how many use a vector embedded now."""
     cols: dict[str, list] = {k: [] for k in (
         "id", "path", "dir", "depth", "heading", "start_line", "end_line", "text", "search_text",
         "tokens", "file_hash", "embed_hash", "date", "mtime_ns", "model", "vector")}
@@ -258,5 +275,4 @@ def _rows(pending: list[_Pending], vectors: dict[str, np.ndarray], embedder: Emb
             cols["mtime_ns"].append(item.state["mtime_ns"])
             cols["model"].append(embedder.name)
             cols["vector"].append(vectors[h])
-    cols["_new"] = new
-    return cols
+    return cols, new
