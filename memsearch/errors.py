@@ -13,6 +13,7 @@ __all__ = [
     "NotMemoryFile",
     "MemoryFileNotFound",
     "InvalidArgument",
+    "UnknownTool",
     "TokenizerUnavailable",
     "ModelUnavailable",
     "UnknownModel",
@@ -29,6 +30,10 @@ class MemsearchError(Exception):
 
 class InvalidArgument(MemsearchError, ValueError):
     """An argument has the wrong type, range or form."""
+
+
+class UnknownTool(InvalidArgument):
+    """A tool name that is not one of the memory tools."""
 
 
 class NotAMemoryRoot(MemsearchError):

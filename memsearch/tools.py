@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .contract import list_dir, load_core, read
-from .errors import IndexLocked, InvalidArgument, MemoryFileNotFound, MemsearchError
+from .errors import IndexLocked, InvalidArgument, MemoryFileNotFound, MemsearchError, UnknownTool
 from .tokens import count_tokens, encoding_name, get_encoding
 from .tree import resolve_root, safe_path
 
@@ -41,10 +41,6 @@ DEFAULT_BUDGET = 4000
 MIN_BUDGET = 200
 MAX_K = 50
 _DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-
-
-class UnknownTool(InvalidArgument):
-    """A tool name that is not one of the memory tools."""
 
 
 @dataclass(frozen=True)
