@@ -31,7 +31,7 @@ test: setup
 	$(BIN)/python -m pytest -q
 
 bench: setup
-	$(BIN)/python -m benchmarks.run all
+	TORCH='$(TORCH)' $(BIN)/python -m benchmarks.run all --peers setup
 
 clean:
 	rm -rf $(VENV) examples/memory/.memsearch .pytest_cache

@@ -4,6 +4,12 @@
 * no-op re-sync and a one-line edit on a tree of ``--files`` files;
 * hybrid / vector / keyword query latency, warm, query embedding included, on ``--chunks`` chunks;
 * index size on disk and peak RSS.
+
+:func:`run_sizes` (used by ``memsearch bench speed``) measures all of it at each size in a
+fresh child process (``python -m benchmarks.speed _size ...``), so that peak RSS and warm-up
+belong to one size only, together with the synthetic corpus' retrieval quality at that size;
+:func:`daemon_freshness` runs benchmarks/daemon.py small. :func:`main` is the older
+two-size command line and stays as it was.
 """
 
 from __future__ import annotations
@@ -18,7 +24,13 @@ from pathlib import Path
 
 from benchmarks.synthetic import generate
 
-__all__ = ["throughput", "resync", "latency", "main"]
+__all__ = ["throughput", "resync", "latency", "main", "size_run", "run_sizes", "daemon_freshness"]
+
+#: Texts of the raw-encode comparison at one size: a random sample of the very texts the
+#: indexer embeds (the whole set up to this many), so 100k chunks need not be encoded twice.
+RAW_SAMPLE = 2000
+LATENCY_QUERIES = 100
+QUALITY_QUESTIONS = 200
 
 
 def _embed_texts(root: Path, index) -> list[str]:
@@ -125,5 +137,168 @@ def main(argv=None) -> int:
     return 0
 
 
+# --- per-size runs (memsearch bench speed) ----------------------------------------------------
+def _say(label: str, done: int, total: int) -> None:
+    print(f"@progress {done} {total} {label}", flush=True)
+
+
+class _PeakRss:
+    """Samples this process's RSS every 50 ms (psutil) while in the ``with`` block."""
+
+    def __init__(self):
+        self.peak = 0
+
+    def __enter__(self):
+        import threading
+
+        import psutil
+
+        proc, self._stop = psutil.Process(), threading.Event()
+
+        def sample():
+            while not self._stop.wait(0.05):
+                self.peak = max(self.peak, proc.memory_info().rss)
+
+        self.peak = proc.memory_info().rss
+        self._thread = threading.Thread(target=sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def size_run(work: Path, chunks: int, raw_sample: int = RAW_SAMPLE, seed: int = 1) -> dict:
+    """Everything measured at one size (run it in a fresh process: see :func:`run_sizes`)."""
+    import random
+
+    from benchmarks import quality
+    from benchmarks.run import _embedder
+    from benchmarks.synthetic import generate_chunks
+    from memsearch.index import MemoryIndex
+
+    root, db = work / f"tree-{chunks}", work / f"db-{chunks}"
+    shutil.rmtree(root, ignore_errors=True)
+    started = time.perf_counter()
+    planted = generate_chunks(root, chunks, seed=seed)
+    write_s = time.perf_counter() - started
+    embedder = _embedder()  # the default model (a hashing stand-in in smoke tests)
+    embedder.embed_query("warm up")
+    index = MemoryIndex(root, db=db, embedder=embedder, rebuild=True)
+    texts = _embed_texts(root, index)
+    sample = random.Random(0).sample(texts, min(len(texts), raw_sample))
+    embedder.embed_documents(sample[:64])  # warm up the batch path
+    started = time.perf_counter()
+    embedder.embed_documents(sample)
+    raw_s = time.perf_counter() - started
+    files = len(planted)
+
+    def progress(phase, done_files, total_files, done_chunks):
+        _say(f"{chunks:,} chunks: index", done_chunks, len(texts))
+
+    with _PeakRss() as rss:
+        started = time.perf_counter()
+        report = index.sync(progress=progress)
+        index_s = time.perf_counter() - started
+    result = {
+        "nominal_chunks": chunks, "files": files, "chunks": report.chunks_total, "tree_write_s": round(write_s, 2),
+        "raw_sample": len(sample), "raw_encode_s": round(raw_s, 2), "raw_chunks_per_s": round(len(sample) / raw_s, 1),
+        "index_s": round(index_s, 2), "index_chunks_per_s": round(report.chunks_embedded / index_s, 1),
+        "index_peak_rss_mb": round(rss.peak / 2**20, 1),
+    }
+    result["ratio_to_raw"] = round(result["index_chunks_per_s"] / result["raw_chunks_per_s"], 3)
+    _say(f"{chunks:,} chunks: re-sync", 0, 1)
+    result["resync"] = resync(index)
+    _say(f"{chunks:,} chunks: re-sync", 1, 1)
+    result["index_disk_mb"] = round(index.store.disk_bytes() / 2**20, 2)
+    queries = [p.query for p in planted[:: max(1, len(planted) // LATENCY_QUERIES)]][:LATENCY_QUERIES]
+    result["latency"] = {}
+    for n, (config, (mode, fusion)) in enumerate(quality.CONFIGS.items()):
+        index.fusion = fusion or index.fusion
+        for q in queries[:5]:
+            index.search(q, k=10, mode=mode)  # warm
+        times = []
+        for q in queries:
+            t0 = time.perf_counter()
+            index.search(q, k=10, mode=mode)
+            times.append((time.perf_counter() - t0) * 1000)
+        times.sort()
+        result["latency"][config] = {"p50_ms": round(statistics.median(times), 2),
+                                     "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2), "queries": len(times)}
+        _say(f"{chunks:,} chunks: latency", n + 1, len(quality.CONFIGS))
+    step = max(1, len(planted) // QUALITY_QUESTIONS)
+    corpus = quality.Corpus("synthetic", {"": root}, [
+        quality.Question(f"syn-{i}", p.query, (quality.Item(p.path, (p.line, p.line)),), p.kind)
+        for i, p in enumerate(planted[::step][:QUALITY_QUESTIONS])])
+    hits = {}
+    for n, (config, (mode, fusion)) in enumerate(quality.CONFIGS.items()):
+        index.fusion = fusion or index.fusion
+        hits[config] = {q.qid: index.search(q.query, k=quality.K, mode=mode) for q in corpus.questions}
+        _say(f"{chunks:,} chunks: quality", n + 1, len(quality.CONFIGS))
+    result["quality"] = {"questions": len(corpus.questions), "results": quality.score(corpus, hits)}
+    result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return result
+
+
+def run_sizes(sizes, work: Path, progress=None) -> list[dict]:
+    """:func:`size_run` for each size, each in a fresh ``python -m benchmarks.speed _size`` child."""
+    import os
+    import subprocess
+    import sys
+
+    results = []
+    work.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    for chunks in sizes:
+        out = work / f"size-{chunks}.json"
+        out.unlink(missing_ok=True)
+        with open(work / f"size-{chunks}.log", "w") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "benchmarks.speed", "_size", str(chunks), str(work), str(out)],
+                                    stdout=subprocess.PIPE, stderr=log, text=True, env=env, cwd=str(Path(__file__).resolve().parents[1]))
+            for line in proc.stdout:
+                parts = line.split(maxsplit=3)
+                if progress and len(parts) == 4 and parts[0] == "@progress":
+                    progress(parts[3].strip(), int(parts[1]), int(parts[2]))
+            code = proc.wait()
+        if code != 0 or not out.is_file():
+            tail = (work / f"size-{chunks}.log").read_text()[-400:].strip().splitlines()
+            results.append({"nominal_chunks": chunks, "error": f"exit {code}: {tail[-1] if tail else ''}"})
+        else:
+            results.append(json.loads(out.read_text()))
+        shutil.rmtree(work / f"tree-{chunks}", ignore_errors=True)  # trees and indexes of 100k are large
+        shutil.rmtree(work / f"db-{chunks}", ignore_errors=True)
+    return results
+
+
+def daemon_freshness(work: Path, files: int = 300, edits: int = 20, rapid: int = 100, timeout: int = 900) -> dict:
+    """benchmarks/daemon.py at a small size (its live phases only): write-to-searchable times."""
+    import os
+    import subprocess
+    import sys
+
+    out = work / "daemon"
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "benchmarks.daemon", "--out", str(out), "--files", str(files), "--edits", str(edits),
+           "--rapid", str(rapid), "--disk-edits", "0"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(Path(__file__).resolve().parents[1]),
+                              env=dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false"))
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout} s"}
+    if proc.returncode != 0 or not (out / "daemon.json").is_file():
+        tail = (proc.stderr or proc.stdout).strip().splitlines()
+        return {"error": f"exit {proc.returncode}: {tail[-1] if tail else ''}"}
+    data = json.loads((out / "daemon.json").read_text())
+    keep = ("command", "tree", "full_index", "freshness_s", "rapid_edits", "reader_during_full_index", "reader_during_rapid_edits", "seconds")
+    return {k: data[k] for k in keep if k in data}
+
+
 if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) > 1 and sys.argv[1] == "_size":
+        chunks, work, out = int(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
+        out.write_text(json.dumps(size_run(work, chunks), indent=2))
+        raise SystemExit(0)
     raise SystemExit(main())

@@ -274,9 +274,11 @@ def models_command(as_json: bool = JsonOpt) -> None:
 # Commands that live in their own modules (daemon, MCP server, benchmarks).
 from .cli_serve import register as _register_serve  # noqa: E402
 from .cli_watch import register as _register_watch  # noqa: E402
+from .cli_bench import register as _register_bench  # noqa: E402
 
 _register_serve(app)
 _register_watch(app)
+_register_bench(app)
 
 
 def main(argv: list[str] | None = None) -> int:
