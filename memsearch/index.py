@@ -24,7 +24,8 @@ from .embedder import Embedder, load_embedder
 from .errors import IndexLocked, IndexMismatch, InvalidArgument
 from .lock import WriterLock
 from .indexer import IndexReport, Progress, sync_tree
-from .store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, Store, scope_filter, sql_str
+from .flat import FlatVectors
+from .store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, Filter, Store
 from .tokens import encoding_name
 from .tree import INDEX_NAME, resolve_root, safe_path, scan
 
@@ -155,6 +156,7 @@ class MemoryIndex:
         self._indexes_checked = False
         self._executor = None
         self._ann, self._ann_version = False, None
+        self._flat: FlatVectors | None = None
 
     # --- parameters -----------------------------------------------------------------------
     def params(self) -> dict:
@@ -212,20 +214,15 @@ class MemoryIndex:
         self.store.write_meta(meta)
 
     # --- search ---------------------------------------------------------------------------
-    def _where(self, scope: str | None, since, until) -> str | None:
-        clauses = []
+    def _filter(self, scope: str | None, since, until) -> Filter:
+        rel = None
         if scope not in (None, "", "."):
             _, rel = safe_path(self.root, str(scope).strip().rstrip("/"))
-            if rel != ".":
-                clauses.append(scope_filter(rel))
+            rel = None if rel == "." else rel
         since_s, until_s = _parse_date(since, "since"), _parse_date(until, "until")
         if since_s and until_s and since_s > until_s:
             raise InvalidArgument(f"since {since_s} is after until {until_s}: swap them")
-        if since_s:
-            clauses.append(f"date >= {sql_str(since_s)}")
-        if until_s:
-            clauses.append(f"date <= {sql_str(until_s)}")
-        return " AND ".join(clauses) or None
+        return Filter(scope=rel, since=since_s, until=until_s)
 
     def search(self, query: str, k: int = 10, scope: str | None = None, mode: str = "hybrid",
                since=None, until=None) -> list[Hit]:
@@ -236,19 +233,19 @@ class MemoryIndex:
             raise InvalidArgument(f"unknown search mode {mode!r}: choose one of {', '.join(MODES)}")
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
             raise InvalidArgument(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
-        where = self._where(scope, since, until)
+        flt = self._filter(scope, since, until)
         self.store.refresh()
         table = self.store.chunks()
         if table is None or table.count_rows() == 0:
             return []
         n = max(k * CANDIDATE_FACTOR, MIN_CANDIDATES)
         if mode == "keyword":
-            return self._merge(self._keyword(table, query, n, where), k)
+            return self._merge(self._keyword(table, query, n, flt), k)
         if mode == "vector":
-            return self._merge(self._vector(table, query, n, where), k)
+            return self._merge(self._vector(table, query, n, flt), k)
         # BM25 runs in a worker thread while the query is embedded (both release the GIL).
-        keyword = self._pool().submit(self._keyword, table, query, n, where)
-        vector = self._vector(table, query, n, where)
+        keyword = self._pool().submit(self._keyword, table, query, n, flt)
+        vector = self._vector(table, query, n, flt)
         bm25 = keyword.result()
         fused = _rrf([(1.0, vector), (KEYWORD_WEIGHT, bm25)]) if self.fusion == "rrf" else _convex(vector, bm25)
         return self._merge(fused, k)
@@ -260,24 +257,27 @@ class MemoryIndex:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memsearch-bm25")
         return self._executor
 
-    def _vector(self, table, query: str, n: int, where: str | None) -> list[dict]:
+    def _vector(self, table, query: str, n: int, flt: Filter) -> list[dict]:
         vector = self.embedder.embed_query(query)
-        q = table.search(vector, vector_column_name="vector").distance_type("cosine").limit(n).select(_COLUMNS + ["_distance"])
         if self._ann_version != table.version:  # an ANN index appears past VECTOR_INDEX_MIN_ROWS
             self._ann, self._ann_version = self.store.has_vector_index(), table.version
-        if self._ann:
-            q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE_FACTOR)
-        if where:
-            q = q.where(where, prefilter=True)
+        if not self._ann:  # exact search over an in-memory copy of this table version
+            if self._flat is None or self._flat.version != table.version:
+                self._flat = FlatVectors(table, _COLUMNS)
+            return self._flat.search(vector, n, flt)
+        q = table.search(vector, vector_column_name="vector").distance_type("cosine").limit(n).select(_COLUMNS + ["_distance"])
+        q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE_FACTOR)
+        if flt.sql():
+            q = q.where(flt.sql(), prefilter=True)
         rows = q.to_list()
         for row in rows:
             row["score"] = 1.0 - float(row.pop("_distance"))
         return rows
 
-    def _keyword(self, table, query: str, n: int, where: str | None) -> list[dict]:
+    def _keyword(self, table, query: str, n: int, flt: Filter) -> list[dict]:
         q = table.search(query, query_type="fts", fts_columns="search_text").limit(n).select(_COLUMNS + ["_score"])
-        if where:
-            q = q.where(where, prefilter=True)
+        if flt.sql():
+            q = q.where(flt.sql(), prefilter=True)
         rows = q.to_list()  # a query of stop words only gives no rows, not an error
         for row in rows:
             row["score"] = float(row.pop("_score"))

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from .errors import IndexMismatch
 
-__all__ = ["Store", "FileState", "sql_str", "scope_filter", "CHUNKS", "FILES", "FORMAT_VERSION"]
+__all__ = ["Store", "FileState", "Filter", "sql_str", "scope_filter", "CHUNKS", "FILES", "FORMAT_VERSION"]
 
 CHUNKS = "chunks"
 FILES = "files"
@@ -54,6 +54,29 @@ def sql_str(value: str) -> str:
 def scope_filter(scope: str) -> str:
     """Rows whose directory is ``scope`` or below it (``scope`` already validated, no ``..``)."""
     return f"(dir = {sql_str(scope)} OR starts_with(dir, {sql_str(scope + '/')}))"
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which rows a search may return: a directory subtree and a date range.
+
+    Values are validated by the caller (``scope`` relative with no ``..``, dates ISO);
+    :meth:`sql` escapes them anyway, and :mod:`memsearch.flat` applies the same rules in numpy.
+    """
+
+    scope: str | None = None
+    since: str | None = None
+    until: str | None = None
+
+    def sql(self) -> str | None:
+        clauses = []
+        if self.scope:
+            clauses.append(scope_filter(self.scope))
+        if self.since:
+            clauses.append(f"date >= {sql_str(self.since)}")
+        if self.until:
+            clauses.append(f"date <= {sql_str(self.until)}")
+        return " AND ".join(clauses) or None
 
 
 def _in_list(column: str, values: Sequence[str]) -> Iterable[str]:

@@ -228,3 +228,23 @@ def test_real_cli_index_search_no_network(examples_copy, tmp_path):
     assert all(h["path"].startswith("projects/") for h in lines[1]["hits"])
     bad = run("search", str(examples_copy), "x", "--mode", "fuzzy", "--db", str(tmp_path / "db"))
     assert bad.returncode == 2 and bad.stderr.startswith("error:") and "Traceback" not in bad.stderr
+
+
+def test_in_memory_vector_search_matches_lancedb(index):
+    """The numpy copy returns what LanceDB's own exact search returns, filters included."""
+    from memsearch.flat import FlatVectors
+    from memsearch.index import _COLUMNS
+    from memsearch.store import Filter
+
+    index.sync()
+    table = index.store.chunks()
+    flat = FlatVectors(table, _COLUMNS)
+    vector = index.embedder.embed_query("deploy broke the API")
+    for flt in (Filter(), Filter(scope="notes"), Filter(since="2026-09-01"), Filter(scope="projects", until="2026-01-01")):
+        q = table.search(vector, vector_column_name="vector").distance_type("cosine").limit(5).select(["id", "_distance"])
+        if flt.sql():
+            q = q.where(flt.sql(), prefilter=True)
+        expected = [(r["id"], round(1 - r["_distance"], 4)) for r in q.to_list()]
+        got = [(r["id"], round(r["score"], 4)) for r in flat.search(vector, 5, flt)]
+        assert [s for _, s in got] == [s for _, s in expected]
+        assert set(got) == set(expected) or len({s for _, s in got}) < len(got)  # ties may swap ids
