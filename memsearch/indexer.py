@@ -34,8 +34,10 @@ __all__ = ["IndexReport", "sync_tree", "context_header", "Progress"]
 #: A write batch closes at this many chunks or BATCH_FILES files: each batch is one atomic
 #: commit and one progress step. Bigger batches let the model sort more texts by length
 #: (less padding); smaller ones show progress sooner and bound memory.
+#: ``MEMSEARCH_BATCH_CHUNKS`` overrides BATCH_CHUNKS (smaller: more, smaller commits).
 BATCH_CHUNKS = 512
 BATCH_FILES = 256
+BATCH_ENV = "MEMSEARCH_BATCH_CHUNKS"
 #: Chunks embedded per model call inside a batch (the model batches further internally).
 EMBED_GROUP = 512
 #: When a chunk's embedded text is over the model's limit, re-chunk with this share of the budget.
@@ -205,13 +207,14 @@ def sync_tree(
     pending: list[_Pending] = []
     chunk_count = 0
     deletions = list(removed)
+    batch_chunks = int(os.environ.get(BATCH_ENV) or BATCH_CHUNKS)
     for path, raw, state, _ in to_index:
         text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
         doc, chunks, headers = _chunk_file(path, text, count, cut, config, embedder)
         state["chunks"] = len(chunks)
         pending.append(_Pending(path, doc, chunks, headers, state))
         chunk_count += len(chunks)
-        if chunk_count >= BATCH_CHUNKS or len(pending) >= BATCH_FILES:
+        if chunk_count >= batch_chunks or len(pending) >= BATCH_FILES:
             flush(pending, deletions)
             pending, chunk_count, deletions = [], 0, []
     if pending or deletions:
