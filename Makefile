@@ -25,7 +25,7 @@ run: setup
 	$(BIN)/memsearch validate examples/memory
 	$(BIN)/memsearch ls examples/memory
 	$(BIN)/memsearch index examples/memory
-	$(BIN)/memsearch search examples/memory "why did we pick ClickHouse over the alternatives" -k 3
+	$(BIN)/memsearch search examples/memory "which warehouse did we choose for Atlas and why" -k 3
 
 test: setup
 	$(BIN)/python -m pytest -q
