@@ -2,7 +2,7 @@
 
 LanceDB's flat scan reads the vectors from disk on every query (about 20 ms at 10k rows on
 2 cores); holding them in a numpy matrix makes the same exact search a matrix-vector
-product and an ``np.argpartition`` (about 1 ms). The copy is tied to one table version and
+product and an ``np.argpartition`` (about 2 ms). The copy is tied to one table version and
 reloaded when a writer commits a new one, so it never serves stale rows. Past
 VECTOR_INDEX_MIN_ROWS the table has an ANN index and LanceDB searches it instead.
 """
@@ -52,7 +52,9 @@ class FlatVectors:
         if not self.rows:
             return []
         query = vector / (np.linalg.norm(vector) or 1.0)
-        scores = self.matrix @ query.astype(np.float32)
+        # einsum, not ``@``: BLAS's own threads fight torch's just-used ones (6.5 ms vs 1.6 ms
+        # at 10k rows on 2 cores), and one matrix-vector product needs no threads.
+        scores = np.einsum("ij,j->i", self.matrix, query.astype(np.float32))
         mask = self._mask(flt)
         candidates = np.flatnonzero(mask) if mask is not None else None
         if candidates is not None:
