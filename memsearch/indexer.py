@@ -25,7 +25,7 @@ import pyarrow as pa
 from .chunker import Chunk, ChunkerConfig, chunk_document
 from .document import Document, parse_document
 from .embedder import Embedder
-from .store import FileState, Store, chunk_schema
+from .store import Store, chunk_schema
 from .tokens import get_encoding
 from .tree import MemoryTree
 

@@ -201,7 +201,7 @@ def test_real_model_incremental_and_nested(examples_copy, real_embedder, tmp_pat
 
 def test_real_cli_index_search_no_network(examples_copy, tmp_path):
     """`memsearch index` and `search --json` in a fresh process with every socket refused."""
-    script = textwrap.dedent(f"""
+    script = textwrap.dedent("""
         import socket, sys
         def refuse(*a, **k):
             raise AssertionError("network access attempted")

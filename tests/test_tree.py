@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 import pytest
 from hypothesis import HealthCheck, given, settings
