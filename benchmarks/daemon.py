@@ -2,7 +2,7 @@
 
     python -m benchmarks.daemon --out DIR [--files 2000] [--edits 100] [--rapid 500] [--disk-edits 1000]
 
-Processes: the daemon (``python -m memsearch.cli watch``, real model), a *reader* that
+Processes: the daemon (``python -m memsearch watch``, real model), a *reader* that
 searches in a loop and records every latency and error, and this controller.
 
 1. **full index**: the daemon starts on a fresh tree of ``--files`` synthetic notes; its
@@ -99,7 +99,7 @@ def _write_phase(control: Path, phase: str) -> None:
 # --- the reader process ---------------------------------------------------------------------
 def reader(root: str, db: str, control: str, threads: int) -> None:
     """Search in a loop; record latency and errors per phase until the phase is 'stop'."""
-    from memsearch.index import MemoryIndex
+    from memsearch.engine.index import MemoryIndex
 
     _set_threads(threads)
     ctl = Path(control)
@@ -162,7 +162,7 @@ def _indexed(index, root: Path, paths: list[str]) -> bool:
 
 
 def live_phases(args, work: Path) -> dict:
-    from memsearch.index import MemoryIndex
+    from memsearch.engine.index import MemoryIndex
 
     root, db, control = work / "tree", work / "index", work / "control"
     control.mkdir(parents=True)
@@ -175,7 +175,7 @@ def live_phases(args, work: Path) -> dict:
                                  env=env, stderr=open(work / "reader.log", "wb"))
     _wait(lambda: (control / "ready").exists() or read_proc.poll() is not None, 300, "the reader")
     _write_phase(control, "full-index")
-    cmd = [sys.executable, "-m", "memsearch.cli", "watch", str(root), "--db", str(db)]
+    cmd = [sys.executable, "-m", "memsearch", "watch", str(root), "--db", str(db)]
     if args.debounce:
         cmd += ["--debounce", str(args.debounce)]
     t0 = time.perf_counter()
@@ -247,9 +247,9 @@ def live_phases(args, work: Path) -> dict:
 
 def disk_phase(work: Path, edits: int, compact: bool, debounce: int) -> dict:
     from memsearch import watcher
-    from memsearch.embedder import HashEmbedder
-    from memsearch.index import MemoryIndex
-    from memsearch.store import Store
+    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.index import MemoryIndex
+    from memsearch.engine.store import Store
 
     root = work / f"disk-{'compact' if compact else 'plain'}"
     paths = make_tree(root, 20)

@@ -28,10 +28,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memsearch import settings
+
 __all__ = ["DEFAULT_PATH", "Question", "Corpus", "load", "build_trees", "file_recall", "turn_recall", "score_hits"]
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"
-DATA_ENV = "MEMSEARCH_LOCOMO"
+DATA_ENV = settings.env_name("locomo")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 LINE_BUDGET = 60
 FILE_K = 5
@@ -56,7 +58,7 @@ class Corpus:
 
 
 def data_path(path: str | os.PathLike[str] | None = None) -> Path:
-    found = Path(path or os.environ.get(DATA_ENV) or DEFAULT_PATH)
+    found = Path(path or settings.get("locomo") or DEFAULT_PATH)
     if not found.is_file():
         raise FileNotFoundError(
             f"LoCoMo data not found at {found}. Get locomo10.json from https://github.com/snap-research/locomo "
@@ -190,8 +192,8 @@ def run(out: Path, data=None, modes=("keyword", "vector", "hybrid"), k: int = 30
     """
     import time
 
-    from memsearch.embedder import load_embedder
-    from memsearch.index import MemoryIndex
+    from memsearch.engine.embedder import load_embedder
+    from memsearch.engine.index import MemoryIndex
 
     corpus = build_trees(out / ("merged" if merged else "split"), data, merged=merged)
     embedder = load_embedder(model)

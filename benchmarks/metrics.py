@@ -50,7 +50,7 @@ class Span:
 
 
 def span(hit) -> Span:
-    """A :class:`Span` from a dict, a :class:`memsearch.index.Hit` or a Span."""
+    """A :class:`Span` from a dict, a :class:`memsearch.engine.index.Hit` or a Span."""
     if isinstance(hit, Span):
         return hit
     if isinstance(hit, Mapping):

@@ -149,7 +149,7 @@ def run_engine(corpus: Corpus, embedder, work: Path, configs=tuple(CONFIGS), k: 
 
     Returns {"hits": {config: {qid: [Span]}}, "index": {...}, "ms_per_query": {config: ms}}.
     """
-    from memsearch.index import MemoryIndex
+    from memsearch.engine.index import MemoryIndex
 
     embedder.embed_query("warm up")  # load the model before the clock starts
     started = time.perf_counter()
@@ -188,7 +188,7 @@ class LineTokens:
     """Token count of each line of the corpus' files (tiktoken, the engine's encoding)."""
 
     def __init__(self, corpus: Corpus):
-        from memsearch.tokens import get_encoding
+        from memsearch.memory.tokens import get_encoding
 
         self.enc = get_encoding()
         self.corpus = corpus

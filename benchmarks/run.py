@@ -16,17 +16,19 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from memsearch import settings
+
 __all__ = ["run", "main", "STANDARD_CORPORA", "STANDARD_SIZES"]
 
 STANDARD_CORPORA = ("examples", "locomo", "locomo-merged")
 STANDARD_SIZES = (1000, 10_000)
-EMBEDDER_ENV = "MEMSEARCH_BENCH_EMBEDDER"  # "hash": a stand-in for smoke tests (numbers meaningless)
+EMBEDDER_ENV = settings.env_name("bench_embedder")  # "hash": a stand-in for smoke tests (numbers meaningless)
 
 
 def _embedder():
-    from memsearch.embedder import HashEmbedder, load_embedder
+    from memsearch.engine.embedder import HashEmbedder, load_embedder
 
-    if os.environ.get(EMBEDDER_ENV) == "hash":
+    if settings.get("bench_embedder") == "hash":
         return HashEmbedder(dimension=64, name="hash-smoke")
     return load_embedder()
 

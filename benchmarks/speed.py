@@ -35,9 +35,9 @@ QUALITY_QUESTIONS = 200
 
 def _embed_texts(root: Path, index) -> list[str]:
     """Exactly the texts the indexer embeds for this tree (context header + chunk text)."""
-    from memsearch.indexer import _chunk_file
-    from memsearch.tokens import get_encoding
-    from memsearch.tree import scan
+    from memsearch.engine.sync import _chunk_file
+    from memsearch.memory.tokens import get_encoding
+    from memsearch.memory.tree import scan
 
     enc = get_encoding()
     count = lambda t: len(enc.encode_ordinary(t))  # noqa: E731
@@ -50,7 +50,7 @@ def _embed_texts(root: Path, index) -> list[str]:
 
 
 def throughput(work: Path, files: int, embedder) -> dict:
-    from memsearch.index import MemoryIndex
+    from memsearch.engine.index import MemoryIndex
 
     root = work / f"tree-{files}"
     shutil.rmtree(root, ignore_errors=True)
@@ -109,7 +109,7 @@ def latency(index, queries: list[str], repeats: int = 1) -> dict:
 
 
 def main(argv=None) -> int:
-    from memsearch.embedder import load_embedder
+    from memsearch.engine.embedder import load_embedder
 
     parser = argparse.ArgumentParser(description="memsearch engine speed benchmark")
     parser.add_argument("--files", type=int, default=1000, help="files of the re-sync tree")
@@ -176,7 +176,7 @@ def size_run(work: Path, chunks: int, raw_sample: int = RAW_SAMPLE, seed: int = 
     from benchmarks import quality
     from benchmarks.run import _embedder
     from benchmarks.synthetic import generate_chunks
-    from memsearch.index import MemoryIndex
+    from memsearch.engine.index import MemoryIndex
 
     root, db = work / f"tree-{chunks}", work / f"db-{chunks}"
     shutil.rmtree(root, ignore_errors=True)

@@ -24,15 +24,15 @@ __all__ = [
 ]
 
 _LAZY = {
-    "scan": "memsearch.tree",
-    "validate": "memsearch.validator",
-    "load_core": "memsearch.contract",
-    "list_dir": "memsearch.contract",
-    "read": "memsearch.contract",
-    "search": "memsearch.index",
-    "MemoryIndex": "memsearch.index",
-    "Hit": "memsearch.index",
-    "IndexReport": "memsearch.indexer",
+    "scan": "memsearch.memory.tree",
+    "validate": "memsearch.memory.validator",
+    "load_core": "memsearch.memory.contract",
+    "list_dir": "memsearch.memory.contract",
+    "read": "memsearch.memory.contract",
+    "search": "memsearch.harness.api",
+    "MemoryIndex": "memsearch.engine.index",
+    "Hit": "memsearch.engine.index",
+    "IndexReport": "memsearch.engine.sync",
 }
 
 

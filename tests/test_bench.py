@@ -107,7 +107,7 @@ def test_examples_fixture_is_valid_and_points_at_real_lines():
 
 def test_synthetic_generator_is_deterministic_and_plants_facts(tmp_path):
     from benchmarks.synthetic import generate
-    from memsearch.validator import validate
+    from memsearch.memory.validator import validate
 
     one = generate(tmp_path / "one", 60, seed=3)
     two = generate(tmp_path / "two", 80, seed=3)
@@ -168,8 +168,8 @@ def test_bench_smoke_run_writes_json_markdown_and_plots(tmp_path, monkeypatch):
 def test_bench_command_errors_are_one_line(monkeypatch):
     from typer.testing import CliRunner
 
-    from memsearch import cli_bench
-    from memsearch.cli import app, main
+    from memsearch.cli import bench as cli_bench
+    from memsearch.cli.app import app, main
 
     assert main(["bench", "fastest"]) == 2
     assert main(["bench", "quality", "--peers", "maybe"]) == 2

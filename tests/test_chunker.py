@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memsearch.chunker import ChunkerConfig, chunk_document
-from memsearch.document import parse_document
-from memsearch.tokens import count_tokens
+from memsearch.engine.chunker import ChunkerConfig, chunk_document
+from memsearch.memory.document import parse_document
+from memsearch.memory.tokens import count_tokens
 
 DOC = """---
 title: Atlas

@@ -12,7 +12,7 @@ from tests.conftest import EXAMPLES
 
 
 def run(*args: str, cwd=None):
-    return subprocess.run([sys.executable, "-m", "memsearch.cli", *args], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "memsearch", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def test_validate_exit_codes(make_tree, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memsearch.contract import list_dir, load_core, parse_lines, read
+from memsearch.memory.contract import list_dir, load_core, parse_lines, read
 from memsearch.errors import InvalidArgument, MemoryFileNotFound, NotMemoryFile, PathOutsideRoot
 
 TREE = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer.main
 
-from memsearch.cli import app
+from memsearch.cli.app import app
 from tests.conftest import REPO
 
 
@@ -26,3 +26,12 @@ def test_every_command_and_option_is_documented():
                 if opt.startswith("--") and opt != "--help" and opt not in readme:
                     missing.append(f"{name} {opt}")
     assert not missing, f"README.md lacks: {', '.join(missing)}"
+
+
+def test_every_setting_is_documented_in_one_table():
+    from memsearch import settings
+
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Settings", 1)[1].split("\n## ", 1)[0]
+    missing = [s.env for s in settings.SETTINGS.values() if f"| `{s.env}` |" not in section]
+    assert not missing, f"README.md's settings table lacks: {', '.join(missing)}"

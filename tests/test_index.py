@@ -13,10 +13,10 @@ import textwrap
 
 import pytest
 
-from memsearch.chunker import ChunkerConfig
-from memsearch.embedder import HashEmbedder
+from memsearch.engine.chunker import ChunkerConfig
+from memsearch.engine.embedder import HashEmbedder
 from memsearch.errors import IndexMismatch, InvalidArgument, PathOutsideRoot
-from memsearch.index import MemoryIndex
+from memsearch.engine.index import MemoryIndex
 
 TREE = {
     "MEMORY.md": "# Root\n\nCore memory about the team.\n",
@@ -208,7 +208,7 @@ def test_real_cli_index_search_no_network(examples_copy, tmp_path):
         socket.socket.connect = refuse
         socket.create_connection = refuse
         socket.getaddrinfo = refuse
-        from memsearch.cli import main
+        from memsearch.cli.app import main
         sys.exit(main(sys.argv[1:]))
     """)
     run = lambda *args: subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True)  # noqa: E731
@@ -232,9 +232,9 @@ def test_real_cli_index_search_no_network(examples_copy, tmp_path):
 
 def test_in_memory_vector_search_matches_lancedb(index):
     """The numpy copy returns what LanceDB's own exact search returns, filters included."""
-    from memsearch.flat import FlatVectors
-    from memsearch.index import _COLUMNS
-    from memsearch.store import Filter
+    from memsearch.engine.flat import FlatVectors
+    from memsearch.engine.index import _COLUMNS
+    from memsearch.engine.store import Filter
 
     index.sync()
     table = index.store.chunks()

@@ -17,7 +17,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from memsearch.contract import load_core
+from memsearch.memory.contract import load_core
 from memsearch.tools import TOOLS
 from tests.conftest import EXAMPLES, REPO
 
@@ -49,7 +49,7 @@ def payload(result) -> dict:
 def test_stdio_session_lists_tools_and_resources_and_calls_search_and_read(root, tmp_path):
     before = snapshot(root)
     db = tmp_path / "index"
-    params = StdioServerParameters(command=sys.executable, args=["-m", "memsearch.cli", "serve", str(root), "--db", str(db)],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memsearch", "serve", str(root), "--db", str(db)],
                                    env=ENV, cwd=str(REPO))
 
     async def session() -> None:
@@ -119,7 +119,7 @@ def test_streamable_http_on_loopback(root):
     from mcp import Client
 
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "memsearch.cli", "serve", str(root), "--http", "--port", str(port), "--no-warm"],
+    server = subprocess.Popen([sys.executable, "-m", "memsearch", "serve", str(root), "--http", "--port", str(port), "--no-warm"],
                               env=os.environ | ENV, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 30
@@ -145,6 +145,6 @@ def test_streamable_http_on_loopback(root):
 
 
 def test_http_refuses_a_non_loopback_host(root):
-    result = subprocess.run([sys.executable, "-m", "memsearch.cli", "serve", str(root), "--http", "--host", "0.0.0.0"],
+    result = subprocess.run([sys.executable, "-m", "memsearch", "serve", str(root), "--http", "--host", "0.0.0.0"],
                             capture_output=True, text=True, env=os.environ | ENV, cwd=REPO, timeout=60)
     assert result.returncode == 2 and "not a loopback address" in result.stderr and "Traceback" not in result.stderr

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from memsearch.errors import TokenizerUnavailable
-from memsearch.tokens import count_tokens, get_encoding
+from memsearch.memory.tokens import count_tokens, get_encoding
 
 
 def test_cl100k_counts_like_cl100k():
@@ -33,7 +33,7 @@ def test_no_network_at_runtime(tmp_path):
         socket.socket.connect = refuse
         socket.create_connection = refuse
         socket.getaddrinfo = refuse
-        from memsearch.tokens import get_encoding
+        from memsearch.memory.tokens import get_encoding
         from memsearch.errors import TokenizerUnavailable
         assert get_encoding("cl100k_base").encode_ordinary("hello world") == [15339, 1917]
         try:

@@ -13,10 +13,10 @@ import shutil
 import jsonschema
 import pytest
 
-from memsearch.contract import load_core, list_dir
+from memsearch.memory.contract import load_core, list_dir
 from memsearch.errors import (InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile,
                               PathOutsideRoot)
-from memsearch.lock import WriterLock
+from memsearch.engine.lock import WriterLock
 from memsearch.tools import (TOOL_NAMES, TOOLS, ToolBox, UnknownTool, anthropic_tools, openai_tools,
                              validate_arguments)
 from tests.conftest import EXAMPLES, REPO

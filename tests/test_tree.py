@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memsearch.errors import InvalidArgument, NotAMemoryRoot, PathOutsideRoot
-from memsearch.tree import classify, foreign_dirs, safe_path, scan
+from memsearch.memory.tree import classify, foreign_dirs, safe_path, scan
 from tests.conftest import build
 
 
@@ -56,7 +56,7 @@ def test_foreign_and_hidden_are_skipped_whole(make_tree):
 def test_foreign_is_configurable(make_tree, monkeypatch):
     root = make_tree({"MEMORY.md": "", "skills/MEMORY.md": "", "skills/a.md": "", "vendor/MEMORY.md": "", "vendor/x.md": ""})
     assert scan(root, foreign=["vendor"]).memory_dirs == ("skills",)
-    monkeypatch.setenv("MEMSEARCH_FOREIGN", "")
+    monkeypatch.setenv("MEMSEARCH_FOREIGN", "none")
     assert scan(root).memory_dirs == ("skills", "vendor")
     monkeypatch.setenv("MEMSEARCH_FOREIGN", "vendor,skills")
     assert scan(root).memory_dirs == ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memsearch.errors import InvalidArgument
-from memsearch.validator import core_budget, validate
+from memsearch.memory.validator import core_budget, validate
 
 VALID = {
     "first example": {

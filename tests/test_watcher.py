@@ -22,14 +22,14 @@ from pathlib import Path
 import pytest
 import watchfiles
 
-from memsearch import daemon as engine
+from memsearch.service import daemon as engine
 from memsearch import watcher
-from memsearch.embedder import HashEmbedder, load_embedder
+from memsearch.engine.embedder import HashEmbedder, load_embedder
 from memsearch.errors import IndexLocked, InvalidArgument
-from memsearch.index import MemoryIndex
-from memsearch.lock import HOLDER_FILE, lock_holder
-from memsearch.store import Store
-from memsearch.tree import scan
+from memsearch.engine.index import MemoryIndex
+from memsearch.engine.lock import HOLDER_FILE, lock_holder
+from memsearch.engine.store import Store
+from memsearch.memory.tree import scan
 from memsearch.watcher import Daemon, MemoryFilter, read_state, resolve_debounce
 
 pytestmark = pytest.mark.slow
@@ -315,7 +315,7 @@ def test_second_writer_refused_and_stale_lock_taken_over(make_tree):
     # a writer killed with SIGKILL leaves its pid record behind, but no lock
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
-        from memsearch.lock import WriterLock
+        from memsearch.engine.lock import WriterLock
         WriterLock({str(db)!r}, purpose="index").acquire()
         print("held", flush=True)
         time.sleep(60)
@@ -333,8 +333,8 @@ def test_second_writer_refused_and_stale_lock_taken_over(make_tree):
 READER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from memsearch.embedder import HashEmbedder
-    from memsearch.index import MemoryIndex
+    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.index import MemoryIndex
     root, db, stop, parts = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
     index = MemoryIndex(root, db=db, embedder=HashEmbedder())
     searches, errors, torn, states = 0, [], [], 0
@@ -393,8 +393,8 @@ def test_search_in_another_process_while_the_daemon_writes(make_tree, tmp_path):
 # --- stopping and recovery ----------------------------------------------------------------
 DAEMON = textwrap.dedent("""
     import sys, time, logging
-    from memsearch.embedder import HashEmbedder
-    from memsearch.index import MemoryIndex
+    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.index import MemoryIndex
     from memsearch.watcher import serve
 
     class SlowHash(HashEmbedder):  # makes each batch take a while, so signals land mid-sync
@@ -469,7 +469,7 @@ def test_stop_mid_sync_then_recover_to_a_clean_rebuild(make_tree, tmp_path, how)
 
 # --- the CLI daemon with the real model -------------------------------------------------------
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "memsearch.cli", *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "memsearch", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def test_cli_daemon_end_to_end_with_the_real_model(make_tree, real_embedder):

@@ -70,7 +70,7 @@ class Peer:
 
     def run(self, corpus, work: Path, k: int = 50, progress=None) -> dict:
         """Run the adapter on ``corpus``; {"hits": {qid: [Span]}, "index_seconds", ...} or {"error"}."""
-        from memsearch.tree import scan
+        from memsearch.memory.tree import scan
 
         if not self.available():
             return {"error": f"not installed (memsearch bench --peers setup creates {self.venv})"}
@@ -112,7 +112,7 @@ class Peer:
 
 def _model_dir() -> str:
     """The directory of the default model, so a peer loads exactly the same weights."""
-    from memsearch.embedder import load_embedder
+    from memsearch.engine.embedder import load_embedder
 
     source = load_embedder()._source
     if not Path(source).is_dir():

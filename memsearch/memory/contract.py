@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .document import parse_document, summary_of
-from .errors import InvalidArgument, MemoryFileNotFound, NotMemoryFile
+from ..errors import InvalidArgument, MemoryFileNotFound, NotMemoryFile
 from .tokens import count_tokens, encoding_name
 from .tree import INDEX_NAME, MemoryTree, classify, foreign_dirs, resolve_root, safe_path, scan
 

@@ -26,12 +26,12 @@ import sys
 import threading
 from urllib.parse import quote, unquote
 
-from . import __version__
-from .contract import load_core, read, read_memory_file
-from .document import parse_document, summary_of
-from .errors import InvalidArgument, MemsearchError
+from .. import __version__, settings
+from ..memory.contract import load_core, read, read_memory_file
+from ..memory.document import parse_document, summary_of
+from ..errors import InvalidArgument, MemsearchError
 from .tools import TOOLS, ToolBox, error_object
-from .tree import INDEX_NAME, scan
+from ..memory.tree import INDEX_NAME, scan
 
 __all__ = ["build_server", "serve_stdio", "serve_http", "CORE_URI", "FILE_URI_PREFIX", "DEFAULT_PORT"]
 
@@ -140,7 +140,7 @@ def _warm_in_background(toolbox: ToolBox) -> None:
 
 
 def _logging() -> None:
-    logging.basicConfig(stream=sys.stderr, level=os.environ.get("MEMSEARCH_LOG_LEVEL", "WARNING").upper(),
+    logging.basicConfig(stream=sys.stderr, level=settings.get("log_level"),
                         format="%(asctime)s %(name)s %(levelname)s: %(message)s")
 
 

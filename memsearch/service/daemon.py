@@ -20,20 +20,21 @@ from typing import Iterable, Iterator
 
 import watchfiles
 
-from .errors import InvalidArgument, MemsearchError
-from .indexer import IndexReport
-from .tree import classify, foreign_dirs, resolve_root
+from .. import settings
+from ..errors import InvalidArgument, MemsearchError
+from ..engine.sync import IndexReport
+from ..memory.tree import classify, foreign_dirs, resolve_root
 
 __all__ = ["Daemon", "MemoryFilter", "resolve_debounce", "read_state", "DEBOUNCE_ENV", "DEFAULT_DEBOUNCE_MS",
            "STATE_FILE", "PID_FILE", "LOG_FILE"]
 
 logger = logging.getLogger("memsearch.watch")
 
-DEBOUNCE_ENV = "MEMSEARCH_DEBOUNCE_MS"
+DEBOUNCE_ENV = settings.env_name("debounce_ms")
 #: Longest time (ms) watchfiles groups events before a sync. A lone save is synced after
 #: ``STEP_MS`` of silence, so this only bounds the wait under a stream of writes; 300 ms
 #: keeps the p95 time from a write to a search that sees it well under 2 s.
-DEFAULT_DEBOUNCE_MS = 300
+DEFAULT_DEBOUNCE_MS = settings.SETTINGS["debounce_ms"].default
 MAX_DEBOUNCE_MS = 60_000
 #: A batch is handed over once no new event arrived for this long (watchfiles' ``step``).
 STEP_MS = 50
@@ -63,19 +64,7 @@ LOG_FILE = "daemon.log"
 
 def resolve_debounce(debounce: int | None = None) -> int:
     """``debounce`` (ms), else ``$MEMSEARCH_DEBOUNCE_MS``, else :data:`DEFAULT_DEBOUNCE_MS`."""
-    source = "debounce"
-    if debounce is None:
-        env = os.environ.get(DEBOUNCE_ENV, "").strip()
-        if not env:
-            return DEFAULT_DEBOUNCE_MS
-        source = DEBOUNCE_ENV
-        try:
-            debounce = int(env)
-        except ValueError:
-            raise InvalidArgument(f"{DEBOUNCE_ENV}={env!r} is not a whole number of milliseconds, e.g. 300") from None
-    if isinstance(debounce, bool) or not isinstance(debounce, int) or not 1 <= debounce <= MAX_DEBOUNCE_MS:
-        raise InvalidArgument(f"{source} must be a whole number of milliseconds from 1 to {MAX_DEBOUNCE_MS}, got {debounce!r}")
-    return debounce
+    return settings.get("debounce_ms", debounce, label="debounce")
 
 
 def _now() -> str:
@@ -91,7 +80,7 @@ def _ancestors(rel: str) -> Iterator[str]:
 class MemoryFilter:
     """A watchfiles filter: keep the events that may change what the index holds.
 
-    Files are judged by :func:`memsearch.tree.classify`, the indexer's own tree model.
+    Files are judged by :func:`memsearch.memory.tree.classify`, the indexer's own tree model.
     Directory events are kept (a renamed or deleted folder moves or removes every file in
     it, and inotify reports only the folder): a folder that exists, or one that held
     indexed files (``known_dirs``) and is gone.
@@ -166,7 +155,7 @@ class Daemon:
                  include_core=None, stop_event=None, lock_timeout: float | None = 0.0,
                  compact: bool = True, state_file: bool = True):
         if index is None:
-            from .index import MemoryIndex
+            from ..engine.index import MemoryIndex
 
             index = MemoryIndex(root, db=db, model=model, include_core=include_core, foreign=foreign)
         elif resolve_root(root) != index.root:

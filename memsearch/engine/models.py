@@ -14,13 +14,14 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UnknownModel
+from .. import settings
+from ..errors import UnknownModel
 
 __all__ = ["ModelSpec", "registry", "resolve_model", "REGISTRY_PATH"]
 
 REGISTRY_PATH = Path(__file__).with_name("models.toml")
-MODEL_ENV = "MEMSEARCH_MODEL"
-REGISTRY_ENV = "MEMSEARCH_MODELS"
+MODEL_ENV = settings.env_name("model")
+REGISTRY_ENV = settings.env_name("models")
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class ModelSpec:
 
 
 def _registry_file() -> Path:
-    return Path(os.environ.get(REGISTRY_ENV) or REGISTRY_PATH)
+    return settings.get("models") or REGISTRY_PATH
 
 
 def registry() -> tuple[str, dict[str, ModelSpec]]:
@@ -85,7 +86,7 @@ def _local_spec(path: Path) -> ModelSpec:
 def resolve_model(model: str | os.PathLike[str] | None = None) -> ModelSpec:
     """The spec of ``model``: a registry name, a local directory, or (None) the default."""
     default, specs = registry()
-    name = str(model or os.environ.get(MODEL_ENV) or default)
+    name = str(settings.get("model", model) or default)
     if name in specs:
         return specs[name]
     lowered = {n.lower(): s for n, s in specs.items()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .errors import InvalidArgument
+from ..errors import InvalidArgument
 from .tokens import count_tokens
 from .tree import INDEX_NAME, scan
 

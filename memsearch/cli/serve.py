@@ -28,8 +28,8 @@ def register(app: typer.Typer) -> None:
         warm: bool = typer.Option(True, "--warm/--no-warm", help="Load the model and sync the index at start, so the first search is fast."),
     ) -> None:
         """Run a Model Context Protocol server on stdio (or --http): memory tools and MEMORY.md resources. Never writes memory."""
-        from .mcp_server import check_loopback, serve_http, serve_stdio
-        from .tools import ToolBox
+        from ..harness.mcp import check_loopback, serve_http, serve_stdio
+        from ..harness.tools import ToolBox
 
         if http:
             check_loopback(host)  # refuse before loading anything

@@ -15,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from .errors import IndexLocked
+from ..errors import IndexLocked
 
 __all__ = ["WriterLock", "lock_holder"]
 

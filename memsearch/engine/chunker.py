@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from .document import Document
+from ..memory.document import Document
 
 __all__ = ["ChunkerConfig", "Chunk", "chunk_document"]
 

@@ -22,12 +22,13 @@ from typing import Callable, Iterable
 import numpy as np
 import pyarrow as pa
 
+from .. import settings
 from .chunker import Chunk, ChunkerConfig, chunk_document
-from .document import Document, parse_document
+from ..memory.document import Document, parse_document
 from .embedder import Embedder
 from .store import Store, chunk_schema
-from .tokens import get_encoding
-from .tree import MemoryTree
+from ..memory.tokens import get_encoding
+from ..memory.tree import MemoryTree
 
 __all__ = ["IndexReport", "sync_tree", "context_header", "Progress"]
 
@@ -35,9 +36,9 @@ __all__ = ["IndexReport", "sync_tree", "context_header", "Progress"]
 #: commit and one progress step. Bigger batches let the model sort more texts by length
 #: (less padding); smaller ones show progress sooner and bound memory.
 #: ``MEMSEARCH_BATCH_CHUNKS`` overrides BATCH_CHUNKS (smaller: more, smaller commits).
-BATCH_CHUNKS = 512
+BATCH_CHUNKS = settings.SETTINGS["batch_chunks"].default
 BATCH_FILES = 256
-BATCH_ENV = "MEMSEARCH_BATCH_CHUNKS"
+BATCH_ENV = settings.env_name("batch_chunks")
 #: Chunks embedded per model call inside a batch (the model batches further internally).
 EMBED_GROUP = 512
 #: When a chunk's embedded text is over the model's limit, re-chunk with this share of the budget.
@@ -207,7 +208,7 @@ def sync_tree(
     pending: list[_Pending] = []
     chunk_count = 0
     deletions = list(removed)
-    batch_chunks = int(os.environ.get(BATCH_ENV) or BATCH_CHUNKS)
+    batch_chunks = settings.get("batch_chunks")
     for path, raw, state, _ in to_index:
         text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
         doc, chunks, headers = _chunk_file(path, text, count, cut, config, embedder)

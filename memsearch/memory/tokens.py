@@ -12,12 +12,13 @@ import functools
 import os
 import threading
 
-from .errors import TokenizerUnavailable
+from .. import settings
+from ..errors import TokenizerUnavailable
 
 __all__ = ["DEFAULT_ENCODING", "encoding_name", "get_encoding", "count_tokens"]
 
-DEFAULT_ENCODING = "cl100k_base"
-ENCODING_ENV = "MEMSEARCH_ENCODING"
+DEFAULT_ENCODING = settings.SETTINGS["encoding"].default
+ENCODING_ENV = settings.env_name("encoding")
 OFFLINE_SUFFIX = "_offline"
 _LOCK = threading.Lock()
 
@@ -28,7 +29,7 @@ class _NetworkRefused(Exception):
 
 def encoding_name(name: str | None = None) -> str:
     """The encoding to use: argument, else ``MEMSEARCH_ENCODING``, else ``cl100k_base``."""
-    return name or os.environ.get(ENCODING_ENV) or DEFAULT_ENCODING
+    return settings.get("encoding", name)
 
 
 def _refuse_network(blobpath: str) -> bytes:

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .errors import MemsearchError
+from ..errors import MemsearchError
 
 __all__ = ["app", "main"]
 
@@ -46,7 +46,7 @@ def validate(
     share: Optional[float] = typer.Option(None, help="Share of --window for core memory (default 0.15)."),
 ) -> None:
     """Check a memory root against the Agent Memory spec. Exit 0 valid, 1 invalid, 2 unusable root."""
-    from .validator import validate as run_validate
+    from ..memory.validator import validate as run_validate
 
     report = run_validate(root, budget=budget, window=window, share=share)
     if as_json:
@@ -65,7 +65,7 @@ def validate(
 @app.command()
 def core(root: Path = RootArg, as_json: bool = JsonOpt) -> None:
     """Print core memory (root Markdown) as it goes into a system prompt."""
-    from .contract import load_core
+    from ..memory.contract import load_core
 
     memory = load_core(root)
     if as_json:
@@ -82,7 +82,7 @@ def list_command(
     as_json: bool = JsonOpt,
 ) -> None:
     """List a memory directory: its child memory directories (with their MEMORY.md summary) and files."""
-    from .contract import list_dir
+    from ..memory.contract import list_dir
 
     listing = list_dir(root, directory)
     if as_json:
@@ -111,7 +111,7 @@ def read_command(
     as_json: bool = JsonOpt,
 ) -> None:
     """Print one memory file, or a line range of it. Nothing outside the root is ever read."""
-    from .contract import read
+    from ..memory.contract import read
 
     result = read(root, path, lines)
     if as_json:
@@ -128,7 +128,7 @@ def _progress_sync(index, show: bool, wait: float):
     """Run ``index.sync`` with a rich progress bar (files, chunks, chunks/s, ETA)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    from .lock import lock_holder
+    from ..engine.lock import lock_holder
 
     holder = lock_holder(index.db_path)
     if holder and wait > 0:
@@ -162,7 +162,7 @@ def index_command(
     as_json: bool = JsonOpt,
 ) -> None:
     """Index external memory (incremental: only changed files are re-chunked, only changed chunks re-embedded)."""
-    from .index import MemoryIndex
+    from ..engine.index import MemoryIndex
 
     index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild)
     report = _progress_sync(index, show=not as_json and err.is_terminal, wait=wait)
@@ -210,8 +210,8 @@ def search_command(
     as_json: bool = JsonOpt,
 ) -> None:
     """Search external memory. Syncs changed files first (unless a daemon holds the index)."""
-    from .errors import IndexLocked, InvalidArgument
-    from .index import MemoryIndex
+    from ..errors import IndexLocked, InvalidArgument
+    from ..engine.index import MemoryIndex
 
     if (query is None) == (queries is None):
         raise InvalidArgument("give either a QUERY or --queries FILE.jsonl (not both)")
@@ -235,7 +235,7 @@ def search_command(
 
 
 def _read_queries(path: Path) -> list[dict]:
-    from .errors import InvalidArgument
+    from ..errors import InvalidArgument
 
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -258,7 +258,7 @@ def _read_queries(path: Path) -> list[dict]:
 @app.command("models")
 def models_command(as_json: bool = JsonOpt) -> None:
     """List the embedding models of models.toml and where each loads from."""
-    from .models import registry
+    from ..engine.models import registry
 
     default, specs = registry()
     if as_json:
@@ -272,9 +272,9 @@ def models_command(as_json: bool = JsonOpt) -> None:
 
 
 # Commands that live in their own modules (daemon, MCP server, benchmarks).
-from .cli_serve import register as _register_serve  # noqa: E402
-from .cli_watch import register as _register_watch  # noqa: E402
-from .cli_bench import register as _register_bench  # noqa: E402
+from .serve import register as _register_serve  # noqa: E402
+from .watch import register as _register_watch  # noqa: E402
+from .bench import register as _register_bench  # noqa: E402
 
 _register_serve(app)
 _register_watch(app)
@@ -292,6 +292,3 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     return 0
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

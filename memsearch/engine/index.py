@@ -1,4 +1,4 @@
-"""The query layer: :class:`MemoryIndex` (sync + search) and ranked, merged :class:`Hit` results.
+"""One memory root's index: :class:`MemoryIndex` (checked parameters, sync, search) and its :class:`Hit` results.
 
 Hybrid search runs BM25 (LanceDB full-text index) and vector search (cosine) over the same
 filtered rows and fuses them: by default a convex combination of min-max normalised scores,
@@ -16,44 +16,26 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-from . import __version__
+from .. import __version__, settings
 from .chunker import ChunkerConfig
-from .contract import read_memory_file
-from .document import parse_document, summary_of
+from ..memory.contract import read_memory_file
+from ..memory.document import parse_document, summary_of
 from .embedder import Embedder, load_embedder
-from .errors import IndexLocked, IndexMismatch, InvalidArgument
+from ..errors import IndexLocked, IndexMismatch, InvalidArgument
 from .lock import WriterLock
-from .indexer import IndexReport, Progress, sync_tree
+from .sync import IndexReport, Progress, sync_tree
 from .flat import FlatVectors
+from .fusion import CANDIDATE_FACTOR, DEFAULT_FUSION, FUSIONS, MIN_CANDIDATES, fuse, merge_rows
 from .store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, Filter, Store
-from .tokens import encoding_name
-from .tree import INDEX_NAME, resolve_root, safe_path, scan
+from ..memory.tokens import encoding_name
+from ..memory.tree import INDEX_NAME, resolve_root, safe_path, scan
 
-__all__ = ["MemoryIndex", "Hit", "MemoryRef", "MODES", "FUSIONS", "search", "open_index", "default_db_path", "DB_ENV"]
+__all__ = ["MemoryIndex", "Hit", "MemoryRef", "MODES", "FUSIONS", "default_db_path", "DB_ENV"]
 
-DB_ENV = "MEMSEARCH_DB"
+DB_ENV = settings.env_name("db")
 DB_DIRNAME = ".memsearch"
 MODES = ("hybrid", "vector", "keyword")
 
-#: Default fusion of the keyword and vector rankings in hybrid mode: "convex" or "rrf".
-#: Measured on LoCoMo (benchmarks/README.md): convex beat the best RRF setting on both
-#: file recall and turn recall, and both beat either retriever alone.
-DEFAULT_FUSION = "convex"
-#: Convex fusion: score = VECTOR_WEIGHT * v + (1 - VECTOR_WEIGHT) * b, where v is the cosine
-#: similarity min-max normalised over the vector candidates and b the BM25 score divided by
-#: the best BM25 score of the query. A candidate one retriever did not return gets 0 there.
-#: 0.4 was best of 0.2-0.5 on LoCoMo (BM25 alone is the stronger retriever on chat logs).
-VECTOR_WEIGHT = 0.4
-#: Reciprocal rank fusion: score = sum over rankings of weight / (RRF_K + rank). The
-#: classic constant is 60 (Cormack et al. 2009); 10 was best of 10/30/60 on LoCoMo.
-RRF_K = 10
-#: Weight of the BM25 ranking in RRF; the vector ranking has weight 1.
-KEYWORD_WEIGHT = 2.0
-#: Candidates fetched from each retriever: max(k * CANDIDATE_FACTOR, MIN_CANDIDATES).
-#: Convex fusion normalises over these, so the pool must be deep enough to hold the tails.
-CANDIDATE_FACTOR = 4
-MIN_CANDIDATES = 100
-FUSIONS = ("convex", "rrf")
 MAX_K = 1000
 _COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "date"]
 
@@ -64,8 +46,7 @@ def default_db_path(root: Path) -> Path:
     Inside the root (hidden, so never memory) the index travels and is deleted with its
     memory and two memory roots can never share one by accident.
     """
-    env = os.environ.get(DB_ENV)
-    return Path(env).expanduser() if env else root / DB_DIRNAME
+    return settings.get("db") or root / DB_DIRNAME
 
 
 @dataclass(frozen=True)
@@ -138,9 +119,7 @@ class MemoryIndex:
         self.store = store or Store(self.db_path)
         self.foreign = foreign
         self.encoding = encoding_name(encoding)
-        self.fusion = fusion or os.environ.get("MEMSEARCH_FUSION") or DEFAULT_FUSION
-        if self.fusion not in FUSIONS:
-            raise InvalidArgument(f"unknown fusion {self.fusion!r}: choose one of {', '.join(FUSIONS)}")
+        self.fusion = settings.get("fusion", fusion)
         self.lock = WriterLock(self.db_path)
         if rebuild:
             with self.lock.acquire(timeout=0.0):  # never drop tables under a running writer
@@ -247,8 +226,7 @@ class MemoryIndex:
         keyword = self._pool().submit(self._keyword, table, query, n, flt)
         vector = self._vector(table, query, n, flt)
         bm25 = keyword.result()
-        fused = _rrf([(1.0, vector), (KEYWORD_WEIGHT, bm25)]) if self.fusion == "rrf" else _convex(vector, bm25)
-        return self._merge(fused, k)
+        return self._merge(fuse(self.fusion, vector, bm25), k)
 
     def _pool(self):
         if self._executor is None:
@@ -284,21 +262,8 @@ class MemoryIndex:
         return rows
 
     def _merge(self, ranked: list[dict], k: int) -> list[Hit]:
-        """Merge overlapping hits of one file (best score wins), keep the first ``k``."""
-        merged: list[dict] = []
-        for row in ranked:
-            target = next((m for m in merged if _overlaps(m, row)), None)
-            if target is None:
-                if len(merged) < k:
-                    merged.append(dict(row, _lines=_line_map(row)))
-                continue
-            _absorb(target, row)
-            # the grown hit may now reach a lower-ranked hit of the same file: fold it in
-            for other in [m for m in merged if m is not target and _overlaps(m, target)]:
-                _absorb(target, other)
-                merged.remove(other)
         chains: dict[str, tuple[str, ...]] = {}
-        return [self._hit(m, chains) for m in merged]
+        return [self._hit(m, chains) for m in merge_rows(ranked, k)]
 
     def _hit(self, row: dict, chains: dict[str, tuple[str, ...]]) -> Hit:
         lines = row["_lines"]
@@ -336,79 +301,3 @@ class MemoryIndex:
         ref = MemoryRef(path=rel, title=parse_document(rel, text).title, summary=summary_of(text))
         self._memory_cache[rel] = (mtime, ref)
         return ref
-
-
-def _overlaps(a: dict, b: dict) -> bool:
-    return a["path"] == b["path"] and b["start_line"] <= a["end_line"] and a["start_line"] <= b["end_line"]
-
-
-def _line_map(row: dict) -> dict[int, str]:
-    return {row["start_line"] + i: line for i, line in enumerate(row["text"].split("\n"))}
-
-
-def _absorb(target: dict, row: dict) -> None:
-    lines = row.get("_lines") or _line_map(row)
-    target["start_line"] = min(target["start_line"], row["start_line"])
-    target["end_line"] = max(target["end_line"], row["end_line"])
-    for number, line in lines.items():
-        if len(line) > len(target["_lines"].get(number, "")):
-            target["_lines"][number] = line
-
-
-def _convex(vector: list[dict], keyword: list[dict]) -> list[dict]:
-    """Convex combination of min-max normalised cosine and max-normalised BM25 scores."""
-    rows: dict[str, dict] = {}
-    for row in vector + keyword:
-        rows.setdefault(row["id"], row)
-    v = {r["id"]: r["score"] for r in vector}
-    b = {r["id"]: r["score"] for r in keyword}
-    v_lo, v_hi = (min(v.values()), max(v.values())) if v else (0.0, 1.0)
-    b_hi = max(b.values(), default=0.0) or 1.0
-    scores = {
-        i: VECTOR_WEIGHT * ((v[i] - v_lo) / ((v_hi - v_lo) or 1.0) if i in v else 0.0)
-        + (1 - VECTOR_WEIGHT) * (b.get(i, 0.0) / b_hi)
-        for i in rows
-    }
-    order = sorted(scores, key=lambda i: (-scores[i], rows[i]["path"], rows[i]["start_line"]))
-    return [dict(rows[i], score=scores[i]) for i in order]
-
-
-def _rrf(rankings: list[tuple[float, list[dict]]]) -> list[dict]:
-    """Reciprocal rank fusion of several rankings of rows keyed by ``id``."""
-    scores: dict[str, float] = {}
-    rows: dict[str, dict] = {}
-    for weight, ranking in rankings:
-        for rank, row in enumerate(ranking, start=1):
-            scores[row["id"]] = scores.get(row["id"], 0.0) + weight / (RRF_K + rank)
-            rows.setdefault(row["id"], row)
-    order = sorted(scores, key=lambda i: (-scores[i], rows[i]["path"], rows[i]["start_line"]))
-    return [dict(rows[i], score=scores[i]) for i in order]
-
-
-_OPEN: dict[tuple, MemoryIndex] = {}
-
-
-def open_index(root, db=None, model=None) -> MemoryIndex:
-    """A process-wide :class:`MemoryIndex` per (root, db, model): the model loads once."""
-    base = resolve_root(root)
-    key = (base, str(db) if db else None, model or os.environ.get("MEMSEARCH_MODEL"))
-    index = _OPEN.get(key)
-    if index is None:
-        index = _OPEN[key] = MemoryIndex(base, db=db, model=model)
-    return index
-
-
-def search(query: str, root: str | os.PathLike[str], k: int = 10, *, db=None, model=None, sync: bool = True, **options) -> list[dict]:
-    """Search a memory root from harness code: JSON-ready dicts of :class:`Hit`.
-
-    Opens (once per process) the index, syncs files changed since the last call unless a
-    writer (a ``memsearch watch`` daemon) holds the index, then searches. ``options``:
-    ``scope``, ``mode``, ``since``, ``until``.
-    """
-    index = open_index(root, db=db, model=model)
-    if sync:
-        try:
-            index.sync(wait=0.0)
-        except IndexLocked:
-            pass  # a daemon holds the index and keeps it fresh
-    return [hit.to_dict() for hit in index.search(query, k=k, **options)]

@@ -14,7 +14,7 @@ from typing import List, Optional
 
 import typer
 
-from .errors import MemsearchError
+from ..errors import MemsearchError
 
 __all__ = ["register", "BenchUnavailable"]
 
@@ -35,7 +35,7 @@ def _load_benchmarks():
                 if err.name and err.name.split(".")[0] == "benchmarks":
                     break
                 raise
-        here = Path(__file__).resolve().parents[1]  # the repository root of an editable install
+        here = Path(__file__).resolve().parents[2]  # the repository root of an editable install
         for root in (here, Path.cwd(), *Path.cwd().parents):
             if (root / "benchmarks" / "run.py").is_file():
                 sys.path.insert(0, str(root))
@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     ) -> None:
         """Benchmark retrieval quality and speed; writes JSON results, a Markdown report and PNG plots."""
-        from .errors import InvalidArgument
+        from ..errors import InvalidArgument
 
         if what not in ("quality", "speed", "all"):
             raise InvalidArgument(f"unknown benchmark {what!r}: choose quality, speed or all")

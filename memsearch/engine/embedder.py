@@ -18,15 +18,16 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from .errors import ModelUnavailable
+from .. import settings
+from ..errors import ModelUnavailable
 from .models import ModelSpec, resolve_model
 
 __all__ = ["Embedder", "SentenceTransformerEmbedder", "HashEmbedder", "load_embedder", "DEVICE_ENV"]
 
-DEVICE_ENV = "MEMSEARCH_DEVICE"
-BATCH_ENV = "MEMSEARCH_BATCH_SIZE"
+DEVICE_ENV = settings.env_name("device")
+BATCH_ENV = settings.env_name("batch_size")
 #: Texts per encode call. 32 keeps CPU memory small; GPUs like more (MEMSEARCH_BATCH_SIZE).
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_SIZE = settings.SETTINGS["batch_size"].default
 #: CPU threads for embedding one query. A single short sequence gains nothing from more,
 #: and on a busy machine (a daemon indexing beside a searching harness) torch's spinning
 #: worker threads made one query embedding take ~1 s with 2 threads vs ~60 ms with 1
@@ -63,8 +64,8 @@ class SentenceTransformerEmbedder:
     def __init__(self, spec: ModelSpec, device: str | None = None, batch_size: int | None = None):
         self.spec = spec
         self.name = spec.name
-        self.device = device or os.environ.get(DEVICE_ENV) or None  # None: CUDA when available
-        self.batch_size = int(batch_size or os.environ.get(BATCH_ENV) or DEFAULT_BATCH_SIZE)
+        self.device = settings.get("device", device)  # None: CUDA when available
+        self.batch_size = settings.get("batch_size", batch_size)
         self.max_tokens = spec.max_seq_length
         self._model = None
         self._lock = threading.Lock()
@@ -230,7 +231,7 @@ _CACHE_LOCK = threading.Lock()
 def load_embedder(model: str | os.PathLike[str] | None = None, device: str | None = None) -> SentenceTransformerEmbedder:
     """The embedder for ``model`` (see :func:`memsearch.models.resolve_model`), shared per process."""
     spec = resolve_model(model)
-    key = (spec, device or os.environ.get(DEVICE_ENV))
+    key = (spec, settings.get("device", device))
     with _CACHE_LOCK:
         if key not in _CACHE:
             _CACHE[key] = SentenceTransformerEmbedder(spec, device=device)

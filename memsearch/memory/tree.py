@@ -21,7 +21,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .errors import InvalidArgument, NotAMemoryRoot, PathOutsideRoot
+from .. import settings
+from ..errors import InvalidArgument, NotAMemoryRoot, PathOutsideRoot
 
 __all__ = [
     "INDEX_NAME",
@@ -36,8 +37,8 @@ __all__ = [
 
 INDEX_NAME = "MEMORY.md"
 MARKDOWN_SUFFIX = ".md"
-DEFAULT_FOREIGN: tuple[str, ...] = ("skills",)
-FOREIGN_ENV = "MEMSEARCH_FOREIGN"
+DEFAULT_FOREIGN: tuple[str, ...] = settings.SETTINGS["foreign"].default
+FOREIGN_ENV = settings.env_name("foreign")
 
 
 @dataclass(frozen=True)
@@ -94,13 +95,10 @@ def resolve_root(root: str | os.PathLike[str]) -> Path:
 def foreign_dirs(foreign: str | os.PathLike[str] | tuple | list | None = None) -> tuple[str, ...]:
     """Foreign directories (relative to the root): argument, else ``MEMSEARCH_FOREIGN``, else default.
 
-    ``MEMSEARCH_FOREIGN`` is a comma-separated list; an empty value means none.
+    ``MEMSEARCH_FOREIGN`` is a comma-separated list; ``none`` means none.
     """
     if foreign is None:
-        env = os.environ.get(FOREIGN_ENV)
-        if env is None:
-            return DEFAULT_FOREIGN
-        foreign = [part for part in env.split(",") if part.strip()]
+        foreign = settings.get("foreign")
     elif isinstance(foreign, (str, os.PathLike)):
         foreign = [foreign]
     out = []

@@ -40,8 +40,8 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def _db_path(root: Path, db: Optional[Path]) -> tuple[Path, Path]:
-    from .index import default_db_path
-    from .tree import resolve_root
+    from ..engine.index import default_db_path
+    from ..memory.tree import resolve_root
 
     base = resolve_root(root)
     return base, (Path(db).expanduser() if db else default_db_path(base)).absolute()
@@ -77,7 +77,7 @@ def watch_command(
     log_file: Optional[Path] = typer.Option(None, "--log-file", hidden=True),
 ) -> None:
     """Keep the index fresh: catch up on changes, then follow file events until Ctrl-C or `memsearch stop`."""
-    from .watcher import resolve_debounce, serve
+    from ..service.watcher import resolve_debounce, serve
 
     resolve_debounce(debounce)  # a bad value fails here, not in the background
     if detach:
@@ -89,9 +89,9 @@ def watch_command(
 
 
 def _detach(root: Path, db: Optional[Path], model: Optional[str], debounce: Optional[int], wait: float) -> None:
-    from .errors import IndexLocked, MemsearchError
-    from .lock import lock_holder
-    from .watcher import LOG_FILE, read_state
+    from ..errors import IndexLocked, MemsearchError
+    from ..engine.lock import lock_holder
+    from ..service.watcher import LOG_FILE, read_state
 
     base, db_path = _db_path(root, db)
     holder = lock_holder(db_path) if db_path.is_dir() else None
@@ -100,7 +100,7 @@ def _detach(root: Path, db: Optional[Path], model: Optional[str], debounce: Opti
                           f"`memsearch status {base}` tells more, `memsearch stop {base}` stops a daemon")
     db_path.mkdir(parents=True, exist_ok=True)
     log_path = db_path / LOG_FILE
-    cmd = [sys.executable, "-m", "memsearch.cli", "watch", str(base), "--db", str(db_path),
+    cmd = [sys.executable, "-m", "memsearch", "watch", str(base), "--db", str(db_path),
            "--log-file", str(log_path), "--wait", str(wait)]
     if model:
         cmd += ["--model", model]
@@ -133,10 +133,10 @@ def _detach(root: Path, db: Optional[Path], model: Optional[str], debounce: Opti
 
 def daemon_status(root, db=None) -> dict:
     """What ``memsearch status`` reports, as a dict: daemon, index size, pending changes."""
-    from .lock import lock_holder
-    from .store import Store
-    from .tree import scan
-    from .watcher import LOG_FILE, read_state
+    from ..engine.lock import lock_holder
+    from ..engine.store import Store
+    from ..memory.tree import scan
+    from ..service.watcher import LOG_FILE, read_state
 
     base, db_path = _db_path(Path(root), db)
     holder = lock_holder(db_path) if db_path.is_dir() else None
@@ -213,7 +213,7 @@ def stop_command(
     timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", min=0.0, help="How long to wait for the daemon to finish its batch in hand."),
 ) -> None:
     """Stop the daemon of this index (SIGTERM): it finishes the batch in hand, releases the lock, exits."""
-    from .lock import lock_holder
+    from ..engine.lock import lock_holder
 
     base, db_path = _db_path(root, db)
     holder = lock_holder(db_path) if db_path.is_dir() else None

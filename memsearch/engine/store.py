@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from .errors import IndexMismatch
+from ..errors import IndexMismatch
 
 __all__ = ["Store", "FileState", "Filter", "sql_str", "scope_filter", "CHUNKS", "FILES", "FORMAT_VERSION"]
 
@@ -61,7 +61,7 @@ class Filter:
     """Which rows a search may return: a directory subtree and a date range.
 
     Values are validated by the caller (``scope`` relative with no ``..``, dates ISO);
-    :meth:`sql` escapes them anyway, and :mod:`memsearch.flat` applies the same rules in numpy.
+    :meth:`sql` escapes them anyway, and :mod:`memsearch.engine.flat` applies the same rules in numpy.
     """
 
     scope: str | None = None

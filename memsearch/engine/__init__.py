@@ -1,0 +1,1 @@
+"""The search engine: chunker, embedder, LanceDB store, in-memory vectors, fusion, incremental sync, the index."""

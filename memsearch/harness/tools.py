@@ -1,0 +1,424 @@
+"""Memory tools for agent harnesses: four tool specs as data, one dispatcher, bounded results.
+
+* :data:`TOOLS` holds ``memory_search``, ``memory_read``, ``memory_list`` and ``memory_core``
+  as frozen :class:`ToolSpec` (name, a description written for a model, a JSON Schema of
+  the arguments); :func:`openai_tools` and :func:`anthropic_tools` export them in the
+  exact shapes of those APIs.
+* :class:`ToolBox` runs them on one memory root: :meth:`ToolBox.call` validates the
+  arguments (a dict, or the JSON string OpenAI sends) and raises typed errors
+  (:class:`~memsearch.errors.InvalidArgument`, :class:`~memsearch.errors.PathOutsideRoot`, ...);
+  :meth:`ToolBox.dispatch` returns ``{"error": {"type": ..., "message": ...}}`` instead, so a
+  harness can hand the result straight back to the model. Unexpected exceptions (bugs)
+  still propagate from ``dispatch``.
+* Every result is JSON-ready and fits the token budget (tiktoken, default
+  :data:`DEFAULT_BUDGET`): a long result is cut and says in ``note`` what was cut and which
+  call reads on. ``null`` for an optional argument means "omitted".
+* Only ``memory_search`` opens the index (and so loads the embedding model), lazily, through
+  :func:`memsearch.harness.api.open_index`; the tools read memory and never write it.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..memory.contract import list_dir, load_core, read
+from ..errors import IndexLocked, InvalidArgument, MemoryFileNotFound, MemsearchError, UnknownTool
+from ..memory.tokens import count_tokens, encoding_name, get_encoding
+from ..memory.tree import resolve_root, safe_path
+
+__all__ = ["ToolSpec", "TOOLS", "TOOL_NAMES", "UnknownTool", "ToolBox", "openai_tools", "anthropic_tools", "validate_arguments",
+           "error_object", "DEFAULT_BUDGET", "MEMORY_INSTRUCTIONS"]
+
+#: Tokens one tool result may take by default (JSON as the model sees it).
+DEFAULT_BUDGET = 4000
+MIN_BUDGET = 200
+MAX_K = 50
+_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its name, a description for the model, and the JSON Schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict = field(hash=False)
+
+    def schema(self) -> dict:
+        return copy.deepcopy(self.parameters)
+
+    def openai(self, api: str = "chat") -> dict:
+        """OpenAI function tool: Chat Completions (nested) or Responses (flat) shape."""
+        if api == "chat":
+            return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.schema()}}
+        if api == "responses":  # strict defaults to true there, which forbids optional arguments
+            return {"type": "function", "name": self.name, "description": self.description, "parameters": self.schema(), "strict": False}
+        raise InvalidArgument(f"unknown OpenAI API {api!r}: choose 'chat' (Chat Completions) or 'responses'")
+
+    def anthropic(self) -> dict:
+        """Anthropic Messages API tool definition."""
+        return {"name": self.name, "description": self.description, "input_schema": self.schema()}
+
+
+def _obj(properties: dict, required: tuple[str, ...] = ()) -> dict:
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "memory_search",
+        "Search your long-term memory: the Markdown files below the memory root that are NOT in your context. "
+        "Use it before answering about past work, people, projects, decisions or dates that core memory does not cover. "
+        "Returns ranked hits, each with the file path, line range, section heading, a snippet, the file's date when it has one, "
+        "and the nearest MEMORY.md (title and summary) that explains the folder the hit is in. "
+        "To see more of a hit, call memory_read with its path, start_line and end_line.",
+        _obj({
+            "query": {"type": "string", "minLength": 1, "description": "What to look for: a question or keywords, e.g. 'why did we move billing to Stripe'."},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5, "description": "How many hits to return (default 5)."},
+            "scope": {"type": "string", "description": "Only search this memory directory and below, relative to the memory root, e.g. 'projects/atlas'."},
+            "mode": {"type": "string", "enum": ["hybrid", "vector", "keyword"], "default": "hybrid",
+                     "description": "hybrid (default) combines meaning and exact words; keyword for exact names, ids and error codes; vector for paraphrases."},
+            "since": {"type": "string", "pattern": _DATE, "description": "Only dated files (e.g. notes/2026-08-12.md) on or after this day, YYYY-MM-DD."},
+            "until": {"type": "string", "pattern": _DATE, "description": "Only dated files on or before this day, YYYY-MM-DD."},
+        }, ("query",)),
+    ),
+    ToolSpec(
+        "memory_read",
+        "Read one memory file, or a range of its lines, by its path relative to the memory root "
+        "(as given by memory_search or memory_list). Lines are 1-based and inclusive. "
+        "Long files are cut to fit; the result then says which start_line reads on.",
+        _obj({
+            "path": {"type": "string", "minLength": 1, "description": "A memory file relative to the memory root, e.g. 'projects/atlas/MEMORY.md'."},
+            "start_line": {"type": "integer", "minimum": 1, "description": "First line to read (default 1)."},
+            "end_line": {"type": "integer", "minimum": 1, "description": "Last line to read (default: the end of the file)."},
+        }, ("path",)),
+    ),
+    ToolSpec(
+        "memory_list",
+        "Browse memory one level at a time. Lists a memory directory: its MEMORY.md title and summary, its child "
+        "directories (each with the summary of its own MEMORY.md) and its files (title and size in tokens). "
+        "Start at '.' (the root) and follow the MEMORY.md summaries toward what you need; then memory_read a file.",
+        _obj({
+            "path": {"type": "string", "default": ".", "description": "A memory directory relative to the memory root; '.' is the root (default)."},
+            "offset": {"type": "integer", "minimum": 0, "default": 0,
+                       "description": "Skip this many entries (directories first, then files); use the offset a cut listing suggests."},
+        }),
+    ),
+    ToolSpec(
+        "memory_core",
+        "Return core memory: every Markdown file directly in the memory root, as placed in your system prompt, "
+        "with its size in tokens. Use it to re-read core memory after it may have changed.",
+        _obj({}),
+    ),
+)
+TOOL_NAMES = tuple(t.name for t in TOOLS)
+_SPECS = {t.name: t for t in TOOLS}
+
+
+def openai_tools(api: str = "chat") -> list[dict]:
+    """The tools for OpenAI: ``api="chat"`` (Chat Completions) or ``"responses"`` (Responses API)."""
+    return [t.openai(api) for t in TOOLS]
+
+
+def anthropic_tools() -> list[dict]:
+    """The tools for the Anthropic Messages API (``tools=`` of ``messages.create``)."""
+    return [t.anthropic() for t in TOOLS]
+
+
+def error_object(exc: BaseException) -> dict:
+    """The JSON error a tool returns instead of raising: ``{"error": {"type", "message"}}``."""
+    return {"error": {"type": type(exc).__name__, "message": str(exc)}}
+
+
+# --- argument validation (the subset of JSON Schema the specs use) ---------------------------
+_TYPES = {"string": (str,), "integer": (int,), "object": (dict,)}
+
+
+def _check(tool: str, name: str, value: Any, schema: dict) -> Any:
+    kind = schema["type"]
+    if kind == "integer" and isinstance(value, float) and value.is_integer():
+        value = int(value)  # JSON Schema: 5.0 is an integer
+    if not isinstance(value, _TYPES[kind]) or isinstance(value, bool):
+        raise InvalidArgument(f"{tool}: argument {name!r} must be a{'n' if kind[0] in 'aeiou' else ''} {kind}, "
+                              f"got {type(value).__name__} {value!r}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise InvalidArgument(f"{tool}: argument {name!r} must be one of {', '.join(map(repr, schema['enum']))}, got {value!r}")
+    if ("minimum" in schema and value < schema["minimum"]) or ("maximum" in schema and value > schema["maximum"]):
+        bounds = f"from {schema['minimum']} to {schema['maximum']}" if "maximum" in schema else f"at least {schema['minimum']}"
+        raise InvalidArgument(f"{tool}: argument {name!r} must be {bounds}, got {value!r}")
+    if isinstance(value, str) and len(value) < schema.get("minLength", 0):
+        raise InvalidArgument(f"{tool}: argument {name!r} must not be empty")
+    if "pattern" in schema and not re.search(schema["pattern"], value):
+        raise InvalidArgument(f"{tool}: argument {name!r} must be a date YYYY-MM-DD, got {value!r}")
+    return value
+
+
+def validate_arguments(tool: str, arguments: Any) -> dict:
+    """Check ``arguments`` (dict, JSON text or None) against the tool's schema; return them cleaned."""
+    spec = _SPECS.get(tool) if isinstance(tool, str) else None
+    if spec is None:
+        raise UnknownTool(f"unknown tool {tool!r}: the memory tools are {', '.join(TOOL_NAMES)}")
+    if arguments is None or arguments == "":
+        arguments = {}
+    if isinstance(arguments, (str, bytes)):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            raise InvalidArgument(f"{tool}: arguments are not valid JSON: send one JSON object, e.g. {{\"path\": \"notes/MEMORY.md\"}}") from None
+    if not isinstance(arguments, dict):
+        raise InvalidArgument(f"{tool}: arguments must be a JSON object, got {type(arguments).__name__}")
+    props = spec.parameters["properties"]
+    unknown = sorted(set(arguments) - set(props))
+    if unknown:
+        expected = ", ".join(props) or "none"
+        raise InvalidArgument(f"{tool}: unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; arguments: {expected}")
+    clean = {}
+    for name, value in arguments.items():
+        if value is not None:
+            clean[name] = _check(tool, name, value, props[name])
+    for name in spec.parameters.get("required", ()):
+        if name not in clean:
+            raise InvalidArgument(f"{tool}: missing required argument {name!r} ({props[name]['description']})")
+    return clean
+
+
+def _date(value: str | None, name: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise InvalidArgument(f"memory_search: {name} {value!r} is not a calendar date (YYYY-MM-DD)") from None
+
+
+MEMORY_INSTRUCTIONS = """\
+You have a persistent memory: a directory of Markdown files. Core memory (below) is always in your context.
+More memory lives in subdirectories and is NOT loaded; each directory has a MEMORY.md saying what it holds.
+Reach it with the memory tools: memory_search finds passages by meaning and keywords, memory_list browses a
+directory and the MEMORY.md summaries of its subdirectories, memory_read loads a file or a line range.
+Look things up before saying you do not know."""
+
+
+class ToolBox:
+    """The memory tools on one root. ``index``: a :class:`~memsearch.engine.index.MemoryIndex` to use
+    (default: opened on the first search with ``open_index(root, db, model)``). ``budget``:
+    tokens per result (default :data:`DEFAULT_BUDGET`). ``sync``: index files changed since
+    the last search before searching (skipped while a daemon holds the index's writer lock).
+    """
+
+    specs = TOOLS
+
+    def __init__(self, root: str | os.PathLike[str], index=None, budget: int | None = None, *,
+                 db: str | os.PathLike[str] | None = None, model: str | None = None,
+                 sync: bool = True, encoding: str | None = None):
+        self.root = resolve_root(root)
+        self.budget = DEFAULT_BUDGET if budget is None else budget
+        if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < MIN_BUDGET:
+            raise InvalidArgument(f"budget must be a whole number of tokens, at least {MIN_BUDGET}; got {budget!r}")
+        self.db, self.model, self.sync = db, model, sync
+        self.encoding = encoding_name(encoding)
+        self._index = index
+        self._lock = threading.RLock()  # one search (sync + query) at a time on the shared index
+        self._handlers = {"memory_search": self._search, "memory_read": self._read,
+                          "memory_list": self._list, "memory_core": self._core}
+
+    # --- entry points ---------------------------------------------------------------------
+    @property
+    def index(self):
+        """The search index, opened (and the model loaded) on first use."""
+        with self._lock:
+            if self._index is None:
+                from .api import open_index
+
+                self._index = open_index(self.root, db=self.db, model=self.model)
+            return self._index
+
+    def call(self, name: str, arguments: Any = None) -> dict:
+        """Run tool ``name``; raises :class:`~memsearch.errors.MemsearchError` subclasses on bad calls."""
+        args = validate_arguments(name, arguments)
+        return self._handlers[name](**args)
+
+    def dispatch(self, name: str, arguments: Any = None) -> dict:
+        """Like :meth:`call`, but a bad call returns :func:`error_object` for the model to read."""
+        try:
+            return self.call(name, arguments)
+        except (MemsearchError, OSError) as exc:
+            return error_object(exc)
+
+    def warm(self) -> None:
+        """Open the index, load the model and sync now, so the first search is fast."""
+        with self._lock:
+            self._sync(self.index)
+            self.index.embedder.embed_query("warm up")
+
+    def system_prompt(self, preamble: str = MEMORY_INSTRUCTIONS) -> str:
+        """A system prompt for rules 1 and 3: instructions, full core memory, then the root's
+        child memory directories with their MEMORY.md summaries (never cut to the budget)."""
+        parts = [preamble.strip(), f"<core_memory>\n{load_core(self.root, encoding=self.encoding).render()}\n</core_memory>"]
+        dirs = list_dir(self.root, ".", encoding=self.encoding).dirs
+        if dirs:
+            rows = "\n".join(f"- {d.path}/ ({d.memory_md or 'no MEMORY.md'}): {d.title}" + (f". {d.summary}" if d.summary else "") for d in dirs)
+            parts.append(f"<memory_directories>\n{rows}\n</memory_directories>")
+        return "\n\n".join(parts)
+
+    # --- budget helpers -------------------------------------------------------------------
+    def tokens(self, result: Any) -> int:
+        """Tokens of a result as the model sees it (compact JSON)."""
+        return count_tokens(json.dumps(result, ensure_ascii=False), self.encoding)
+
+    def _head(self, text: str, limit: int) -> tuple[str, int]:
+        """The longest run of whole lines of ``text`` within ``limit`` tokens, and its line count.
+        If the first line alone is too long, a token prefix of it (count 0)."""
+        kept, used = [], 0
+        for line in text.splitlines(keepends=True):
+            cost = count_tokens(line, self.encoding)
+            if used + cost > limit:
+                break
+            kept.append(line)
+            used += cost
+        if kept or not text:
+            return "".join(kept), len(kept)
+        enc = get_encoding(self.encoding)
+        return enc.decode(enc.encode_ordinary(text)[: max(limit, 0)]), 0
+
+    # --- the tools ------------------------------------------------------------------------
+    def _sync(self, index) -> None:
+        if self.sync:
+            try:
+                index.sync(wait=0.0)
+            except IndexLocked:
+                pass  # a daemon (or an indexing run) holds the index and keeps it fresh
+
+    def _search(self, query: str, k: int = 5, scope: str | None = None, mode: str = "hybrid",
+                since: str | None = None, until: str | None = None) -> dict:
+        if not query.strip():
+            raise InvalidArgument("memory_search: the query is empty: give some words to search for")
+        full, rel = safe_path(self.root, scope.strip().rstrip("/")) if scope else (self.root, ".")
+        if not full.is_dir():
+            raise MemoryFileNotFound(f"memory_search: scope {rel!r} is not a directory of the memory: see memory_list(path='.')")
+        since, until = _date(since, "since"), _date(until, "until")
+        if since and until and since > until:
+            raise InvalidArgument(f"memory_search: since {since} is after until {until}: swap them")
+        with self._lock:  # validated before this point: a bad call never loads the model
+            index = self.index
+            self._sync(index)
+            hits = index.search(query, k=k, scope=None if rel == "." else rel, mode=mode, since=since, until=until)
+        items = [{
+            "path": h.path, "start_line": h.start_line, "end_line": h.end_line, "heading": h.heading,
+            "date": h.date, "score": h.score, "snippet": h.text,
+            "memory_md": None if h.memory_md is None else {"path": h.memory_md.path, "title": h.memory_md.title, "summary": h.memory_md.summary},
+        } for h in hits]
+        result = {"query": query, "hits": items}
+        if not items:
+            result["note"] = "no hits: try other words, mode 'keyword' for exact names, a wider scope, or browse with memory_list"
+        return self._fit_search(result)
+
+    def _fit_search(self, result: dict) -> dict:
+        if self.tokens(result) <= self.budget:
+            return result
+        hits = result["hits"]
+        full = [h["snippet"] for h in hits]
+        for cap in (400, 200, 120, 60, 30, 10):
+            for h, text in zip(hits, full):
+                h["snippet"] = self._head(text, cap)[0]
+                h.pop("cut", None)
+                if h["snippet"] != text:
+                    h["cut"] = True
+            if self.tokens(result) <= self.budget - 80:
+                break
+        dropped = 0
+        while len(hits) > 1 and self.tokens(result) > self.budget - 80:
+            hits.pop()
+            dropped += 1
+        cut = sum(1 for h in hits if h.get("cut"))
+        what = [f"{cut} snippet{'s' if cut != 1 else ''} cut (marked \"cut\")"] if cut else []
+        if dropped:
+            what.append(f"{dropped} lower-ranked hit{'s' if dropped != 1 else ''} dropped")
+        result["note"] = (f"{' and '.join(what)} to fit the {self.budget}-token budget. Read a hit in full with "
+                          "memory_read(path, start_line, end_line); for other hits, ask for fewer (k) or narrow scope/since/until")
+        return result
+
+    def _read(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
+        lines = None if start_line is None and end_line is None else (start_line, end_line)
+        r = read(self.root, path, lines)
+        result = {"path": r.path, "start_line": r.start_line, "end_line": r.end_line, "total_lines": r.total_lines, "text": r.text}
+        if self.tokens(result) <= self.budget:
+            return result
+        room = self.budget - self.tokens(dict(result, text="")) - 90
+        kept, n = self._head(r.text, room)
+        result["text"] = kept
+        if n == 0:  # one line longer than the whole budget
+            result["end_line"] = r.start_line
+            result["truncated"] = True
+            nxt = r.start_line + 1
+            result["note"] = (f"line {r.start_line} alone is longer than the {self.budget}-token budget and was cut; "
+                              + (f"read on with memory_read(path={r.path!r}, start_line={nxt})" if nxt <= r.end_line else "it is the last line asked for"))
+            return result
+        end = r.start_line + n - 1
+        result.update(end_line=end, truncated=True, next_start_line=end + 1,
+                      note=f"cut after line {end} of {r.total_lines} to fit the {self.budget}-token budget; "
+                           f"read on with memory_read(path={r.path!r}, start_line={end + 1})")
+        return result
+
+    def _list(self, path: str = ".", offset: int = 0) -> dict:
+        listing = list_dir(self.root, path, encoding=self.encoding)
+        entries = [("dirs", {"path": d.path, "memory_md": d.memory_md, "title": d.title, "summary": d.summary}) for d in listing.dirs]
+        entries += [("files", {"path": f.path, "title": f.title, "tokens": f.tokens}) for f in listing.files]
+        total = len(entries)
+        if offset and offset >= total:
+            raise InvalidArgument(f"memory_list: offset {offset} is past the end: {listing.path!r} has {total} entries")
+        result = {"path": listing.path, "memory_md": listing.memory_md, "title": listing.title, "summary": listing.summary,
+                  "dirs": [], "files": [], "total_entries": total}
+        if listing.path == ".":
+            result["note"] = "the files here are core memory, already in your context"
+        used, shown = self.tokens(result) + 80, 0  # 80: room for the note
+        for key, item in entries[offset:]:
+            used += self.tokens(item) + 1
+            if used > self.budget and shown:
+                break
+            result[key].append(item)
+            shown += 1
+        if offset or offset + shown < total:
+            result["offset"] = offset
+            if offset + shown < total:
+                result["truncated"] = True
+                result["note"] = (f"showing entries {offset + 1}-{offset + shown} of {total} (directories first) to fit the "
+                                  f"{self.budget}-token budget; call memory_list(path={listing.path!r}, offset={offset + shown}) for the rest")
+        return result
+
+    def _core(self) -> dict:
+        core = load_core(self.root, encoding=self.encoding)
+        result = {"files": [{"path": f.path, "tokens": f.tokens} for f in core.files], "total_tokens": core.total_tokens,
+                  "encoding": core.encoding, "rendered": core.render()}
+        if self.tokens(result) <= self.budget:
+            return result
+        room = self.budget - self.tokens(dict(result, rendered="")) - 60 - 25 * len(core.files)
+        blocks, rest = [], []
+        for f in core.files:
+            if rest:
+                rest.append(f"memory_read(path={f.path!r})")
+                continue
+            opened = f'<memory_file path="{f.path}">\n'
+            body = f.text.rstrip() + "\n"
+            kept, n = self._head(body, room - count_tokens(opened + "</memory_file>", self.encoding))
+            if kept == body:
+                blocks.append(f"{opened}{body}</memory_file>")
+                room -= count_tokens(blocks[-1] + "\n\n", self.encoding)
+                continue
+            if n:
+                blocks.append(f"{opened}{kept}</memory_file>")
+            rest.append(f"memory_read(path={f.path!r}, start_line={n + 1})" if n else f"memory_read(path={f.path!r})")
+        result["rendered"] = "\n\n".join(blocks)
+        result["truncated"] = True
+        result["note"] = f"core memory cut to fit the {self.budget}-token budget; read the rest with " + ", ".join(rest)
+        return result

@@ -1,0 +1,141 @@
+"""The indexing daemon: follow file events under a memory root and keep its index fresh.
+
+A tiny API in the manner of watchfiles::
+
+    for report in watch("memory/", stop_event=event):   # a generator of IndexReport, one per sync
+        ...
+    async for report in awatch("memory/"):               # the same, for asyncio
+        ...
+
+How it works:
+
+* It takes the index's writer lock (:class:`~memsearch.lock.WriterLock`) for its whole life;
+  a second writer is refused with a message naming this process. Readers never lock.
+* The first step is a catch-up: one incremental sync of everything changed while nobody
+  watched (unchanged files are skipped by size and mtime). The file watcher is already
+  running by then, so nothing written during the catch-up is missed.
+* Then it follows watchfiles events (debounced by watchfiles itself). :class:`MemoryFilter`
+  asks :func:`memsearch.memory.tree.classify` what each path is and drops hidden, foreign and
+  non-Markdown entries (editor swap, backup and temporary files among them). A batch of
+  plain file events syncs only those paths; any directory event (a folder created, renamed,
+  deleted) re-scans the whole tree incrementally, which is cheap and always right.
+* On a schedule (the ``COMPACT_*`` constants of :mod:`memsearch.service.daemon`) it compacts the
+  tables and prunes old LanceDB versions, so disk use stays bounded; never so early that a
+  search still running in another process could lose the version it reads.
+* A stop request (``stop_event``, or SIGINT/SIGTERM under :func:`serve`) lets the batch in
+  hand commit, then releases the lock; whatever is left is caught up at the next start.
+* State for ``memsearch status`` goes to ``DB/daemon.json`` (written atomically), logs go
+  through :mod:`logging` (logger ``memsearch.watch``), one line per sync.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import threading
+from typing import AsyncIterator, Iterator
+
+import watchfiles
+
+from .daemon import (COMPACT_EVERY_SYNCS, COMPACT_MAX_INTERVAL_S, COMPACT_QUIET_S, DEBOUNCE_ENV, DEFAULT_DEBOUNCE_MS,
+                     LOG_FILE, PID_FILE, STATE_FILE, TICK_MS, VERSION_KEEP_S, Daemon, MemoryFilter, read_state,
+                     resolve_debounce)
+from ..engine.sync import IndexReport
+
+__all__ = ["watch", "awatch", "serve", "Daemon", "MemoryFilter", "resolve_debounce", "read_state",
+           "DEBOUNCE_ENV", "DEFAULT_DEBOUNCE_MS", "STATE_FILE", "PID_FILE", "LOG_FILE", "COMPACT_QUIET_S",
+           "COMPACT_EVERY_SYNCS", "COMPACT_MAX_INTERVAL_S", "VERSION_KEEP_S"]
+
+logger = logging.getLogger("memsearch.watch")
+
+
+def _events(daemon: Daemon, stop_event, watcher=watchfiles.watch, **extra):
+    return watcher(daemon.root, watch_filter=daemon.filter, debounce=daemon.debounce, step=daemon.step,
+                   stop_event=stop_event, rust_timeout=TICK_MS, yield_on_timeout=True, **extra)
+
+
+def watch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | None = None, stop_event=None,
+          index=None, foreign=None, include_core: bool | None = None, lock_timeout: float | None = 0.0,
+          compact: bool = True, state_file: bool = True) -> Iterator[IndexReport]:
+    """Keep the index of ``root`` fresh; yield an :class:`IndexReport` per sync (the catch-up first).
+
+    ``index``: a :class:`~memsearch.engine.index.MemoryIndex` to use (else one is opened from ``db``,
+    ``model``, ``foreign``, ``include_core``). ``debounce`` (ms): see :func:`resolve_debounce`.
+    ``stop_event`` (anything with ``is_set()``, e.g. :class:`threading.Event`) ends the
+    generator after the batch in hand. ``lock_timeout``: seconds to wait for another writer
+    (None: forever) before raising :class:`~memsearch.errors.IndexLocked`. The lock is held
+    until the generator ends or is closed. ``state_file``: write ``DB/daemon.json``.
+    """
+    daemon = Daemon(root, db=db, model=model, debounce=debounce, index=index, foreign=foreign,
+                    include_core=include_core, stop_event=stop_event, lock_timeout=lock_timeout,
+                    compact=compact, state_file=state_file)
+    daemon.start()
+    events = None
+    try:
+        events = _events(daemon, stop_event)
+        for changes in events:
+            report = daemon.process(changes)
+            if report is not None:
+                yield report
+            if daemon.stopping():
+                break
+    finally:
+        if events is not None:
+            events.close()
+        daemon.close()
+
+
+async def awatch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | None = None,
+                 stop_event=None, index=None, foreign=None, include_core: bool | None = None,
+                 lock_timeout: float | None = 0.0, compact: bool = True, state_file: bool = True) -> AsyncIterator[IndexReport]:
+    """:func:`watch` for asyncio: syncs run in a worker thread, the event loop stays free.
+
+    ``stop_event``: an :class:`asyncio.Event` (or anything with ``is_set()``); cancelling the
+    consuming task also stops it (a sync in flight finishes its batch first).
+    """
+    daemon = await asyncio.to_thread(
+        Daemon, root, db=db, model=model, debounce=debounce, index=index, foreign=foreign, include_core=include_core,
+        stop_event=stop_event, lock_timeout=lock_timeout, compact=compact, state_file=state_file)
+    await asyncio.to_thread(daemon.start)
+    events = None
+    try:
+        events = _events(daemon, stop_event, watcher=watchfiles.awatch)
+        async for changes in events:
+            report = await asyncio.to_thread(daemon.process, changes)
+            if report is not None:
+                yield report
+            if daemon.stopping():
+                break
+    finally:
+        if events is not None:
+            await events.aclose()
+        daemon.close()  # waits for a sync still running in the worker thread
+
+
+def serve(root: str | os.PathLike[str], **options) -> int:
+    """Run :func:`watch` in the foreground until SIGINT or SIGTERM (main thread only).
+
+    A signal lets the batch in hand commit, then the lock is released and 0 returned.
+    ``options`` are those of :func:`watch` (``stop_event`` excepted).
+    """
+    stop = threading.Event()
+
+    def request_stop(signum, frame) -> None:
+        if stop.is_set():
+            if signum == signal.SIGINT:  # a second Ctrl-C: quit now (the next start recovers)
+                raise KeyboardInterrupt
+            return
+        logger.info("%s received: finishing the batch in hand%s", signal.Signals(signum).name,
+                    " (Ctrl-C again quits at once)" if signum == signal.SIGINT else "")
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for _ in watch(root, stop_event=stop, **options):
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0

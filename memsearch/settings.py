@@ -1,0 +1,158 @@
+"""Every ``MEMSEARCH_*`` setting in one place: argument, then environment variable, then default.
+
+Each setting is a :class:`Setting` in :data:`SETTINGS`, typed and validated. One rule holds for
+every variable: unset or empty means the default. A bad value, from an argument or from the
+environment, raises :class:`~memsearch.errors.InvalidArgument` naming where it came from and
+what it accepts; nothing is ever written back to the environment.
+
+    >>> from memsearch import settings
+    >>> settings.get("debounce_ms")          # $MEMSEARCH_DEBOUNCE_MS, else 300
+    300
+    >>> settings.get("debounce_ms", 120)     # an argument wins
+    120
+
+Adding a setting: add a row to :data:`SETTINGS` and a line to the README's settings table
+(a test checks that every setting is documented there).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .errors import InvalidArgument
+
+__all__ = ["Setting", "SETTINGS", "get", "env_name", "describe"]
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its variable, default, parser and the words for its documentation."""
+
+    name: str
+    env: str
+    default: Any
+    parse: Callable[[Any], Any]
+    accepts: str
+    meaning: str
+    default_text: str = ""
+
+
+def _whole(lo: int, hi: int | None = None) -> Callable[[Any], int]:
+    def parse(value: Any) -> int:
+        if isinstance(value, bool):
+            raise ValueError
+        number = int(str(value).strip()) if isinstance(value, str) else value
+        if not isinstance(number, int) or number < lo or (hi is not None and number > hi):
+            raise ValueError
+        return number
+    return parse
+
+
+def _choice(*choices: str, upper: bool = False) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        text = str(value).strip()
+        text = text.upper() if upper else text
+        if text not in choices:
+            raise ValueError
+        return text
+    return parse
+
+
+def _text(value: Any) -> str:
+    text = str(value).strip()
+    if not text:
+        raise ValueError
+    return text
+
+
+def _path(value: Any) -> Path:
+    return Path(_text(value) if isinstance(value, str) else value).expanduser()
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """A comma-separated list (or a sequence); ``none`` is the empty list."""
+    if isinstance(value, str):
+        if value.strip().lower() == "none":
+            return ()
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    if isinstance(value, os.PathLike):
+        return (os.fspath(value),)
+    return tuple(str(item) for item in value)
+
+
+_ROWS = [
+    Setting("db", "MEMSEARCH_DB", None, _path, "a directory path",
+            "Where the index lives.", "`ROOT/.memsearch`"),
+    Setting("model", "MEMSEARCH_MODEL", None, _text, "a model name from models.toml or a local model directory",
+            "The embedding model.", "the registry's default (`all-MiniLM-L6-v2`)"),
+    Setting("models", "MEMSEARCH_MODELS", None, _path, "the path of a models.toml file",
+            "Another model registry instead of the bundled `models.toml`.", "the bundled registry"),
+    Setting("device", "MEMSEARCH_DEVICE", None, _text, "a torch device such as cpu, cuda or cuda:1",
+            "Where the model runs.", "CUDA when available, else CPU"),
+    Setting("batch_size", "MEMSEARCH_BATCH_SIZE", 32, _whole(1, 65536), "a whole number from 1 to 65536",
+            "Texts per model call when indexing."),
+    Setting("batch_chunks", "MEMSEARCH_BATCH_CHUNKS", 512, _whole(1, 10_000_000), "a whole number of chunks, at least 1",
+            "Chunks embedded and committed per store write when indexing."),
+    Setting("fusion", "MEMSEARCH_FUSION", "convex", _choice("convex", "rrf"), "convex or rrf",
+            "How hybrid search fuses the keyword and vector rankings."),
+    Setting("encoding", "MEMSEARCH_ENCODING", "cl100k_base", _text, "a tiktoken encoding name",
+            "The tokenizer for token counts and budgets."),
+    Setting("foreign", "MEMSEARCH_FOREIGN", ("skills",), _names, "comma-separated paths relative to the root, or none",
+            "Directories governed by another format, skipped whole.", "`skills`"),
+    Setting("debounce_ms", "MEMSEARCH_DEBOUNCE_MS", 300, _whole(1, 60_000), "a whole number of milliseconds from 1 to 60000",
+            "Longest wait to group file events before the daemon syncs."),
+    Setting("log_level", "MEMSEARCH_LOG_LEVEL", "WARNING", _choice(*LOG_LEVELS, upper=True), ", ".join(LOG_LEVELS),
+            "Log level of `memsearch serve` (on stderr)."),
+    Setting("locomo", "MEMSEARCH_LOCOMO", None, _path, "the path of locomo10.json",
+            "The LoCoMo data set for the benchmarks.", "`../shared/data/locomo10.json`"),
+    Setting("bench_embedder", "MEMSEARCH_BENCH_EMBEDDER", "model", _choice("model", "hash"), "model or hash",
+            "The benchmarks' embedder: `hash` is a fast stand-in for smoke tests (numbers meaningless)."),
+]
+
+#: Every setting, by name.
+SETTINGS: dict[str, Setting] = {row.name: row for row in _ROWS}
+
+
+def _setting(name: str) -> Setting:
+    try:
+        return SETTINGS[name]
+    except KeyError:
+        raise InvalidArgument(f"unknown setting {name!r}: choose one of {', '.join(SETTINGS)}") from None
+
+
+def env_name(name: str) -> str:
+    """The environment variable of setting ``name``."""
+    return _setting(name).env
+
+
+def get(name: str, value: Any = None, *, environ: Mapping[str, str] | None = None, label: str | None = None) -> Any:
+    """Setting ``name``: ``value`` if not None, else its variable if set and not empty, else its default.
+
+    ``label`` names the argument in error messages (default: the setting's name).
+    """
+    setting = _setting(name)
+    source = label or name
+    if value is None:
+        raw = (os.environ if environ is None else environ).get(setting.env, "")
+        if not raw.strip():
+            return setting.default
+        value, source = raw, f"{setting.env}={raw!r}"
+    try:
+        return setting.parse(value)
+    except (TypeError, ValueError):
+        shown = source if source.startswith(setting.env) else f"{source} {value!r}"
+        raise InvalidArgument(f"{shown} is not valid: {setting.name} accepts {setting.accepts}") from None
+
+
+def describe() -> list[dict[str, str]]:
+    """One row per setting for documentation: variable, meaning, default."""
+    rows = []
+    for s in _ROWS:
+        default = s.default_text or (f"`{s.default}`" if not isinstance(s.default, tuple) else ", ".join(s.default))
+        rows.append({"variable": s.env, "meaning": s.meaning, "accepts": s.accepts, "default": default})
+    return rows
