@@ -10,12 +10,12 @@ process is alive, without ever touching the lock itself. Readers never take the 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
 from pathlib import Path
 
 from ..errors import IndexLocked
+from ..memory.files import atomic_write_json, read_json
 
 __all__ = ["WriterLock", "lock_holder"]
 
@@ -40,11 +40,8 @@ def lock_holder(db_path: str | os.PathLike[str]) -> dict | None:
 
     A record left by a dead process (``kill -9``) reads as None: its lock is already free.
     """
-    try:
-        info = json.loads((Path(db_path) / HOLDER_FILE).read_text())
-    except (OSError, ValueError):
-        return None
-    pid = info.get("pid")
+    info = read_json(Path(db_path) / HOLDER_FILE)
+    pid = info.get("pid") if info else None
     if not isinstance(pid, int) or not _alive(pid):
         return None
     return info
@@ -80,9 +77,7 @@ class WriterLock:
                 time.sleep(0.05)
         self._fd = fd
         record = {"pid": os.getpid(), "purpose": self.purpose, "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        tmp = self.db_path / f".{HOLDER_FILE}.{os.getpid()}"
-        tmp.write_text(json.dumps(record))
-        os.replace(tmp, self.db_path / HOLDER_FILE)
+        atomic_write_json(self.db_path / HOLDER_FILE, record)
         return self
 
     def _busy_message(self) -> str:
@@ -99,9 +94,9 @@ class WriterLock:
         try:
             holder = self.db_path / HOLDER_FILE
             try:
-                if json.loads(holder.read_text()).get("pid") == os.getpid():
+                if (read_json(holder) or {}).get("pid") == os.getpid():
                     holder.unlink()
-            except (OSError, ValueError):
+            except OSError:
                 pass
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import IndexMismatch
+from ..memory.files import atomic_write_json
 
 __all__ = ["Store", "FileState", "Filter", "sql_str", "scope_filter", "CHUNKS", "FILES", "FORMAT_VERSION"]
 
@@ -148,9 +149,7 @@ class Store:
             raise IndexMismatch(f"the index parameters in {self.meta_path} are unreadable ({err}): run `memsearch index ROOT --rebuild`") from err
 
     def write_meta(self, meta: dict) -> None:
-        tmp = self.meta_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(meta, indent=2, sort_keys=True))
-        os.replace(tmp, self.meta_path)
+        atomic_write_json(self.meta_path, meta, indent=2, sort_keys=True)
 
     def drop(self) -> None:
         """Remove both tables and the parameters (``--rebuild``)."""

@@ -8,7 +8,6 @@ to date and compacts the tables on a schedule (the ``COMPACT_*`` constants below
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import os
 import stat
@@ -23,6 +22,7 @@ import watchfiles
 from .. import settings
 from ..errors import InvalidArgument, MemsearchError
 from ..engine.sync import IndexReport
+from ..memory.files import atomic_write_json, read_json
 from ..memory.tree import classify, foreign_dirs, resolve_root
 
 __all__ = ["Daemon", "MemoryFilter", "resolve_debounce", "read_state", "DEBOUNCE_ENV", "DEFAULT_DEBOUNCE_MS",
@@ -137,10 +137,7 @@ class _Stopped(Exception):
 
 def read_state(db_path: str | os.PathLike[str]) -> dict | None:
     """The last state a daemon wrote to ``DB/daemon.json``, or None."""
-    try:
-        return json.loads((Path(db_path) / STATE_FILE).read_text())
-    except (OSError, ValueError):
-        return None
+    return read_json(Path(db_path) / STATE_FILE)
 
 
 class Daemon:
@@ -358,9 +355,7 @@ class Daemon:
             return
         self._state_written = now
         self._state["updated"] = _now()
-        tmp = self._state_path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
         try:
-            tmp.write_text(json.dumps(self._state, indent=2))
-            os.replace(tmp, self._state_path)
+            atomic_write_json(self._state_path, self._state, indent=2)
         except OSError as exc:  # the index directory went away; the next sync reports it
             logger.warning("cannot write %s: %s", self._state_path, exc)

@@ -1,0 +1,93 @@
+"""Whole-file writes that a crash cannot half-do, and reads of small JSON records that tolerate damage.
+
+:func:`atomic_write_bytes` writes a temporary file in the target's directory, flushes it to
+disk, renames it over the target with :func:`os.replace` and flushes the directory, so a
+reader (or the next boot after a power cut) sees either the old file or the new one, whole.
+A target that already exists keeps its permission bits; a new one gets ``0o666`` less the
+umask, like :func:`open`. The temporary name is unique per call, so threads and processes
+writing the same target never share one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import stat
+from pathlib import Path
+
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "read_json"]
+
+_TMP_ATTEMPTS = 16
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically and durably. Raises ``OSError``; the target is then untouched."""
+    target = Path(path)
+    parent = target.parent
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = _create_temp(parent, target.name)
+    try:
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(parent)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
+    """:func:`atomic_write_bytes` of ``text`` encoded (UTF-8 by default, newlines written as given)."""
+    atomic_write_bytes(path, text.encode(encoding))
+
+
+def atomic_write_json(path: str | os.PathLike[str], value, **dumps_options) -> None:
+    """:func:`atomic_write_text` of ``json.dumps(value, **dumps_options)``."""
+    atomic_write_text(path, json.dumps(value, **dumps_options))
+
+
+def read_json(path: str | os.PathLike[str]) -> dict | None:
+    """The JSON object stored at ``path``; None when it is missing, unreadable, damaged or not an object."""
+    try:
+        value = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _create_temp(parent: Path, name: str) -> tuple[int, str]:
+    for _ in range(_TMP_ATTEMPTS):
+        tmp = str(parent / f".{name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a unique temporary file beside {parent / name}")
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Flush the directory entry of a rename; a no-op where directories cannot be opened (Windows)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
