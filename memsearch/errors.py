@@ -19,6 +19,10 @@ __all__ = [
     "UnknownModel",
     "IndexMismatch",
     "IndexLocked",
+    "IndexDamaged",
+    "MemoryUnreadable",
+    "StorageFull",
+    "shown",
 ]
 
 
@@ -73,3 +77,28 @@ class IndexMismatch(MemsearchError):
 
 class IndexLocked(MemsearchError):
     """Another live process holds the index's writer lock."""
+
+
+class IndexDamaged(IndexMismatch):
+    """The index on disk is damaged (files missing, truncated or garbled); it is derived data: rebuild it."""
+
+
+class MemoryUnreadable(MemsearchError, PermissionError):
+    """A memory file or directory that exists but cannot be read (permissions, not a regular file)."""
+
+
+class StorageFull(MemsearchError, OSError):
+    """The disk holding the index is full (ENOSPC) or over quota; the previous index stays searchable."""
+
+
+#: Longest rendering of a user value inside an error message (a 1 MB path is never echoed back).
+SHOWN_CHARS = 80
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, saying how long it was."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = len(value) if isinstance(value, (str, bytes, list, dict, tuple)) else len(text)
+    return f"{text[:limit]}... ({size:,} characters)"

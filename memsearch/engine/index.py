@@ -18,10 +18,10 @@ from typing import Sequence
 
 from .. import __version__, settings
 from .chunker import ChunkerConfig
-from ..memory.contract import read_memory_file
+from ..memory.contract import memory_text
 from ..memory.document import parse_document, summary_of
 from .embedder import Embedder, load_embedder
-from ..errors import IndexLocked, IndexMismatch, InvalidArgument
+from ..errors import IndexLocked, IndexMismatch, InvalidArgument, MemsearchError
 from .lock import WriterLock
 from .sync import IndexReport, Progress, sync_tree
 from .flat import FlatVectors
@@ -293,11 +293,14 @@ class MemoryIndex:
 
     def memory_ref(self, rel: str) -> MemoryRef:
         path = self.root / rel
-        mtime = path.stat().st_mtime_ns
-        cached = self._memory_cache.get(rel)
-        if cached and cached[0] == mtime:
-            return cached[1]
-        text = read_memory_file(path)
+        try:
+            mtime = path.stat().st_mtime_ns
+            cached = self._memory_cache.get(rel)
+            if cached and cached[0] == mtime:
+                return cached[1]
+            text = memory_text(self.root, rel)
+        except (OSError, MemsearchError):  # deleted or made unreadable since the hit was found
+            return MemoryRef(path=rel, title=rel, summary="")
         ref = MemoryRef(path=rel, title=parse_document(rel, text).title, summary=summary_of(text))
         self._memory_cache[rel] = (mtime, ref)
         return ref

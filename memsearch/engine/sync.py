@@ -28,6 +28,8 @@ from ..memory.document import Document, parse_document
 from .embedder import Embedder
 from .store import Store, chunk_schema
 from ..memory.tokens import get_encoding
+from ..errors import MemsearchError
+from ..memory import rootfs
 from ..memory.tree import MemoryTree
 
 __all__ = ["IndexReport", "sync_tree", "context_header", "Progress"]
@@ -159,9 +161,9 @@ def sync_tree(
             unchanged += 1
             continue
         try:
-            raw = full.read_bytes()
-        except OSError:
-            continue  # unreadable: the validator reports it; keep what the index had
+            raw = _read(tree, path)
+        except (MemsearchError, OSError):
+            continue  # unreadable or swapped for a link: the validator reports it; keep what the index had
         digest = _hash(raw)
         state = {"path": path, "file_hash": digest, "mtime_ns": st.st_mtime_ns, "size": st.st_size, "chunks": 0}
         if old is not None and old.file_hash == digest:
@@ -237,6 +239,16 @@ def sync_tree(
         changed_paths=tuple(p for p, *_ in to_index),
         removed_paths=tuple(removed),
     )
+
+
+def _read(tree: MemoryTree, path: str) -> bytes:
+    """A file's bytes through a descriptor opened inside the root (never a second lookup by name)."""
+    root_fd = rootfs.open_root(tree.root)
+    try:
+        with rootfs.walk(root_fd, str(tree.root), path.split("/"), path) as opened:
+            return rootfs.read_fd(opened.fd)
+    finally:
+        os.close(root_fd)
 
 
 def _dimension(store: Store, embedder: Embedder, vectors: dict[str, np.ndarray]) -> int | None:

@@ -27,7 +27,7 @@ import threading
 from urllib.parse import quote, unquote
 
 from .. import __version__, settings
-from ..memory.contract import load_core, read, read_memory_file
+from ..memory.contract import load_core, memory_text, read
 from ..memory.document import parse_document, summary_of
 from ..errors import InvalidArgument, MemsearchError
 from .tools import TOOLS, ToolBox, error_object
@@ -72,8 +72,8 @@ def _memory_resources(toolbox: ToolBox) -> list:
     for rel in indexes:
         path = toolbox.root / rel
         try:
-            text = read_memory_file(path)
-        except OSError:
+            text = memory_text(toolbox.root, rel)
+        except (MemsearchError, OSError):
             continue
         found.append(types.Resource(uri=file_uri(rel), name=rel, title=parse_document(rel, text).title,
                                     description=summary_of(text) or None, mime_type="text/markdown", size=path.stat().st_size))

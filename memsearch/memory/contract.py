@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .document import parse_document, summary_of
-from ..errors import InvalidArgument, MemoryFileNotFound, NotMemoryFile
+from ..errors import InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile, shown
 from .tokens import count_tokens, encoding_name
-from .tree import INDEX_NAME, MemoryTree, classify, foreign_dirs, resolve_root, safe_path, scan
+from .tree import INDEX_NAME, MemoryTree, classify, foreign_dirs, read_memory, resolve_root, safe_path, scan
 
 __all__ = [
     "CoreFile",
@@ -30,12 +30,37 @@ __all__ = [
     "read",
     "parse_lines",
     "read_memory_file",
+    "memory_text",
+    "decode",
 ]
 
 
 def read_memory_file(path: Path) -> str:
-    """Text of a memory file as UTF-8; undecodable bytes become U+FFFD (the validator warns)."""
-    return path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
+    """Text of a memory file as UTF-8; undecodable bytes become U+FFFD (the validator warns).
+
+    By name: for a path a user gave, use :func:`memory_text` (descriptors, checked)."""
+    return decode(path.read_bytes())
+
+
+def decode(raw: bytes) -> str:
+    """Memory file bytes as text: UTF-8, undecodable bytes as U+FFFD, no BOM."""
+    return raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+def memory_text(root: Path, rel: str, *, foreign=None) -> str:
+    """Text of the memory file ``rel`` under the resolved ``root``, read through its descriptor."""
+    return decode(read_memory(root, rel, foreign=foreign)[0])
+
+
+def _texts(tree: MemoryTree, paths, foreign) -> tuple[list[tuple[str, str]], list[str]]:
+    """(path, text) of each file still readable, and the paths that vanished or cannot be read."""
+    found, missed = [], []
+    for rel in paths:
+        try:
+            found.append((rel, memory_text(tree.root, rel, foreign=foreign)))
+        except MemsearchError:  # deleted since the walk, permission denied, swapped for a link
+            missed.append(rel)
+    return found, missed
 
 
 @dataclass(frozen=True)
@@ -53,6 +78,7 @@ class CoreMemory:
     files: tuple[CoreFile, ...]
     total_tokens: int
     encoding: str
+    unreadable: tuple[str, ...] = ()
 
     def render(self) -> str:
         """Core memory for a system prompt: each file under a header naming it."""
@@ -68,21 +94,21 @@ class CoreMemory:
             "total_tokens": self.total_tokens,
             "encoding": self.encoding,
             "rendered": self.render(),
+            "unreadable": list(self.unreadable),
         }
 
 
 def load_core(root: str | os.PathLike[str], *, encoding: str | None = None, tree: MemoryTree | None = None) -> CoreMemory:
     """Rule 1: load every Markdown file directly in the root, ``MEMORY.md`` first, then by name."""
     tree = tree or scan(root)
-    files = []
-    for rel in tree.core_files:
-        text = read_memory_file(tree.root / rel)
-        files.append(CoreFile(path=rel, text=text, tokens=count_tokens(text, encoding)))
+    texts, missed = _texts(tree, tree.core_files, None)
+    files = [CoreFile(path=rel, text=text, tokens=count_tokens(text, encoding)) for rel, text in texts]
     return CoreMemory(
         root=str(tree.root),
         files=tuple(files),
         total_tokens=sum(f.tokens for f in files),
         encoding=encoding_name(encoding),
+        unreadable=tuple(missed),
     )
 
 
@@ -113,6 +139,8 @@ class Listing:
     summary: str
     dirs: tuple[DirSummary, ...]
     files: tuple[FileSummary, ...]
+    #: Files of this directory that vanished or could not be read while listing.
+    unreadable: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -123,7 +151,11 @@ def _dir_summary(tree: MemoryTree, directory: str) -> DirSummary:
     if not tree.has_index(directory):
         name = "memory root" if directory == "." else directory.rsplit("/", 1)[-1]
         return DirSummary(path=directory, memory_md=None, title=name, summary="")
-    text = read_memory_file(tree.root / index)
+    name = "memory root" if directory == "." else directory.rsplit("/", 1)[-1]
+    try:
+        text = memory_text(tree.root, index)
+    except MemsearchError:  # deleted or made unreadable since the walk
+        return DirSummary(path=directory, memory_md=None, title=name, summary="")
     doc = parse_document(index, text)
     return DirSummary(path=directory, memory_md=index, title=doc.title, summary=summary_of(text))
 
@@ -137,14 +169,11 @@ def list_dir(root: str | os.PathLike[str], path: str = ".", *, encoding: str | N
     if rel != "." and rel not in tree.memory_dirs:
         kind = classify(rel + "/x.md", foreign=foreign_dirs(foreign))
         if kind in ("hidden", "foreign"):
-            raise NotMemoryFile(f"{rel!r} is a {kind} directory, not memory: list the root with `memsearch ls ROOT` to see what is")
-        raise MemoryFileNotFound(f"{rel!r} is not a memory directory: run `memsearch ls ROOT` to see the memory directories")
+            raise NotMemoryFile(f"{shown(rel)} is a {kind} directory, not memory: list the root with `memsearch ls ROOT` to see what is")
+        raise MemoryFileNotFound(f"{shown(rel)} is not a memory directory: run `memsearch ls ROOT` to see the memory directories")
     this = _dir_summary(tree, rel)
-    files = []
-    for f in tree.files_in(rel):
-        text = read_memory_file(tree.root / f)
-        doc = parse_document(f, text)
-        files.append(FileSummary(path=f, title=doc.title, tokens=count_tokens(text, encoding)))
+    texts, missed = _texts(tree, tree.files_in(rel), foreign)
+    files = [FileSummary(path=f, title=parse_document(f, text).title, tokens=count_tokens(text, encoding)) for f, text in texts]
     return Listing(
         path=rel,
         memory_md=this.memory_md,
@@ -152,6 +181,7 @@ def list_dir(root: str | os.PathLike[str], path: str = ".", *, encoding: str | N
         summary=this.summary,
         dirs=tuple(_dir_summary(tree, d) for d in tree.child_dirs(rel)),
         files=tuple(files),
+        unreadable=tuple(missed),
     )
 
 
@@ -182,16 +212,16 @@ def parse_lines(lines: str | tuple[int | None, int | None] | list | None) -> tup
             if not sep:
                 end = start
         except ValueError:
-            raise InvalidArgument(f"line range {lines!r} is not of the form A:B (e.g. 10:40, 10: or :40)") from None
+            raise InvalidArgument(f"line range {shown(lines)} is not of the form A:B (e.g. 10:40, 10: or :40)") from None
     else:
         try:
             start, end = lines
             start = 1 if start is None else int(start)
             end = None if end is None else int(end)
         except (TypeError, ValueError):
-            raise InvalidArgument(f"line range {lines!r} must be two line numbers (start, end)") from None
+            raise InvalidArgument(f"line range {shown(lines)} must be two line numbers (start, end)") from None
     if start < 1 or (end is not None and end < start):
-        raise InvalidArgument(f"line range {lines!r} is empty or starts before line 1: lines are 1-based and inclusive, start <= end")
+        raise InvalidArgument(f"line range {shown(lines)} is empty or starts before line 1: lines are 1-based and inclusive, start <= end")
     return start, end
 
 
@@ -202,18 +232,8 @@ def read(root: str | os.PathLike[str], path: str, lines=None, *, foreign=None) -
     non-Markdown files (:class:`NotMemoryFile`) and missing files (:class:`MemoryFileNotFound`).
     """
     base = resolve_root(root)
-    full, rel = safe_path(base, path)
-    kind = classify(rel, foreign=foreign_dirs(foreign))
-    if kind == "hidden":
-        raise NotMemoryFile(f"{rel!r} is hidden (a name starts with '.'), not memory")
-    if kind == "foreign":
-        raise NotMemoryFile(f"{rel!r} belongs to a foreign directory (another format, e.g. Agent Skills), not memory")
-    if kind == "other":
-        raise NotMemoryFile(f"{rel!r} is not a Markdown (.md) file; only memory files can be read")
-    if not full.is_file():
-        hint = "it is a directory: use `memsearch ls` on it" if full.is_dir() else "check the path with `memsearch ls ROOT DIR`"
-        raise MemoryFileNotFound(f"no memory file {rel!r}: {hint}")
-    text = read_memory_file(full)
+    raw, rel = read_memory(base, path, foreign=foreign)
+    text = decode(raw)
     all_lines = text.splitlines(keepends=True)
     total = len(all_lines)
     span = parse_lines(lines)
@@ -221,6 +241,6 @@ def read(root: str | os.PathLike[str], path: str, lines=None, *, foreign=None) -
         return ReadResult(path=rel, text=text, start_line=1 if total else 0, end_line=total, total_lines=total)
     start, end = span
     if start > max(total, 1):
-        raise InvalidArgument(f"{rel!r} has {total} lines; line {start} is past the end")
+        raise InvalidArgument(f"{shown(rel)} has {total} lines; line {start} is past the end")
     end = total if end is None else min(end, total)
     return ReadResult(path=rel, text="".join(all_lines[start - 1 : end]), start_line=start, end_line=end, total_lines=total)

@@ -12,7 +12,9 @@ module what a path *is*, so they can never disagree:
   ``skills/`` at the root, for Agent Skills). Set with ``foreign=`` or ``MEMSEARCH_FOREIGN``.
 * names starting with ``.`` are never memory (``.git``, editor state, our own index);
   directory links are never followed (so a link loop cannot hang a walk), and file links
-  count only when they resolve inside the root; non-Markdown files are ignored.
+  count only when they resolve inside the root to a memory file (decided on the resolved
+  path: a link to a hidden file is not memory); non-Markdown files are ignored.
+* reads (and writes) go through :func:`open_memory`: descriptors, never a second lookup by name.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .. import settings
-from ..errors import InvalidArgument, NotAMemoryRoot, PathOutsideRoot
+from . import rootfs
+from ..errors import InvalidArgument, MemsearchError, NotAMemoryRoot, NotMemoryFile, PathOutsideRoot, shown
 
 __all__ = [
     "INDEX_NAME",
@@ -33,6 +36,10 @@ __all__ = [
     "foreign_dirs",
     "classify",
     "safe_path",
+    "path_parts",
+    "memory_kind",
+    "open_memory",
+    "read_memory",
 ]
 
 INDEX_NAME = "MEMORY.md"
@@ -53,6 +60,10 @@ class MemoryTree:
     skipped_links: tuple[str, ...] = ()
     has_root_index: bool = False
     _dirs_with_index: frozenset[str] = field(default=frozenset(), repr=False)
+    #: (directory, reason) for each directory that could not be listed; its branch is not memory.
+    unreadable: tuple[tuple[str, str], ...] = ()
+    #: FIFOs, sockets and device nodes: never memory, never opened.
+    special: tuple[str, ...] = ()
 
     @property
     def dirs_missing_index(self) -> tuple[str, ...]:
@@ -119,66 +130,70 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def scan(root: str | os.PathLike[str], *, foreign: tuple[str, ...] | list[str] | None = None) -> MemoryTree:
-    """Walk ``root`` once and classify every entry. Raises :class:`NotAMemoryRoot`."""
+    """Walk ``root`` once (iteratively: any depth) and classify every entry. Raises :class:`NotAMemoryRoot`.
+
+    Directories that cannot be listed and entries that are neither files nor directories
+    (FIFOs, sockets, devices) are skipped and reported in ``unreadable`` and ``special``.
+    """
     base = resolve_root(root)
     foreign_set = set(foreign_dirs(foreign))
     core: list[str] = []
     external: list[str] = []
-    memory: list[str] = []
     with_index: set[str] = set()
     found_foreign: list[str] = []
     skipped: list[str] = []
+    unreadable: list[tuple[str, str]] = []
+    special: list[str] = []
     has_root_index = False
-
-    def walk(directory: Path, rel: str) -> bool:
-        """Walk one directory; return whether it is (or holds) memory."""
-        nonlocal has_root_index
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
-            return False
-        has_md = False
-        has_child_memory = False
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue
-            child_rel = name if rel == "." else f"{rel}/{name}"
+    root_fd = rootfs.open_root(base)
+    try:
+        stack: list[tuple[str, str]] = [(str(base), ".")]
+        while stack:
+            directory, rel = stack.pop()
             try:
-                if entry.is_symlink():
-                    # Directory links are never followed (no loops, no escapes); file links
-                    # count only when they resolve to a Markdown file inside the root.
-                    target = Path(entry.path).resolve()
-                    if target.is_dir() or not _inside(target, base):
-                        skipped.append(child_rel)
-                        continue
-                    if not (name.endswith(MARKDOWN_SUFFIX) and target.is_file()):
-                        continue
-                elif entry.is_dir(follow_symlinks=False):
-                    if child_rel in foreign_set:
-                        found_foreign.append(child_rel)
-                    elif walk(Path(entry.path), child_rel):
-                        has_child_memory = True
-                    continue
-                elif not (name.endswith(MARKDOWN_SUFFIX) and entry.is_file(follow_symlinks=False)):
-                    continue
-            except (OSError, RuntimeError):  # RuntimeError: link loop on older Pythons
+                with os.scandir(directory) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as err:
+                if rel != ".":
+                    unreadable.append((rel, err.strerror or str(err)))
                 continue
-            has_md = True
-            if rel == ".":
-                core.append(child_rel)
-                if name == INDEX_NAME:
-                    has_root_index = True
-            else:
-                external.append(child_rel)
-                if name == INDEX_NAME:
-                    with_index.add(rel)
-        is_memory = has_md or has_child_memory
-        if is_memory and rel != ".":
-            memory.append(rel)
-        return is_memory
-
-    walk(base, ".")
+            subdirs = []
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    continue
+                child_rel = name if rel == "." else f"{rel}/{name}"
+                try:
+                    if entry.is_symlink():
+                        # Directory links are never followed (no loops, no escapes); a file link counts
+                        # when it resolves, by the reader's own rules, to a memory file inside the root.
+                        if not name.endswith(MARKDOWN_SUFFIX) or not _link_is_memory(root_fd, base, child_rel, foreign_set):
+                            skipped.append(child_rel)
+                            continue
+                    elif entry.is_dir(follow_symlinks=False):
+                        if child_rel in foreign_set:
+                            found_foreign.append(child_rel)
+                        else:
+                            subdirs.append((entry.path, child_rel))
+                        continue
+                    elif not entry.is_file(follow_symlinks=False):
+                        special.append(child_rel)
+                        continue
+                    elif not name.endswith(MARKDOWN_SUFFIX):
+                        continue
+                except OSError:
+                    continue
+                if rel == ".":
+                    core.append(child_rel)
+                    has_root_index = has_root_index or name == INDEX_NAME
+                else:
+                    external.append(child_rel)
+                    if name == INDEX_NAME:
+                        with_index.add(rel)
+            stack.extend(reversed(subdirs))
+    finally:
+        os.close(root_fd)
+    memory = {a for f in external for a in _ancestors(f)}
     core.sort(key=lambda p: (p != INDEX_NAME, p))
     return MemoryTree(
         root=base,
@@ -189,31 +204,124 @@ def scan(root: str | os.PathLike[str], *, foreign: tuple[str, ...] | list[str] |
         skipped_links=tuple(sorted(skipped)),
         has_root_index=has_root_index,
         _dirs_with_index=frozenset(with_index),
+        unreadable=tuple(sorted(unreadable)),
+        special=tuple(sorted(special)),
     )
 
 
-def safe_path(root: Path, path: str | os.PathLike[str]) -> tuple[Path, str]:
-    """Resolve a user-given path inside ``root``; return (absolute path, relative POSIX path).
+def _ancestors(rel: str) -> list[str]:
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
-    Refuses absolute paths, ``..`` escapes and links whose target leaves the root, with
-    :class:`PathOutsideRoot`. ``root`` must already be resolved (see :func:`resolve_root`).
+
+def _link_is_memory(root_fd: int, base: Path, rel: str, foreign_set) -> bool:
+    try:
+        with rootfs.walk(root_fd, str(base), rel.split("/"), rel) as opened:
+            return memory_kind(rel, opened.real, foreign=tuple(foreign_set)) in ("core", "external")
+    except (MemsearchError, OSError):
+        return False
+
+
+def safe_path(root: Path, path: str | os.PathLike[str]) -> tuple[Path, str]:
+    """Check a user-given path lexically inside ``root``; return (absolute path, relative POSIX path).
+
+    Refuses absolute paths, ``..``, NUL bytes and links whose target leaves the root, with
+    :class:`PathOutsideRoot`; over-long paths and text that is no valid path with
+    :class:`InvalidArgument`. ``root`` must already be resolved (see :func:`resolve_root`).
+    This is a check by name: read and write through :func:`open_memory` (descriptors).
     """
+    parts = path_parts(path)
+    if not parts:
+        return root, "."
+    candidate = root.joinpath(*parts)
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError):  # a link loop
+        raise NotMemoryFile(f"path {shown(str(path))} is a symlink loop: fix or remove the link") from None
+    if not _inside(resolved, root):
+        raise PathOutsideRoot(f"path {shown(str(path))} is a link that leads outside the memory root; only memory inside the root can be read")
+    return candidate, "/".join(parts)
+
+
+def path_parts(path: str | os.PathLike[str]) -> list[str]:
+    """The components of a path relative to the memory root, checked by name (``[]`` for the root)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidArgument(f"a path must be a string, got {type(path).__name__}")
     text = str(path).strip()
     if text in ("", "."):
-        return root, "."
+        return []
     if "\x00" in text:
-        raise PathOutsideRoot(f"path {text!r} contains a NUL byte: give a path relative to the memory root")
+        raise PathOutsideRoot(f"path {shown(text)} contains a NUL byte: give a path relative to the memory root")
+    try:
+        size = len(os.fsencode(text))
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"path {shown(text)} is not valid text (a lone surrogate): give a path relative to the memory root") from None
     if os.path.isabs(text) or text.startswith("~"):
-        raise PathOutsideRoot(f"path {text!r} is absolute: give a path relative to the memory root, e.g. 'notes/2026-08-12.md'")
-    parts = PurePosixPath(text.replace(os.sep, "/")).parts
+        raise PathOutsideRoot(f"path {shown(text)} is absolute: give a path relative to the memory root, e.g. 'notes/2026-08-12.md'")
+    parts = [p for p in PurePosixPath(text.replace(os.sep, "/")).parts if p != "."]
     if ".." in parts:
-        raise PathOutsideRoot(f"path {text!r} leaves the memory root: '..' is not allowed")
-    candidate = root.joinpath(*parts)
-    resolved = candidate.resolve()
-    if not _inside(resolved, root):
-        raise PathOutsideRoot(f"path {text!r} is a link that leads outside the memory root; only memory inside the root can be read")
+        raise PathOutsideRoot(f"path {shown(text)} leaves the memory root: '..' is not allowed")
+    if size > rootfs.PATH_MAX:
+        raise InvalidArgument(f"path {shown(text)} is {size:,} bytes long, over the {rootfs.PATH_MAX:,}-byte limit: no such memory file")
+    if any(len(os.fsencode(p)) > rootfs.NAME_MAX for p in parts):
+        raise InvalidArgument(f"path {shown(text)} has a component longer than {rootfs.NAME_MAX} bytes: no such memory file")
+    return parts
+
+
+def memory_kind(rel: str, real: str | None = None, *, foreign: tuple[str, ...] = DEFAULT_FOREIGN) -> str:
+    """What a path is, decided on the name given *and* on the resolved path ``real``:
+    a link ``alias.md -> .private/x.md`` is ``hidden``, one into ``skills/`` is ``foreign``."""
+    given = classify(rel, foreign=foreign)
+    if real is not None and real != rel:
+        resolved = classify(real, foreign=foreign)
+        if resolved in ("hidden", "foreign") and given not in ("hidden", "foreign"):
+            return resolved
+    return given
+
+
+def open_memory(root: Path, path: str | os.PathLike[str], *, foreign=None) -> tuple[rootfs.Opened, str]:
+    """Open a memory file inside ``root`` (resolved) by descriptor: ``(opened, relative path as given)``.
+
+    The one gate for every read (contract, indexer, tools, MCP) and the model for writes:
+    hidden and foreign are decided on the resolved path, the file is opened component by
+    component with ``O_NOFOLLOW`` (:mod:`memsearch.memory.rootfs`) and only that descriptor is
+    read. Raises :class:`PathOutsideRoot`, :class:`NotMemoryFile`, :class:`MemoryFileNotFound`,
+    :class:`~memsearch.errors.MemoryUnreadable` or :class:`InvalidArgument`.
+    """
+    parts = path_parts(path)
     rel = "/".join(parts) or "."
-    return candidate, rel
+    fdirs = foreign_dirs(foreign)
+    _refuse_kind(rel, classify(rel, foreign=fdirs))
+    root_fd = rootfs.open_root(root)
+    try:
+        opened = rootfs.walk(root_fd, str(root), parts, rel)
+    finally:
+        os.close(root_fd)
+    try:
+        _refuse_kind(rel, memory_kind(rel, opened.real, foreign=fdirs))
+    except BaseException:
+        opened.close()
+        raise
+    return opened, rel
+
+
+def _refuse_kind(rel: str, kind: str) -> None:
+    if kind == "hidden":
+        raise NotMemoryFile(f"{shown(rel)} is hidden (a name starts with '.', or a link leads to one), not memory")
+    if kind == "foreign":
+        raise NotMemoryFile(f"{shown(rel)} belongs to a foreign directory (another format, e.g. Agent Skills), not memory")
+    if kind == "other":
+        raise NotMemoryFile(f"{shown(rel)} is not a Markdown (.md) file; only memory files can be read")
+
+
+def read_memory(root: Path, path: str | os.PathLike[str], *, foreign=None) -> tuple[bytes, str]:
+    """The bytes of one memory file read through :func:`open_memory`, and its relative path."""
+    opened, rel = open_memory(root, path, foreign=foreign)
+    with opened:
+        try:
+            return rootfs.read_fd(opened.fd), rel
+        except OSError as err:
+            raise rootfs.error_for(err, rel) from None
 
 
 def classify(rel: str, *, foreign: tuple[str, ...] = DEFAULT_FOREIGN) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, MemsearchError
 from .tokens import count_tokens
-from .tree import INDEX_NAME, scan
+from .tree import INDEX_NAME, read_memory, scan
 
 __all__ = ["Issue", "ValidationReport", "validate", "core_budget", "DEFAULT_CORE_BUDGET", "DEFAULT_WINDOW_SHARE"]
 
@@ -84,7 +84,8 @@ def validate(
 
     Errors: ``missing-root-index`` (path ``.``), ``missing-index`` (a memory directory without
     ``MEMORY.md``). Warnings: ``core-over-budget``, ``not-utf8``, ``unreadable``,
-    ``empty-index``, ``misnamed-index`` (e.g. ``memory.md``), ``link-skipped``.
+    ``empty-index``, ``misnamed-index`` (e.g. ``memory.md``), ``link-skipped``, ``special-file``
+    (a FIFO, socket or device node, skipped).
     """
     limit = core_budget(budget, window=window, share=share)
     tree = scan(root, foreign=foreign)
@@ -98,9 +99,9 @@ def validate(
     core_tokens = 0
     for rel in tree.core_files + tree.external_files:
         try:
-            raw = (tree.root / rel).read_bytes()
-        except OSError as err:
-            warnings.append(Issue("unreadable", rel, f"cannot read {rel!r} ({err.strerror}): fix its permissions"))
+            raw = read_memory(tree.root, rel, foreign=foreign)[0]
+        except MemsearchError as err:
+            warnings.append(Issue("unreadable", rel, f"cannot read it: {err}"))
             continue
         try:
             text = raw.decode("utf-8")
@@ -119,6 +120,12 @@ def validate(
             "core-over-budget", ".",
             f"core memory is {core_tokens:,} tokens, over the budget of {limit:,}: move detail from root files into subdirectories (external memory)",
         ))
+    for directory, reason in tree.unreadable:
+        warnings.append(Issue("unreadable", directory, f"cannot list directory {directory!r} ({reason}): its memory is not "
+                              "indexed or listed; fix its permissions"))
+    for special in tree.special:
+        warnings.append(Issue("special-file", special, f"{special!r} is a FIFO, socket or device, never memory: it is "
+                              "skipped; remove it or move it out of the memory root"))
     for link in tree.skipped_links:
         warnings.append(Issue("link-skipped", link, f"{link!r} is a link to a directory or out of the root, which memsearch never follows: move the content inside the root"))
     return ValidationReport(

@@ -1,0 +1,207 @@
+"""Descriptor-based access inside a memory root: each path component opened with ``O_NOFOLLOW`` from the root's fd.
+
+A path that is checked by name and then opened again by name can be swapped (a link
+replaced between the check and the open) and escape the root. Here nothing is opened by
+name from outside: :func:`walk` starts at a descriptor of the root, opens one component at
+a time with ``openat(dir_fd, name, O_NOFOLLOW)``, and returns a descriptor together with
+the *real* relative path it reached. Callers decide and read (or write) on that descriptor
+only, so whatever another process does to the tree meanwhile, no byte outside the root is
+read. The rules, shared by readers, the tree walk and the write path:
+
+* a **directory link** is never passed through (the tree walk never follows one either);
+* a **file link** in the last position is followed, by the same rules, when its target
+  stays inside the root (at most :data:`MAX_LINKS` links in a row: a loop is an error);
+* ``..`` is only ever met inside a link's target, and may not climb above the root;
+* the descriptor is checked once more against the root (``/proc/self/fd``, where present).
+
+Every failure is a typed error whose message names the path as given (shortened), never
+the absolute root.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InvalidArgument, MemoryFileNotFound, MemoryUnreadable, NotMemoryFile, PathOutsideRoot, shown
+
+__all__ = ["Opened", "open_root", "walk", "read_fd", "error_for", "MAX_LINKS", "NAME_MAX", "PATH_MAX"]
+
+#: Links followed in one resolution before it counts as a loop (Linux uses 40 too).
+MAX_LINKS = 40
+#: Longest path component, and longest whole path, in bytes (Linux ``NAME_MAX`` / ``PATH_MAX``).
+NAME_MAX = 255
+PATH_MAX = 4096
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
+# O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just after, by fstat).
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
+_LINKISH = (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)
+
+
+@dataclass(frozen=True)
+class Opened:
+    """An open descriptor inside the root and the real relative POSIX path it refers to."""
+
+    fd: int
+    real: str
+    mode: int
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def __enter__(self) -> "Opened":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_root(root: Path) -> int:
+    """A descriptor of the (resolved) memory root directory."""
+    return os.open(root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+
+
+def error_for(err: OSError, given: str) -> Exception:
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return MemoryUnreadable(f"{shown(given)} cannot be read: permission denied. Fix its permissions (chmod/chown) "
+                                "or run memsearch as the owner of the memory")
+    if err.errno == errno.ENAMETOOLONG:
+        return InvalidArgument(f"path {shown(given)} has a component longer than {NAME_MAX} bytes: no such memory file")
+    if err.errno in (errno.ENOENT, errno.ENOTDIR):
+        return MemoryFileNotFound(f"no memory file {shown(given)}: check the path with `memsearch ls ROOT DIR`")
+    return MemoryUnreadable(f"{shown(given)} cannot be opened ({errno.errorcode.get(err.errno, err.errno)}: "
+                            f"{os.strerror(err.errno or 0)}): check the file")
+
+
+def _reopen(root_fd: int, names: list[str], given: str) -> int:
+    fd = os.dup(root_fd)
+    for name in names:
+        try:
+            nxt = os.open(name, _DIR, dir_fd=fd)
+        except OSError as err:
+            os.close(fd)
+            raise error_for(err, given) from None
+        os.close(fd)
+        fd = nxt
+    return fd
+
+
+def _link_parts(target: str, root_real: str, given: str) -> tuple[bool, list[str]]:
+    """A link target as (absolute?, components); an absolute target must lie inside the root."""
+    if target.startswith("/"):
+        norm = os.path.normpath(target)
+        if norm != root_real and not norm.startswith(root_real.rstrip("/") + "/"):
+            raise PathOutsideRoot(f"path {shown(given)} is a link that leads outside the memory root; only memory inside the root can be read")
+        return True, [p for p in norm[len(root_real):].split("/") if p]
+    return False, [p for p in target.split("/") if p]
+
+
+def walk(root_fd: int, root_real: str, parts: list[str], given: str, *, directory: bool = False) -> Opened:
+    """Open ``parts`` (components relative to the root) from ``root_fd``; see the module rules.
+
+    ``directory``: the last component must be a directory (no link followed); otherwise it
+    must be a regular file, opened read-only. Raises :class:`PathOutsideRoot`,
+    :class:`NotMemoryFile` (a directory link, a loop, not a regular file),
+    :class:`MemoryFileNotFound` or :class:`MemoryUnreadable`.
+    """
+    todo = list(reversed(parts))  # a stack: the next component is todo[-1]
+    names: list[str] = []          # real directory names from the root down to ``cur``
+    cur = os.dup(root_fd)
+    links = 0
+    try:
+        while todo:
+            name = todo.pop()
+            if name in ("", "."):
+                continue
+            if name == "..":
+                if not names:
+                    raise PathOutsideRoot(f"path {shown(given)} leads outside the memory root")
+                names.pop()
+                os.close(cur)
+                cur = _reopen(root_fd, names, given)
+                continue
+            last = not any(p not in ("", ".") for p in todo)
+            flags = _DIR if (directory or not last) else _FILE
+            try:
+                fd = os.open(name, flags, dir_fd=cur)
+            except OSError as err:
+                if err.errno not in _LINKISH:
+                    raise error_for(err, given) from None
+                try:
+                    st = os.stat(name, dir_fd=cur, follow_symlinks=False)
+                except OSError as again:
+                    raise error_for(again, given) from None
+                if not stat.S_ISLNK(st.st_mode):
+                    raise error_for(err, given) from None
+                if not last or directory:
+                    raise NotMemoryFile(f"path {shown(given)} passes through a directory link ({shown(name)}); "
+                                        "directory links are never followed: move the memory inside the root") from None
+                links += 1
+                if links > MAX_LINKS:
+                    raise NotMemoryFile(f"path {shown(given)} is a symlink loop (over {MAX_LINKS} links): fix or remove the link") from None
+                try:
+                    target = os.readlink(name, dir_fd=cur)
+                except OSError as again:
+                    raise error_for(again, given) from None
+                absolute, more = _link_parts(target, root_real, given)
+                if absolute:
+                    names = []
+                    os.close(cur)
+                    cur = os.dup(root_fd)
+                todo.extend(reversed(more))
+                continue
+            if flags == _DIR:
+                os.close(cur)
+                cur = fd
+                names.append(name)
+                continue
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                os.close(fd)
+                what = "a directory: use `memsearch ls` on it" if stat.S_ISDIR(st.st_mode) else "not a regular file (a FIFO, socket or device)"
+                error = MemoryFileNotFound if stat.S_ISDIR(st.st_mode) else NotMemoryFile
+                raise error(f"no memory file {shown(given)}: it is {what}")
+            try:
+                _verify(fd, root_real, given)
+            except BaseException:
+                os.close(fd)
+                raise
+            return Opened(fd=fd, real="/".join(names + [name]), mode=st.st_mode)
+        if not directory:
+            raise MemoryFileNotFound(f"no memory file {shown(given)}: it is a directory: use `memsearch ls` on it")
+        _verify(cur, root_real, given)
+        opened = Opened(fd=cur, real="/".join(names) or ".", mode=os.fstat(cur).st_mode)
+        cur = -1
+        return opened
+    finally:
+        if cur >= 0:
+            os.close(cur)
+
+
+def _verify(fd: int, root_real: str, given: str) -> None:
+    """Belt and braces: the descriptor's real path lies under the root (Linux ``/proc``)."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return  # no /proc: the O_NOFOLLOW walk alone decided
+    if real != root_real and not real.startswith(root_real.rstrip("/") + "/"):
+        raise PathOutsideRoot(f"path {shown(given)} was moved outside the memory root while being opened; try again")
+
+
+def read_fd(fd: int, limit: int | None = None) -> bytes:
+    """Every byte of an open regular file (at most ``limit`` bytes when given)."""
+    os.set_blocking(fd, True)
+    chunks = []
+    left = limit
+    while left is None or left > 0:
+        block = os.read(fd, 1 << 20 if left is None else min(1 << 20, left))
+        if not block:
+            break
+        chunks.append(block)
+        if left is not None:
+            left -= len(block)
+    return b"".join(chunks)
