@@ -77,6 +77,20 @@ class Hit:
         return data
 
 
+def clean_text(text: str) -> str:
+    """``text`` as valid Unicode: bytes a shell passed undecoded (surrogate escapes) decoded as
+    UTF-8, lone surrogates and undecodable bytes as U+FFFD; tokenizers refuse anything else."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def _parse_date(value, name: str) -> str | None:
     if value is None or value == "":
         return None
@@ -208,6 +222,7 @@ class MemoryIndex:
         """Ranked hits for ``query``; see the module docstring for the modes and fusion."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidArgument("the query is empty: give some words to search for")
+        query = clean_text(query)
         if mode not in MODES:
             raise InvalidArgument(f"unknown search mode {mode!r}: choose one of {', '.join(MODES)}")
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
@@ -253,13 +268,22 @@ class MemoryIndex:
         return rows
 
     def _keyword(self, table, query: str, n: int, flt: Filter) -> list[dict]:
-        q = table.search(query, query_type="fts", fts_columns="search_text").limit(n).select(_COLUMNS + ["_score"])
-        if flt.sql():
-            q = q.where(flt.sql(), prefilter=True)
-        rows = q.to_list()  # a query of stop words only gives no rows, not an error
+        try:
+            rows = self._fts(table, query, n, flt)
+        except (ValueError, RuntimeError, OSError) as exc:
+            if '"' not in query or "position" not in str(exc).lower():
+                raise
+            # An index built without term positions (older lancedb) refuses phrases: match the words instead.
+            rows = self._fts(table, query.replace('"', " "), n, flt)
         for row in rows:
             row["score"] = float(row.pop("_score"))
         return rows
+
+    def _fts(self, table, query: str, n: int, flt: Filter) -> list[dict]:
+        q = table.search(query, query_type="fts", fts_columns="search_text").limit(n).select(_COLUMNS + ["_score"])
+        if flt.sql():
+            q = q.where(flt.sql(), prefilter=True)
+        return q.to_list()  # a query of stop words only gives no rows, not an error
 
     def _merge(self, ranked: list[dict], k: int) -> list[Hit]:
         chains: dict[str, tuple[str, ...]] = {}
