@@ -31,7 +31,7 @@ test: setup
 	$(BIN)/python -m pytest -q
 
 bench: setup
-	TORCH='$(TORCH)' $(BIN)/python -m benchmarks.run all --peers setup
+	TORCH='$(TORCH)' $(BIN)/python -m benchmarks all --peers setup
 
 clean:
 	rm -rf $(VENV) examples/memory/.memsearch .pytest_cache

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Callable
 
 from benchmarks import metrics
+from benchmarks.common import REPO
 from benchmarks.metrics import Item, Span
 
 __all__ = ["Question", "Corpus", "CONFIGS", "CORPORA", "examples_corpus", "locomo_corpus", "synthetic_corpus",
            "load_corpus", "CachingEmbedder", "run_engine", "score", "LINE_BUDGET", "TOKEN_BUDGET", "K"]
 
-REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "examples_queries.json"
 CORPORA = ("examples", "locomo", "locomo-merged", "synthetic")
 #: label -> (search mode, hybrid fusion). One index serves them all.
@@ -149,7 +149,7 @@ def run_engine(corpus: Corpus, embedder, work: Path, configs=tuple(CONFIGS), k: 
 
     Returns {"hits": {config: {qid: [Span]}}, "index": {...}, "ms_per_query": {config: ms}}.
     """
-    from memsearch.engine.index import MemoryIndex
+    from memsearch import MemoryIndex
 
     embedder.embed_query("warm up")  # load the model before the clock starts
     started = time.perf_counter()

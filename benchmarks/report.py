@@ -48,6 +48,12 @@ def _git(*args: str) -> str | None:
         return None
 
 
+def _program() -> str:
+    """How this process was started: ``python -m benchmarks`` for the package, else the script's name."""
+    path = Path(sys.argv[0])
+    return f"python -m {path.parent.name}" if path.name == "__main__.py" else path.name
+
+
 def machine() -> dict:
     """Where and with what a run happened."""
     try:
@@ -69,7 +75,7 @@ def machine() -> dict:
         "python": platform.python_version(),
         "versions": {n: _version(n) for n in ("agent-memsearch", "torch", "sentence-transformers", "lancedb", "pyarrow", "tiktoken", "numpy")},
         "git_commit": _git("rev-parse", "HEAD"), "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
-        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "command": " ".join([_program(), *sys.argv[1:]]),
     }
 
 

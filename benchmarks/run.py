@@ -1,5 +1,5 @@
-"""The benchmark entry point: ``python -m benchmarks.run [quality|speed|all] ...`` (also
-``memsearch bench``). Writes ``results.json``, ``report.md`` and PNG plots to ``--out``.
+"""The benchmark entry point: ``python -m benchmarks [quality|speed|all] ...`` (also ``python -m
+benchmarks.run`` and ``memsearch bench``). Writes ``results.json``, ``report.md`` and PNG plots to ``--out``.
 
 The standard set (``make bench``): quality on ``examples``, ``locomo`` and ``locomo-merged``
 (with the installed peers), speed and synthetic quality at 1,000 and 10,000 chunks, and
@@ -16,21 +16,12 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from memsearch import settings
+from benchmarks.common import EMBEDDER_ENV, bench_embedder
 
-__all__ = ["run", "main", "STANDARD_CORPORA", "STANDARD_SIZES"]
+__all__ = ["run", "main", "progress_bar", "STANDARD_CORPORA", "STANDARD_SIZES", "EMBEDDER_ENV"]
 
 STANDARD_CORPORA = ("examples", "locomo", "locomo-merged")
 STANDARD_SIZES = (1000, 10_000)
-EMBEDDER_ENV = settings.env_name("bench_embedder")  # "hash": a stand-in for smoke tests (numbers meaningless)
-
-
-def _embedder():
-    from memsearch.engine.embedder import HashEmbedder, load_embedder
-
-    if settings.get("bench_embedder") == "hash":
-        return HashEmbedder(dimension=64, name="hash-smoke")
-    return load_embedder()
 
 
 @contextmanager
@@ -94,7 +85,7 @@ def run(what: str = "all", corpora=None, sizes=None, out: Path = Path("bench-res
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     started = time.perf_counter()
-    embedder = _embedder()
+    embedder = bench_embedder()
     results: dict = {"machine": report.machine(), "model": f"{embedder.name} ({embedder.fingerprint})", "notes": []}
     notes = results["notes"]
     peer_list = []
@@ -107,7 +98,7 @@ def run(what: str = "all", corpora=None, sizes=None, out: Path = Path("bench-res
             if p.available():
                 peer_list.append(p)
             else:
-                notes.append(f"peer {p.name} not installed: `memsearch bench --peers setup` creates {p.venv}")
+                notes.append(f"peer {p.name} not installed: `python -m benchmarks --peers setup` creates {p.venv}")
     with progress_bar(show_progress) as bar:
         if what in ("quality", "all"):
             cached = quality.CachingEmbedder(embedder)
@@ -135,7 +126,7 @@ def run(what: str = "all", corpora=None, sizes=None, out: Path = Path("bench-res
                 if bar:
                     bar("daemon freshness", 1, 1)
     if what in ("speed", "all") and 100_000 not in sizes:
-        notes.append("100,000 chunks is opt-in (`memsearch bench speed --size 1000,10000,100000`): its full index takes 10-15 min on 2 cores")
+        notes.append("100,000 chunks is opt-in (`python -m benchmarks speed --size 1000,10000,100000`): its full index takes 10-15 min on 2 cores")
     results["seconds"] = round(time.perf_counter() - started, 1)
     results["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     paths = report.write(results, out)
@@ -144,7 +135,7 @@ def run(what: str = "all", corpora=None, sizes=None, out: Path = Path("bench-res
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description="memsearch benchmarks: retrieval quality and speed")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description="memsearch benchmarks: retrieval quality and speed")
     parser.add_argument("what", nargs="?", default="all", choices=("quality", "speed", "all"))
     parser.add_argument("--corpus", action="append", help="examples, locomo, locomo-merged, synthetic (comma-separated or repeated)")
     parser.add_argument("--size", action="append", help="synthetic sizes in chunks (default 1000,10000)")

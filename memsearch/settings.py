@@ -112,6 +112,8 @@ _ROWS = [
             "The LoCoMo data set for the benchmarks.", "`../shared/data/locomo10.json`"),
     Setting("bench_embedder", "MEMSEARCH_BENCH_EMBEDDER", "model", _choice("model", "hash"), "model or hash",
             "The benchmarks' embedder: `hash` is a fast stand-in for smoke tests (numbers meaningless)."),
+    Setting("peers_dir", "MEMSEARCH_PEERS_DIR", None, _path, "a directory path",
+            "Where the benchmarks keep the peers' virtual environments.", "`bench-results/peers` in the clone"),
 ]
 
 #: Every setting, by name.

@@ -40,16 +40,6 @@ def test_line_budget_recall_reads_distinct_lines_and_cuts_the_last_hit():
     assert metrics.line_budget_recall(hits, [Item("b")], 8) == 1.0  # whole-file item: any line of b
 
 
-def test_line_budget_recall_matches_locomo_turn_recall():
-    from benchmarks.locomo import Question, turn_recall
-
-    q = Question("x", "c", "?", 1, (("s/1.md", 4), ("s/2.md", 9)))
-    hits = [{"path": "s/1.md", "start_line": 1, "end_line": 30}, {"path": "s/2.md", "start_line": 5, "end_line": 40}]
-    items = [Item(p, (n, n)) for p, n in q.evidence]
-    for budget in (3, 4, 30, 34, 35, 60):
-        assert metrics.line_budget_recall(hits, items, budget) == turn_recall(hits, q, budget)
-
-
 def test_token_budget_recall_stops_before_the_line_that_would_go_over():
     hits = [H("a", 1, 4), H("b", 1, 4)]
     cost = {("a", 1): 10, ("a", 2): 10, ("a", 3): 10, ("a", 4): 50, ("b", 1): 5, ("b", 2): 5, ("b", 3): 5, ("b", 4): 5}
@@ -192,3 +182,92 @@ def test_unknown_corpus_is_refused(tmp_path):
 
     with pytest.raises(ValueError, match="unknown corpus"):
         run.run("quality", ["nope"], None, tmp_path, peers="off", show_progress=False, log=lambda *a: None)
+
+
+# --- the package: public API only, no cycles, runnable, and absent from the installed CLI ----------
+def _benchmark_imports():
+    """(module, imported module, names) for every import statement in benchmarks/, at any depth."""
+    import ast
+
+    for path in sorted((REPO / "benchmarks").rglob("*.py")):
+        rel = path.relative_to(REPO).with_suffix("")
+        module = ".".join(p for p in rel.parts if p != "__init__")
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield module, alias.name, ()
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                yield module, base, tuple(a.name for a in node.names)
+
+
+def test_benchmarks_use_only_public_memsearch_names():
+    bad = []
+    for module, target, names in _benchmark_imports():
+        if module.startswith("benchmarks.peers.") or not target.startswith("memsearch"):
+            continue  # the peer adapters run in the peers' own venvs ("memsearch" is zilliztech's there)
+        if any(part.startswith("_") for part in target.split(".")):
+            bad.append(f"{module}: {target}")
+        imported = importlib.import_module(target)
+        for name in names:
+            if isinstance(getattr(imported, name, None), type(importlib)):  # a submodule
+                continue
+            if name.startswith("_") or name not in getattr(imported, "__all__", ()):
+                bad.append(f"{module}: {target}.{name}")
+    assert not bad, f"private or unexported memsearch names used by the benchmarks: {bad}"
+
+
+def test_benchmark_modules_import_each_other_without_cycles():
+    graph: dict[str, set[str]] = {}
+    for module, target, names in _benchmark_imports():
+        if target == "benchmarks":
+            targets = {f"benchmarks.{n}" for n in names}
+        elif target.startswith("benchmarks."):
+            targets = {target}
+        else:
+            continue
+        graph.setdefault(module, set()).update(t for t in targets if t != module)
+    done: set[str] = set()
+
+    def visit(node: str, path: tuple[str, ...]) -> None:
+        assert node not in path, f"import cycle: {' -> '.join(path[path.index(node):] + (node,))}"
+        if node in done:
+            return
+        for nxt in graph.get(node, ()):
+            visit(nxt, path + (node,))
+        done.add(node)
+
+    for node in list(graph):
+        visit(node, ())
+    assert graph["benchmarks.run"] >= {"benchmarks.quality", "benchmarks.speed", "benchmarks.report"}
+
+
+def test_python_dash_m_benchmarks_runs_the_runner(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], capture_output=True, text=True, cwd=REPO,
+                          timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: python -m benchmarks") and "--corpus" in done.stdout
+
+
+def test_bench_command_without_the_benchmarks_says_how_to_get_them(tmp_path):
+    """An install without a clone (only the memsearch package on the path): one line, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "path").mkdir()
+    (tmp_path / "path" / "memsearch").symlink_to(REPO / "memsearch", target_is_directory=True)
+    done = subprocess.run([sys.executable, "-c", "import sys; from memsearch.cli import main; sys.exit(main())",
+                           "bench", "quality", "--peers", "off"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120, env=dict(os.environ, PYTHONPATH=str(tmp_path / "path")))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "the benchmarks are not installed with memsearch" in done.stderr and "`make bench`" in done.stderr
+    assert not (tmp_path / "bench-results").exists()

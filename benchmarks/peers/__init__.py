@@ -20,13 +20,19 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.common import REPO, child_env
 from benchmarks.metrics import Span
+from memsearch import settings
 
-__all__ = ["Peer", "PEERS", "PEERS_DIR", "get_peers", "setup"]
+__all__ = ["Peer", "PEERS", "peers_dir", "get_peers", "setup"]
 
 HERE = Path(__file__).resolve().parent
-PEERS_DIR = Path(os.environ.get("MEMSEARCH_PEERS_DIR") or HERE.parents[1] / "bench-results" / "peers")
 TIMEOUT_S = 3600
+
+
+def peers_dir() -> Path:
+    """Where the peers' venvs live: ``$MEMSEARCH_PEERS_DIR``, else ``bench-results/peers`` in the clone."""
+    return settings.get("peers_dir") or REPO / "bench-results" / "peers"
 
 
 def _torch_spec() -> str:
@@ -47,7 +53,7 @@ class Peer:
         self.adapter = HERE / adapter
         self.packages = packages
         self.needs_model = needs_model
-        self.venv = PEERS_DIR / f"venv-{name}"
+        self.venv = peers_dir() / f"venv-{name}"
 
     @property
     def python(self) -> Path:
@@ -73,7 +79,7 @@ class Peer:
         from memsearch.memory.tree import scan
 
         if not self.available():
-            return {"error": f"not installed (memsearch bench --peers setup creates {self.venv})"}
+            return {"error": f"not installed (python -m benchmarks --peers setup creates {self.venv})"}
         out = (work / "peers" / self.name / corpus.name).resolve()  # the adapter runs with cwd=out
         out.mkdir(parents=True, exist_ok=True)
         job = {"trees": {key: {"root": str(root.resolve()), "files": sorted(scan(root).external_files)}
@@ -82,7 +88,7 @@ class Peer:
                "k": k, "model": _model_dir() if self.needs_model else None, "work": str(out / "work"),
                "out": str(out / "hits.jsonl"), "stats": str(out / "stats.json")}
         (out / "job.json").write_text(json.dumps(job))
-        env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONPATH="")
+        env = child_env(PYTHONPATH="")
         started = time.perf_counter()
         log = open(out / "stderr.log", "w")
         proc = subprocess.Popen([str(self.python), str(self.adapter), str(out / "job.json")], stdout=subprocess.PIPE,
@@ -114,7 +120,7 @@ def _model_dir() -> str:
     """The directory of the default model, so a peer loads exactly the same weights."""
     from memsearch.engine.embedder import load_embedder
 
-    source = load_embedder()._source
+    source = load_embedder().source
     if not Path(source).is_dir():
         raise RuntimeError(f"the default model is not a local directory ({source}); peers need the same weights on disk")
     return source

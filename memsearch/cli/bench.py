@@ -1,14 +1,16 @@
-"""``memsearch bench``: retrieval quality and speed benchmarks (registered by :func:`register`).
+"""``memsearch bench``: the repository's benchmarks, when they can be imported (registered by :func:`register`).
 
-The benchmarks live in the repository's ``benchmarks/`` package (not in the wheel) and need
-matplotlib and psutil (``pip install 'agent-memsearch[bench]'``); both are imported only
-when the command runs, and their absence is one line ``error: ...``.
+The benchmarks are the ``benchmarks`` package of a clone of the repository, not part of the
+wheel, and need matplotlib and psutil (``pip install 'agent-memsearch[bench]'``). This command
+imports that package from the import path as it is (run it from the clone's root as ``python -m
+memsearch bench``, or use ``make bench`` / ``python -m benchmarks``); it never searches the disk
+for it and never changes the import path or the environment. What is missing is one line
+``error: ...`` saying how to get it.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -16,7 +18,12 @@ import typer
 
 from ..errors import MemsearchError
 
-__all__ = ["register", "BenchUnavailable"]
+__all__ = ["register", "BenchUnavailable", "HOW_TO_RUN"]
+
+#: How to get the benchmarks, for the message when they cannot be imported.
+HOW_TO_RUN = ("the benchmarks are not installed with memsearch: they run from a clone of the repository, "
+              "in its root: `make bench`, or after `make setup` `.venv/bin/python -m memsearch bench ...` "
+              "(the same as `.venv/bin/python -m benchmarks ...`)")
 
 
 class BenchUnavailable(MemsearchError):
@@ -24,27 +31,16 @@ class BenchUnavailable(MemsearchError):
 
 
 def _load_benchmarks():
-    """``benchmarks.run``, from the import path or else from the repository around us or cwd."""
-    import sys
-
-    for attempt in range(2):
-        try:
-            return importlib.import_module("benchmarks.run")
-        except ModuleNotFoundError as err:
-            if not err.name or err.name.split(".")[0] != "benchmarks" or attempt:
-                if err.name and err.name.split(".")[0] == "benchmarks":
-                    break
-                raise
-        here = Path(__file__).resolve().parents[2]  # the repository root of an editable install
-        for root in (here, Path.cwd(), *Path.cwd().parents):
-            if (root / "benchmarks" / "run.py").is_file():
-                sys.path.insert(0, str(root))
-                break
-        else:
-            break
-    raise BenchUnavailable(
-        "the benchmarks are not installed with memsearch: run `memsearch bench` in a clone of the repository "
-        "(an editable install, `make setup`), e.g. `make bench`")
+    """``benchmarks.run`` from the import path as it is, or :class:`BenchUnavailable`."""
+    try:
+        runner = importlib.import_module("benchmarks.run")
+    except ModuleNotFoundError as err:
+        if err.name and err.name.split(".")[0] == "benchmarks":
+            raise BenchUnavailable(HOW_TO_RUN) from None
+        raise
+    if not callable(getattr(runner, "run", None)):  # some other project's ``benchmarks``
+        raise BenchUnavailable(f"{runner.__file__} is not memsearch's benchmarks: {HOW_TO_RUN}")
+    return runner
 
 
 def _check_deps() -> None:
@@ -78,8 +74,6 @@ def register(app: typer.Typer) -> None:
             raise InvalidArgument(f"unknown --peers {peers!r}: choose auto, setup or off")
         runner = _load_benchmarks()
         _check_deps()
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         try:
             runner.run(what, corpus, size, out, str(locomo) if locomo else None, peers, daemon, progress)
         except (ValueError, FileNotFoundError) as err:

@@ -86,6 +86,11 @@ class SentenceTransformerEmbedder:
         return spec.hub
 
     @property
+    def source(self) -> str:
+        """Where the weights load from: a local model directory or a Hugging Face hub id."""
+        return self._source
+
+    @property
     def fingerprint(self) -> str:
         """Identifies the weights: name plus, for local copies, config and weight file sizes."""
         digest = hashlib.sha256(self.name.encode())

@@ -32,7 +32,7 @@ from ..errors import MemsearchError
 from ..memory import rootfs
 from ..memory.tree import MemoryTree
 
-__all__ = ["IndexReport", "sync_tree", "context_header", "Progress"]
+__all__ = ["IndexReport", "sync_tree", "context_header", "embedded_texts", "Progress"]
 
 #: A write batch closes at this many chunks or BATCH_FILES files: each batch is one atomic
 #: commit and one progress step. Bigger batches let the model sort more texts by length
@@ -116,6 +116,25 @@ def _chunk_file(path: str, text: str, count, cut, config: ChunkerConfig, embedde
     return doc, chunks, headers
 
 
+def _counters(encoding: str | None):
+    """``count(text)`` and ``cut(text, budget)`` in tokens of ``encoding`` (the chunker's helpers)."""
+    enc = get_encoding(encoding)
+    count = lambda text: len(enc.encode_ordinary(text))  # noqa: E731
+
+    def cut(text: str, budget: int) -> list[str]:
+        ids = enc.encode_ordinary(text)
+        return [enc.decode(ids[i : i + budget]) for i in range(0, len(ids), budget)] or [text]
+
+    return count, cut
+
+
+def embedded_texts(path: str, text: str, config: ChunkerConfig, embedder: Embedder, encoding: str | None = None) -> list[str]:
+    """The texts a sync embeds for the file ``path`` holding ``text``: context header and chunk text, in order."""
+    count, cut = _counters(encoding)
+    _, chunks, headers = _chunk_file(path, text, count, cut, config, embedder)
+    return [f"{h}\n{c.text}" for h, c in zip(headers, chunks)]
+
+
 def sync_tree(
     tree: MemoryTree,
     store: Store,
@@ -132,13 +151,7 @@ def sync_tree(
     ``only`` limits the work to those paths (a watcher's changed set); others are untouched.
     """
     started = time.perf_counter()
-    enc = get_encoding(encoding)
-    count = lambda text: len(enc.encode_ordinary(text))  # noqa: E731
-
-    def cut(text: str, budget: int) -> list[str]:
-        ids = enc.encode_ordinary(text)
-        return [enc.decode(ids[i : i + budget]) for i in range(0, len(ids), budget)] or [text]
-
+    count, cut = _counters(encoding)
     wanted = set(files)
     states = store.file_states()
     scope = set(only) if only is not None else None

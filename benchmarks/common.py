@@ -1,0 +1,29 @@
+"""What the benchmarks share: the repository root, the embedder under test, a child's environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from memsearch import settings
+
+__all__ = ["REPO", "EMBEDDER_ENV", "bench_embedder", "child_env"]
+
+#: The clone the benchmarks run from (they read examples/ and tests/fixtures/ there).
+REPO = Path(__file__).resolve().parents[1]
+#: ``hash``: a deterministic stand-in for smoke tests (numbers meaningless); default: the real model.
+EMBEDDER_ENV = settings.env_name("bench_embedder")
+
+
+def bench_embedder():
+    """The embedder the benchmarks measure: the default model, or the hashing stand-in."""
+    from memsearch.engine.embedder import HashEmbedder, load_embedder
+
+    if settings.get("bench_embedder") == "hash":
+        return HashEmbedder(dimension=64, name="hash-smoke")
+    return load_embedder()
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment of a benchmark's child process: this one's, offline, quiet tokenizers, plus ``extra``."""
+    return dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", **extra)
