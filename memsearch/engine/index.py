@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import threading
+import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Sequence
@@ -135,10 +137,9 @@ class MemoryIndex:
         self.encoding = encoding_name(encoding)
         self.fusion = settings.get("fusion", fusion)
         self.lock = WriterLock(self.db_path)
-        if rebuild:
-            with self.lock.acquire(timeout=0.0):  # never drop tables under a running writer
-                self.store.drop()
-        meta = self.store.read_meta()
+        # --rebuild drops the tables inside the first sync, under the same hold of the lock
+        self._rebuild_pending = rebuild
+        meta = None if rebuild else self.store.read_meta()
         self.chunker = chunker or (ChunkerConfig(**meta["chunker"]) if meta and "chunker" in meta else ChunkerConfig())
         if include_core is None:
             include_core = bool(meta and meta.get("include_core"))
@@ -148,8 +149,13 @@ class MemoryIndex:
         self._memory_cache: dict[str, tuple[int, MemoryRef]] = {}
         self._indexes_checked = False
         self._executor = None
+        self._pool_lock = threading.Lock()
         self._ann, self._ann_version = False, None
         self._flat: FlatVectors | None = None
+        #: The build id of the index this object reads (``index.json``'s "build"): a rebuild
+        #: restarts table versions, so every cache keyed by version is dropped when it changes.
+        self._build = meta.get("build") if meta else None
+        self._meta_stamp = self._stamp()
 
     # --- parameters -----------------------------------------------------------------------
     def params(self) -> dict:
@@ -178,19 +184,24 @@ class MemoryIndex:
              wait: float | None = 0.0) -> IndexReport:
         """Index what changed since the last sync (``only``: just these relative paths).
 
-        Takes the index's writer lock, waiting ``wait`` seconds (None: forever) before raising
-        :class:`IndexLocked`. A caller that already holds ``self.lock`` (a daemon) just writes.
+        Takes the index's writer lock for the calling thread, waiting ``wait`` seconds (None:
+        forever) for another writer, thread or process, before raising :class:`IndexLocked`.
+        A daemon's hold on the lock is shared; its syncs still queue with other threads'.
+        A pending ``rebuild`` drops the tables first, under the same hold.
         """
-        if self.lock.held:
-            return self._sync(only, progress)
-        with self.lock.acquire(timeout=wait):
+        with self.lock.writing(timeout=wait):
+            if self._rebuild_pending:
+                self.store.drop()
+                self._rebuild_pending = False
             return self._sync(only, progress)
 
     def _sync(self, only, progress) -> IndexReport:
         tree = scan(self.root, foreign=self.foreign)
         wanted = list(tree.external_files) + (list(tree.core_files) if self.include_core else [])
+        self._follow_build()
         self.store.refresh()
-        if self.store.read_meta() is None:  # record the parameters before the first write
+        if self.store.read_meta() is None:  # a new build: record the parameters before the first write
+            self._build = uuid.uuid4().hex
             self._write_meta()
         report = sync_tree(tree, self.store, self.embedder, files=wanted, config=self.chunker,
                            encoding=self.encoding, only=only, progress=progress)
@@ -202,9 +213,52 @@ class MemoryIndex:
         return report
 
     def _write_meta(self) -> None:
-        meta = self.params() | {"memsearch": __version__, "dimension": self.embedder.dimension,
+        meta = self.params() | {"memsearch": __version__, "dimension": self.embedder.dimension, "build": self._build,
                                 "root": str(self.root), "updated": dt.datetime.now(dt.timezone.utc).isoformat()}
         self.store.write_meta(meta)
+        self._meta_stamp = self._stamp()
+
+    def _stamp(self) -> tuple | None:
+        """What changes whenever ``index.json`` is replaced (it is written by rename)."""
+        try:
+            st = os.stat(self.store.meta_path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def _follow_build(self) -> None:
+        """Follow a rebuild by another process: new build id -> re-check parameters, drop caches."""
+        stamp = self._stamp()
+        if stamp == self._meta_stamp:
+            return
+        meta = self.store.read_meta()
+        build = meta.get("build") if meta else None
+        if build != self._build:
+            if meta:
+                self._check(meta)  # another model of the same dimension: refuse, never mix vectors
+            self._build = build
+            self.store.reopen()
+            self._flat, self._ann, self._ann_version = None, False, None
+            self._memory_cache.clear()
+        self._meta_stamp = stamp
+
+    # --- life cycle -----------------------------------------------------------------------
+    def close(self) -> None:
+        """Release what this index holds in the process: the worker thread and the caches.
+
+        Idempotent; the index stays usable (what it needs is opened again on demand).
+        """
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+        self._flat, self._ann_version = None, None
+        self._memory_cache.clear()
+
+    def __enter__(self) -> "MemoryIndex":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # --- search ---------------------------------------------------------------------------
     def _filter(self, scope: str | None, since, until) -> Filter:
@@ -228,6 +282,7 @@ class MemoryIndex:
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
             raise InvalidArgument(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
         flt = self._filter(scope, since, until)
+        self._follow_build()
         self.store.refresh()
         table = self.store.chunks()
         if table is None or table.count_rows() == 0:
@@ -238,17 +293,21 @@ class MemoryIndex:
         if mode == "vector":
             return self._merge(self._vector(table, query, n, flt), k)
         # BM25 runs in a worker thread while the query is embedded (both release the GIL).
-        keyword = self._pool().submit(self._keyword, table, query, n, flt)
+        try:
+            keyword = self._pool().submit(self._keyword, table, query, n, flt)
+        except RuntimeError:  # closed by another thread meanwhile: run it here
+            keyword = None
         vector = self._vector(table, query, n, flt)
-        bm25 = keyword.result()
+        bm25 = keyword.result() if keyword is not None else self._keyword(table, query, n, flt)
         return self._merge(fuse(self.fusion, vector, bm25), k)
 
     def _pool(self):
-        if self._executor is None:
-            from concurrent.futures import ThreadPoolExecutor
+        with self._pool_lock:
+            if self._executor is None:
+                from concurrent.futures import ThreadPoolExecutor
 
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memsearch-bm25")
-        return self._executor
+                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memsearch-bm25")
+            return self._executor
 
     def _vector(self, table, query: str, n: int, flt: Filter) -> list[dict]:
         vector = self.embedder.embed_query(query)

@@ -5,14 +5,26 @@ killed process is taken over by the next writer without guessing from pids. The 
 records its pid, purpose and start time in ``DB/writer.json`` (written atomically) so that
 others can name it in messages; :func:`lock_holder` reads that record and checks that the
 process is alive, without ever touching the lock itself. Readers never take the lock.
+
+Inside one process, two things are kept apart:
+
+* the ``flock`` is the process's: :meth:`WriterLock.acquire` takes (or counts) a hold on it and
+  :meth:`WriterLock.release` gives one back; it is closed when the last hold goes, whichever
+  thread gives it back (a daemon takes it for its whole life and may close from another thread);
+* a write is a thread's: :meth:`WriterLock.writing` is owned by the calling thread for the
+  length of one sync (re-entrant in that thread), so two threads sharing one index queue
+  instead of writing at once, and neither can close the descriptor under the other.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from ..errors import IndexLocked
 from ..memory.files import atomic_write_json, read_json
@@ -21,8 +33,8 @@ __all__ = ["WriterLock", "lock_holder"]
 
 LOCK_FILE = "writer.lock"
 HOLDER_FILE = "writer.json"
-#: ``acquire(timeout=0)`` still retries this long, so a brief holder (a one-file sync) is waited out.
-MIN_WAIT_S = 0.2
+#: How often a waiting writer retries the ``flock`` (no blocking call, so a wait can time out).
+POLL_S = 0.05
 
 
 def _alive(pid: int) -> bool:
@@ -47,63 +59,130 @@ def lock_holder(db_path: str | os.PathLike[str]) -> dict | None:
     return info
 
 
+def _deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + max(0.0, timeout)
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
 class WriterLock:
-    """Exclusive writer lock of one index. ``acquire(timeout=None)`` waits forever."""
+    """Exclusive writer lock of one index. A ``timeout`` of None waits forever, 0 never waits."""
 
     def __init__(self, db_path: str | os.PathLike[str], purpose: str = "index"):
         self.db_path = Path(db_path)
         self.path = self.db_path / LOCK_FILE
         self.purpose = purpose
         self._fd: int | None = None
+        self._holds = 0
+        self._guard = threading.Lock()      # protects _fd and _holds
+        self._write = threading.Lock()      # one writing thread at a time
+        self._writer: int | None = None     # ident of the thread inside writing()
+        self._depth = 0
 
     @property
     def held(self) -> bool:
+        """Whether this process holds the ``flock``."""
         return self._fd is not None
 
+    @property
+    def writing_thread(self) -> int | None:
+        """The ident of the thread writing now, or None."""
+        return self._writer
+
     def acquire(self, timeout: float | None = 0.0) -> "WriterLock":
-        if self._fd is not None:
-            return self
-        self.db_path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = None if timeout is None else time.monotonic() + max(timeout, MIN_WAIT_S)
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if deadline is not None and time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise IndexLocked(self._busy_message()) from None
-                time.sleep(0.05)
-        self._fd = fd
-        record = {"pid": os.getpid(), "purpose": self.purpose, "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        atomic_write_json(self.db_path / HOLDER_FILE, record)
+        """Take a hold on the process's ``flock``, waiting up to ``timeout`` seconds for other writers."""
+        deadline = _deadline(timeout)
+        with self._guard:
+            if self._fd is None:
+                self._fd = self._lock_file(deadline)
+                self._record()
+            self._holds += 1
         return self
 
-    def _busy_message(self) -> str:
-        holder = lock_holder(self.db_path) or {}
-        who = (f"process {holder['pid']} ({holder.get('purpose', 'a writer')}, since {holder.get('since', '?')})"
-               if holder.get("pid") else "another process")
+    def release(self) -> None:
+        """Give back one hold; the last one unlocks and closes the lock file."""
+        with self._guard:
+            if self._fd is None:
+                return
+            self._holds -= 1
+            if self._holds > 0:
+                return
+            fd, self._fd, self._holds = self._fd, None, 0
+            try:
+                holder = self.db_path / HOLDER_FILE
+                try:
+                    if (read_json(holder) or {}).get("pid") == os.getpid():
+                        holder.unlink()
+                except OSError:
+                    pass
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+
+    @contextmanager
+    def writing(self, timeout: float | None = 0.0) -> Iterator["WriterLock"]:
+        """Hold the lock for one write by the calling thread (re-entrant in that thread).
+
+        Another thread of this process writing now is waited for, like another process, up to
+        ``timeout`` seconds; then :class:`IndexLocked` is raised.
+        """
+        me = threading.get_ident()
+        if self._writer == me:
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+            return
+        deadline = _deadline(timeout)
+        left = _left(deadline)
+        if not self._write.acquire(timeout=-1 if left is None else left):
+            raise IndexLocked(self._busy_message(in_process=True))
+        try:
+            self._writer, self._depth = me, 1
+            self.acquire(timeout=_left(deadline))
+            try:
+                yield self
+            finally:
+                self.release()
+        finally:
+            self._writer, self._depth = None, 0
+            self._write.release()
+
+    def _lock_file(self, deadline: float | None) -> int:
+        self.db_path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return fd
+                except BlockingIOError:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise IndexLocked(self._busy_message()) from None
+                    time.sleep(POLL_S)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _record(self) -> None:
+        record = {"pid": os.getpid(), "purpose": self.purpose, "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        atomic_write_json(self.db_path / HOLDER_FILE, record)
+
+    def _busy_message(self, in_process: bool = False) -> str:
+        if in_process:
+            who = f"another thread of this process ({self.purpose})"
+        else:
+            holder = lock_holder(self.db_path) or {}
+            who = (f"process {holder['pid']} ({holder.get('purpose', 'a writer')}, since {holder.get('since', '?')})"
+                   if holder.get("pid") else "another process")
         return (f"the index at {self.db_path} is being written by {who}. Wait for it to finish (--wait SECONDS), "
                 f"or stop it (`memsearch stop ROOT` for a daemon); searches keep working meanwhile")
 
-    def release(self) -> None:
-        if self._fd is None:
-            return
-        fd, self._fd = self._fd, None
-        try:
-            holder = self.db_path / HOLDER_FILE
-            try:
-                if (read_json(holder) or {}).get("pid") == os.getpid():
-                    holder.unlink()
-            except OSError:
-                pass
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
-
     def __enter__(self) -> "WriterLock":
-        return self if self.held else self.acquire(timeout=0.0)
+        return self.acquire(timeout=0.0)
 
     def __exit__(self, *exc) -> None:
         self.release()

@@ -160,6 +160,10 @@ class Store:
         self.meta_path.unlink(missing_ok=True)
         self._chunks = self._files = None
 
+    def reopen(self) -> None:
+        """Forget the open table handles (the tables were dropped and created again elsewhere)."""
+        self._chunks = self._files = None
+
     def _table_names(self) -> list[str]:
         result = self.db.list_tables() if hasattr(self.db, "list_tables") else self.db.table_names()
         return list(getattr(result, "tables", result))

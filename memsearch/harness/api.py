@@ -3,25 +3,57 @@
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
 
 from .. import settings
-from ..engine.index import MemoryIndex
+from ..engine.index import MemoryIndex, default_db_path
 from ..errors import IndexLocked
 from ..memory.tree import resolve_root
 
-__all__ = ["search", "open_index"]
+__all__ = ["search", "open_index", "close_indexes", "MAX_OPEN_INDEXES"]
 
-_OPEN: dict[tuple, MemoryIndex] = {}
+#: Open indexes kept per process, least recently used closed first. Each holds a table handle,
+#: a worker thread and (below the ANN threshold) an in-memory copy of its vectors (about 1.5 kB
+#: a chunk); the model itself is shared by all of them (one per model and device).
+MAX_OPEN_INDEXES = 16
+
+_OPEN: OrderedDict[tuple, MemoryIndex] = OrderedDict()
+_OPEN_LOCK = threading.Lock()
 
 
 def open_index(root, db=None, model=None) -> MemoryIndex:
-    """A process-wide :class:`MemoryIndex` per (root, db, model): the model loads once."""
+    """A process-wide :class:`MemoryIndex` per root, index, model and settings: the model loads once.
+
+    The key holds everything that changes what the index returns (the foreign directories and
+    the fusion from the environment too), so a changed setting opens a new index.
+    """
     base = resolve_root(root)
-    key = (base, str(db) if db else None, settings.get("model", model))
-    index = _OPEN.get(key)
-    if index is None:
-        index = _OPEN[key] = MemoryIndex(base, db=db, model=model)
+    db_path = (Path(db).expanduser() if db else default_db_path(base)).absolute()
+    key = (base, db_path, settings.get("model", model), settings.get("foreign"), settings.get("fusion"))
+    with _OPEN_LOCK:
+        index = _OPEN.get(key)
+        if index is not None:
+            _OPEN.move_to_end(key)
+            return index
+    index = MemoryIndex(base, db=db_path, model=model)
+    with _OPEN_LOCK:
+        index = _OPEN.setdefault(key, index)
+        _OPEN.move_to_end(key)
+        evicted = [_OPEN.popitem(last=False)[1] for _ in range(len(_OPEN) - MAX_OPEN_INDEXES)]
+    for old in evicted:
+        old.close()
     return index
+
+
+def close_indexes() -> None:
+    """Close every index :func:`open_index` holds (tests, or a harness shutting down)."""
+    with _OPEN_LOCK:
+        indexes = list(_OPEN.values())
+        _OPEN.clear()
+    for index in indexes:
+        index.close()
 
 
 def search(query: str, root: str | os.PathLike[str], k: int = 10, *, db=None, model=None, sync: bool = True, **options) -> list[dict]:

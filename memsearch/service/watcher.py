@@ -111,7 +111,8 @@ async def awatch(root: str | os.PathLike[str], *, db=None, model=None, debounce:
     finally:
         if events is not None:
             await events.aclose()
-        daemon.close()  # waits for a sync still running in the worker thread
+        # close() waits for a sync still running in the worker thread: never on the event loop
+        await asyncio.shield(asyncio.to_thread(daemon.close))
 
 
 def serve(root: str | os.PathLike[str], **options) -> int:
