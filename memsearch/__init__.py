@@ -21,6 +21,9 @@ __all__ = [
     "MemoryIndex",
     "Hit",
     "IndexReport",
+    "edit",
+    "Editor",
+    "EditResult",
 ]
 
 _LAZY = {
@@ -33,6 +36,9 @@ _LAZY = {
     "MemoryIndex": "memsearch.engine.index",
     "Hit": "memsearch.engine.index",
     "IndexReport": "memsearch.engine.sync",
+    "edit": "memsearch.harness.edit",
+    "Editor": "memsearch.memory.editor",
+    "EditResult": "memsearch.memory.editor",
 }
 
 

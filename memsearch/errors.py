@@ -23,6 +23,11 @@ __all__ = [
     "MemoryUnreadable",
     "StorageFull",
     "shown",
+    "MemoryFileExists",
+    "EditRefused",
+    "CoreBudgetExceeded",
+    "NoUniqueMatch",
+    "MemoryBusy",
 ]
 
 
@@ -102,3 +107,31 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
         return text
     size = len(value) if isinstance(value, (str, bytes, list, dict, tuple)) else len(text)
     return f"{text[:limit]}... ({size:,} characters)"
+
+
+class MemoryFileExists(MemsearchError, FileExistsError):
+    """A memory write whose target already exists (``create``, or the new path of ``rename``)."""
+
+
+class EditRefused(MemsearchError):
+    """A memory write refused because the tree would stop being valid Agent Memory; nothing was written."""
+
+
+class CoreBudgetExceeded(EditRefused):
+    """A write that would take core memory past its token budget; nothing was written."""
+
+    def __init__(self, message: str, *, tokens: int = 0, budget: int = 0):
+        super().__init__(message)
+        self.tokens, self.budget = tokens, budget
+
+
+class NoUniqueMatch(InvalidArgument):
+    """``str_replace``: ``old_str`` occurs nowhere, or more than once (``lines`` says where)."""
+
+    def __init__(self, message: str, *, lines: tuple[int, ...] = ()):
+        super().__init__(message)
+        self.lines = lines
+
+
+class MemoryBusy(MemsearchError):
+    """Another writer held the memory root's write lock for longer than the wait allowed."""

@@ -104,6 +104,8 @@ _ROWS = [
             "The tokenizer for token counts and budgets."),
     Setting("foreign", "MEMSEARCH_FOREIGN", ("skills",), _names, "comma-separated paths relative to the root, or none",
             "Directories governed by another format, skipped whole.", "`skills`"),
+    Setting("core_budget", "MEMSEARCH_CORE_BUDGET", 30_000, _whole(1), "a whole number of tokens, at least 1",
+            "Token budget of core memory: `validate` warns past it, and a memory write that would pass it is refused."),
     Setting("debounce_ms", "MEMSEARCH_DEBOUNCE_MS", 300, _whole(1, 60_000), "a whole number of milliseconds from 1 to 60000",
             "Longest wait to group file events before the daemon syncs."),
     Setting("log_level", "MEMSEARCH_LOG_LEVEL", "WARNING", _choice(*LOG_LEVELS, upper=True), ", ".join(LOG_LEVELS),

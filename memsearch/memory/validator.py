@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from .. import settings
 from ..errors import InvalidArgument, MemsearchError
 from .tokens import count_tokens
 from .tree import INDEX_NAME, read_memory, scan
@@ -12,7 +13,8 @@ from .tree import INDEX_NAME, read_memory, scan
 __all__ = ["Issue", "ValidationReport", "validate", "core_budget", "DEFAULT_CORE_BUDGET", "DEFAULT_WINDOW_SHARE"]
 
 #: The spec's size guidance: under 30,000 tokens of core memory (for a 200k window) ...
-DEFAULT_CORE_BUDGET = 30_000
+#: (``MEMSEARCH_CORE_BUDGET`` configures another budget).
+DEFAULT_CORE_BUDGET = settings.SETTINGS["core_budget"].default
 #: ... or under 15 percent of the context window when its size is known.
 DEFAULT_WINDOW_SHARE = 0.15
 
@@ -56,7 +58,8 @@ class ValidationReport:
 
 
 def core_budget(budget: int | None = None, *, window: int | None = None, share: float | None = None) -> int:
-    """Token budget of core memory: explicit tokens, else ``share`` (15%) of ``window``, else 30,000."""
+    """Token budget of core memory: explicit tokens, else ``share`` (15%) of ``window``, else
+    ``MEMSEARCH_CORE_BUDGET``, else 30,000."""
     if budget is not None:
         if budget <= 0:
             raise InvalidArgument(f"core budget must be a positive number of tokens, got {budget}")
@@ -68,7 +71,7 @@ def core_budget(budget: int | None = None, *, window: int | None = None, share: 
         return int(window * share)
     if share is not None:
         raise InvalidArgument("a budget share needs a context window size: pass window= (e.g. --window 200000)")
-    return DEFAULT_CORE_BUDGET
+    return settings.get("core_budget")
 
 
 def validate(

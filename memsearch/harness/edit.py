@@ -1,0 +1,140 @@
+"""Memory writes from harness code: :func:`edit`, :func:`open_editor`, and :class:`IndexSync`, which makes every write searchable before it returns.
+
+Read-your-writes: after a write, :class:`IndexSync` brings the index in line with exactly the
+paths it changed. Without a daemon it syncs those paths itself (``MemoryIndex.sync(only=...)``:
+only the changed chunks are embedded). When a daemon (``memsearch watch``) holds the index, the
+daemon owns every index write: it sees the file events and syncs, and this waits until the index
+records the new state of each path (size and mtime), up to ``timeout`` seconds. Either way the
+result says how (``via``), how long it took, and whether the index holds the change (``synced``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .. import settings
+from ..errors import IndexLocked
+from ..memory.editor import Editor, EditResult
+
+__all__ = ["edit", "open_editor", "IndexSync", "INDEX_WAIT_S"]
+
+#: Longest wait for the index to hold a write (another writer's sync, or the daemon's).
+INDEX_WAIT_S = 30.0
+#: How often the index is checked while a daemon syncs a write.
+POLL_S = 0.01
+
+
+class IndexSync:
+    """Called with the relative paths one write changed; returns once the index holds them.
+
+    ``index``: a :class:`~memsearch.engine.index.MemoryIndex`, or a callable returning one (opened
+    on the first write). ``guard``: a lock held while syncing (a :class:`~memsearch.harness.tools.ToolBox`'s,
+    so a search and a write never sync the same index at once).
+    """
+
+    def __init__(self, index, *, timeout: float | None = None, guard=None):
+        self._index = index
+        self.timeout = INDEX_WAIT_S if timeout is None else timeout
+        self.guard = guard
+
+    @property
+    def index(self):
+        if callable(self._index) and not hasattr(self._index, "sync"):
+            self._index = self._index()
+        return self._index
+
+    def __call__(self, paths: Sequence[str]) -> dict:
+        started = time.perf_counter()
+        index = self.index
+        wanted = sorted({p for p in paths if "/" in p or index.include_core})
+        if not wanted:
+            return {"synced": True, "via": "none", "files": 0, "ms": 0.0,
+                    "note": "core memory is always in context and is not indexed"}
+        if self.guard is not None:
+            with self.guard:
+                synced, via = self._sync(index, wanted)
+        else:
+            synced, via = self._sync(index, wanted)
+        result = {"synced": synced, "via": via, "files": len(wanted), "ms": round((time.perf_counter() - started) * 1000, 1)}
+        if not synced:
+            result["note"] = (f"the index did not show this write within {self.timeout:g} s; the daemon indexes it "
+                              "when it catches up (see `memsearch status ROOT`)")
+        return result
+
+    def _sync(self, index, wanted: list[str]) -> tuple[bool, str]:
+        from ..engine.lock import lock_holder
+
+        holder = lock_holder(index.db_path) if not index.lock.held else None
+        if not (holder and holder.get("purpose") == "watch"):
+            try:
+                index.sync(only=wanted, wait=self.timeout)
+                return True, "sync"
+            except IndexLocked:
+                pass  # a daemon took the index meanwhile: it syncs the change
+        return wait_indexed(index, wanted, self.timeout), "daemon"
+
+
+def _matches(index, states: dict, rel: str) -> bool:
+    try:
+        st = os.stat(index.root / rel)
+    except FileNotFoundError:
+        return rel not in states
+    state = states.get(rel)
+    return state is not None and state.mtime_ns == st.st_mtime_ns and state.size == st.st_size
+
+
+def wait_indexed(index, paths: Sequence[str], timeout: float) -> bool:
+    """Wait until the index records the current state of every path (a removed one: no record)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        index.store.refresh()
+        states = index.store.file_states()
+        if all(_matches(index, states, p) for p in paths):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL_S)
+
+
+def _protected(db) -> tuple[Path, ...]:
+    """The index directory when it is configured (the default, ``ROOT/.memsearch``, is hidden anyway)."""
+    where = settings.get("db", db)
+    return (Path(where),) if where else ()
+
+
+def open_editor(root: str | os.PathLike[str], *, db=None, model=None, index=None, budget: int | None = None,
+                sync: bool = True, timeout: float | None = None, guard=None,
+                on_change: Callable[[tuple[str, ...]], dict | None] | None = None, **options) -> Editor:
+    """An :class:`~memsearch.memory.editor.Editor` on ``root`` whose writes are searchable when they return.
+
+    ``index``: the :class:`~memsearch.engine.index.MemoryIndex` to keep in line (default: the
+    process-wide one of ``open_index(root, db, model)``, opened on the first write). ``sync=False``
+    leaves the index alone (a daemon, or the next search, catches up). ``options`` go to the editor
+    (``encoding``, ``foreign``, ``lock_timeout``).
+    """
+    if on_change is None and sync:
+        if index is None:
+            def index():  # noqa: E306 - opened on the first write only
+                from .api import open_index
+
+                return open_index(root, db=db, model=model)
+        on_change = IndexSync(index, timeout=timeout, guard=guard)
+    protect = _protected(db) + ((Path(index.db_path),) if index is not None and hasattr(index, "db_path") else ())
+    return Editor(root, budget=budget, protect=protect, on_change=on_change, **options)
+
+
+def edit(root: str | os.PathLike[str], command: str, *, db=None, model=None, index=None, budget: int | None = None,
+         sync: bool = True, **arguments) -> EditResult:
+    """Run one command of Claude's memory tool on ``root``; when it returns, search sees the change.
+
+        >>> memsearch.edit("memory", "create", path="/memories/notes/standup.md", file_text="# Standup\\n...")
+
+    ``arguments`` are the tool's: ``path``, ``view_range``, ``file_text``, ``old_str``, ``new_str``,
+    ``insert_line``, ``insert_text``, ``old_path``, ``new_path``. Raises the typed errors of
+    :mod:`memsearch.errors` (nothing is written then).
+    """
+    editor = open_editor(root, db=db, model=model, index=index, budget=budget, sync=sync and command != "view")
+    return editor.run(command, **arguments)

@@ -1,0 +1,410 @@
+"""The write path of memory: the six commands of Claude's memory tool, each leaving the tree valid Agent Memory.
+
+:class:`Editor` runs ``view``, ``create``, ``str_replace``, ``insert``, ``delete`` and ``rename`` (the
+commands and argument names of Claude's ``memory_20250818`` tool) on one memory root. Every write
+
+* lands only where memory may be (:func:`~memsearch.memory.placement.locate`): inside the root, a
+  Markdown file, never hidden, never in a foreign directory, never the index, never through a link;
+* is atomic: a temporary file is flushed and renamed over the target, so a crash leaves the old file
+  or the new one; directories are removed by renaming them to a hidden name first;
+* keeps every directory valid: a file written into a directory without ``MEMORY.md`` first creates
+  that ``MEMORY.md`` (and any missing ancestor's, the root's included), titled from the directory
+  name; deleting or moving a ``MEMORY.md`` its directory still needs is refused (:class:`EditRefused`);
+* keeps core memory within its budget (the validator's: ``budget=``, else ``MEMSEARCH_CORE_BUDGET``,
+  else 30,000 tokens): a write that would pass it is refused with the numbers
+  (:class:`CoreBudgetExceeded`) and nothing is written;
+* runs under the root's write lock (threads and processes), and calls ``on_change`` with the paths
+  it changed before returning, so the caller can bring the index in line (read-your-writes).
+
+Refusals are typed errors from :mod:`memsearch.errors` whose message says how to fix the call.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import stat
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..errors import (CoreBudgetExceeded, EditRefused, InvalidArgument, MemoryFileExists, MemoryFileNotFound,
+                      MemsearchError, NoUniqueMatch, NotMemoryFile)
+from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
+from .placement import Target, locate, require_markdown, write_lock
+from .tokens import count_tokens, encoding_name
+from .tree import INDEX_NAME, MemoryTree, foreign_dirs, resolve_root, scan
+from .validator import core_budget
+from .viewing import render_file, render_listing, snippet
+
+__all__ = ["Editor", "EditResult", "COMMANDS", "ARGUMENTS", "index_text"]
+
+_BOM = b"\xef\xbb\xbf"
+
+OnChange = Callable[[tuple[str, ...]], "dict | None"]
+
+
+def index_text(directory: str) -> str:
+    """The ``MEMORY.md`` made for a new directory: a title from its name and one line on what it holds."""
+    if directory == ".":
+        return ("# Memory\n\nCore memory: the Markdown files here are always in context; "
+                "each subdirectory holds more, described by its own MEMORY.md.\n")
+    name = directory.rsplit("/", 1)[-1]
+    words = re.sub(r"[-_\s]+", " ", name.removesuffix(".md")).strip() or name
+    return f"# {words[:1].upper() + words[1:]}\n\nMemory about {words}: the notes filed in {directory}/.\n"
+
+
+def _parent(rel: str) -> str:
+    return rel.rsplit("/", 1)[0] if "/" in rel else "."
+
+
+def _ancestors(directory: str) -> list[str]:
+    """``"."`` and every directory from the top down to ``directory`` itself."""
+    if directory == ".":
+        return ["."]
+    parts = directory.split("/")
+    return ["."] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+class Editor:
+    """The memory-tool commands on one root. ``budget``: core memory tokens (see module doc);
+    ``protect``: directories never written (the index); ``on_change``: called with the changed
+    relative paths after every write, its return value lands in :attr:`EditResult.index`."""
+
+    def __init__(self, root: str | os.PathLike[str], *, budget: int | None = None, encoding: str | None = None,
+                 foreign=None, protect: Sequence[str | os.PathLike[str]] = (), on_change: OnChange | None = None,
+                 lock_timeout: float | None = None):
+        self.root = resolve_root(root)
+        self.budget = core_budget(budget)
+        self.encoding = encoding_name(encoding)
+        self.foreign = foreign_dirs(foreign)
+        self.protect = tuple(Path(p).expanduser().resolve() for p in protect)
+        self.on_change = on_change
+        self.lock_timeout = lock_timeout
+
+    def run(self, command: str, **arguments) -> EditResult:
+        """Run one command with the memory tool's arguments (None means omitted)."""
+        args = check_arguments(command, arguments)
+        return getattr(self, command)(**args)
+
+    # --- shared checks ------------------------------------------------------------------------
+    def _locate(self, path: str) -> Target:
+        return locate(self.root, path, foreign=self.foreign, protect=self.protect)
+
+    def _scan(self) -> MemoryTree:
+        return scan(self.root, foreign=self.foreign)
+
+    def _file(self, target: Target, command: str) -> str:
+        """The text of an existing Markdown file (a BOM is kept aside by :meth:`_write`)."""
+        try:
+            st = os.lstat(target.path)
+        except FileNotFoundError:
+            raise MemoryFileNotFound(f"{target.shown} does not exist: view {target.show(_parent(target.rel))} to see "
+                                     "its files" + (", or create it" if command != "view" else "")) from None
+        if stat.S_ISDIR(st.st_mode):
+            raise InvalidArgument(f"{target.shown} is a directory; {command} works on a file: view it to list its files")
+        require_markdown(target)
+        raw = target.path.read_bytes()
+        try:
+            return raw.removeprefix(_BOM).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise EditRefused(f"{target.shown} is not valid UTF-8 (byte {exc.start}), so editing it could garble it: "
+                              "re-save it as UTF-8 first; nothing was changed") from None
+
+    def _missing_indexes(self, tree: MemoryTree, directory: str, *, filled: str | None = None) -> list[str]:
+        """Directories from the root down to ``directory`` that lack ``MEMORY.md`` (``filled``: one the write itself fills)."""
+        return [d for d in _ancestors(directory) if d != filled and not tree.has_index(d)]
+
+    def _check_budget(self, tree: MemoryTree, changes: dict[str, str | None], target: Target, command: str) -> int | None:
+        """Core tokens after ``changes`` (core path -> new text, None: removed); refuses a write past the budget."""
+        core = {rel: text for rel, text in changes.items() if "/" not in rel}
+        if not core:
+            return None
+        before = {rel: count_tokens(self._plain(rel), self.encoding) for rel in tree.core_files}
+        after = dict(before)
+        for rel, text in core.items():
+            after.pop(rel, None)
+            if text is not None:
+                after[rel] = count_tokens(text, self.encoding)
+        old, new = sum(before.values()), sum(after.values())
+        if new > self.budget and new > old:
+            raise CoreBudgetExceeded(
+                f"{command} refused: core memory (the Markdown files directly in the memory root, always in context) "
+                f"would be {new:,} tokens, over its budget of {self.budget:,} (it is {old:,} now; this write adds {new - old:,}). "
+                f"Nothing was written. Move the detail into a subdirectory instead, e.g. create "
+                f"{target.show('notes/' + target.rel.rsplit('/', 1)[-1])}, and keep at most a one-line pointer in core memory.",
+                tokens=new, budget=self.budget)
+        return new
+
+    def _plain(self, rel: str) -> str:
+        return (self.root / rel).read_bytes().removeprefix(_BOM).decode("utf-8", errors="replace")
+
+    def _finish(self, command: str, target: Target, output: str, changed: Sequence[str], created: Sequence[str] = (),
+                core_tokens: int | None = None) -> EditResult:
+        index = None
+        if self.on_change is not None and changed:
+            try:
+                index = self.on_change(tuple(changed))
+            except (MemsearchError, OSError) as exc:  # the write stands; say why the index lags
+                index = {"synced": False, "error": f"{type(exc).__name__}: {exc}"}
+        if created:
+            output += (f"\nCreated {', '.join(target.show(c) for c in created)} so that every memory directory keeps "
+                       "its MEMORY.md: edit it to say what the directory holds.")
+        if core_tokens is not None:
+            output += f"\nCore memory is now {core_tokens:,} of {self.budget:,} tokens."
+        return EditResult(command, target.shown, output, tuple(changed), tuple(created), core_tokens, index)
+
+    # --- writing ------------------------------------------------------------------------------
+    def _make_dirs(self, target: Target, tree: MemoryTree, filled: str | None = None) -> list[str]:
+        """Create the missing directories above ``target`` and their ``MEMORY.md``, top down."""
+        directory = _parent(target.rel)
+        created = []
+        for d in self._missing_indexes(tree, directory, filled=filled):
+            path = self.root if d == "." else self.root / d
+            if not path.is_dir():
+                path.mkdir()
+                _fsync_dir(path.parent)
+            _write(path / INDEX_NAME, index_text(d))
+            created.append(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}")
+        if directory != ".":
+            (self.root / directory).mkdir(parents=True, exist_ok=True)  # directories that already had an index
+        return created
+
+    def _index_needed(self, tree: MemoryTree, rel: str, arriving: str | None = None) -> str | None:
+        """Why ``rel`` (a MEMORY.md) cannot go: what its directory still holds (``arriving``: a file the write puts there)."""
+        if rel.rsplit("/", 1)[-1] != INDEX_NAME:
+            return None
+        directory = _parent(rel)
+        if directory == ".":
+            return "the memory root always needs its MEMORY.md"
+        files = [f for f in tree.files_in(directory) if f != rel] + ([arriving] if arriving and _parent(arriving) == directory else [])
+        dirs = list(tree.child_dirs(directory))
+        if not files and not dirs:
+            return None
+        held = ", ".join([f.rsplit("/", 1)[-1] for f in files[:3]] + [d.rsplit("/", 1)[-1] + "/" for d in dirs[:3]])
+        return f"{directory}/ still holds {held}, and every memory directory needs its MEMORY.md"
+
+    def _foreign_content(self, target: Target) -> list[str]:
+        """Entries below a directory that are not memory (they would be lost or moved by a directory command)."""
+        found: list[str] = []
+        for base, dirs, files in os.walk(target.path):
+            rel_base = os.path.relpath(base, self.root).replace(os.sep, "/")
+            for name in sorted(dirs + files):
+                rel = f"{rel_base}/{name}"
+                full = Path(base) / name
+                if (name.startswith(".") or full.is_symlink() or rel in self.foreign
+                        or any(full == p or p in full.parents for p in self.protect)
+                        or (name in files and not name.endswith(".md"))):
+                    found.append(rel)
+            dirs[:] = [d for d in dirs if not d.startswith(".") and not (Path(base) / d).is_symlink()]
+            if len(found) >= 3:
+                break
+        return found
+
+    # --- the commands -------------------------------------------------------------------------
+    def view(self, path: str, view_range: tuple[int, int] | None = None) -> EditResult:
+        """A file with line numbers (``view_range``: ``[start, end]``, end -1 the last line), or a directory two levels deep."""
+        target = self._locate(path)
+        if target.rel == "." or target.path.is_dir():
+            if view_range is not None:
+                raise InvalidArgument(f"view_range applies to files, and {target.shown} is a directory: leave it out")
+            return EditResult("view", target.shown, render_listing(target, self.foreign, self.protect))
+        return EditResult("view", target.shown, render_file(target, self._file(target, "view"), view_range))
+
+    def create(self, path: str, file_text: str) -> EditResult:
+        """A new Markdown file; fails if it exists."""
+        target = self._locate(path)
+        require_markdown(target)
+        with write_lock(self.root, self.lock_timeout):
+            if os.path.lexists(target.path):
+                kind = "directory" if target.path.is_dir() else "file"
+                raise MemoryFileExists(f"{target.shown} already exists (a {kind}): create makes new files only; change it "
+                                       "with str_replace or insert, or choose another name")
+            tree = self._scan()
+            filled = _parent(target.rel) if target.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
+            missing = self._missing_indexes(tree, _parent(target.rel), filled=filled)
+            changes = {target.rel: file_text} | {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
+            core = self._check_budget(tree, changes, target, "create")
+            created = self._make_dirs(target, tree, filled)
+            _write(target.path, file_text)
+            return self._finish("create", target, f"File created successfully at: {target.shown}",
+                                created + [target.rel], created, core)
+
+    def str_replace(self, path: str, old_str: str, new_str: str) -> EditResult:
+        """Replace the one occurrence of ``old_str``; zero or several occurrences are an error naming the lines."""
+        target = self._locate(path)
+        if old_str == "":
+            raise InvalidArgument("str_replace: 'old_str' is empty: give the exact text to replace (view the file to copy it)")
+        with write_lock(self.root, self.lock_timeout):
+            text = self._file(target, "str_replace")
+            starts, at = [], text.find(old_str)
+            while at != -1:
+                starts.append(at)
+                at = text.find(old_str, at + 1)
+            if not starts:
+                raise NoUniqueMatch(f"No replacement was performed: old_str did not appear verbatim in {target.shown}. It must "
+                                    "match exactly, spaces and line breaks included: view the file and copy the text")
+            if len(starts) > 1:
+                lines = tuple(text.count("\n", 0, s) + 1 for s in starts)
+                raise NoUniqueMatch(f"No replacement was performed: old_str occurs {len(starts)} times in {target.shown}, in lines "
+                                    f"{', '.join(map(str, lines))}. Include more of the surrounding text so that it occurs once",
+                                    lines=lines)
+            new_text = text[: starts[0]] + new_str + text[starts[0] + len(old_str):]
+            tree = self._scan()
+            core = self._check_budget(tree, {target.rel: new_text}, target, "str_replace")
+            _write(target.path, new_text, bom=self._has_bom(target))
+            first = text.count("\n", 0, starts[0]) + 1
+            shown = snippet(new_text, first, first + new_str.count("\n"))
+            return self._finish("str_replace", target, "The memory file has been edited. Here is the snippet showing the "
+                                f"change (with line numbers):\n{shown}", [target.rel], (), core)
+
+    def insert(self, path: str, insert_line: int, insert_text: str) -> EditResult:
+        """Insert ``insert_text`` after line ``insert_line`` (0: before the first line)."""
+        target = self._locate(path)
+        with write_lock(self.root, self.lock_timeout):
+            text = self._file(target, "insert")
+            lines = text.splitlines(keepends=True)
+            if not 0 <= insert_line <= len(lines):
+                raise InvalidArgument(f"insert: insert_line {insert_line} is out of range: {target.shown} has {len(lines)} lines, "
+                                      f"so give 0 (before the first line) to {len(lines)} (after the last)")
+            if lines and insert_line == len(lines) and not lines[-1].endswith(("\n", "\r")):
+                lines[-1] += "\n"
+            block = insert_text if insert_text.endswith("\n") or insert_text == "" else insert_text + "\n"
+            new_text = "".join(lines[:insert_line]) + block + "".join(lines[insert_line:])
+            tree = self._scan()
+            core = self._check_budget(tree, {target.rel: new_text}, target, "insert")
+            _write(target.path, new_text, bom=self._has_bom(target))
+            added = block.count("\n")
+            shown = snippet(new_text, insert_line + 1, insert_line + max(added, 1))
+            return self._finish("insert", target, f"The file {target.shown} has been edited: {added} line"
+                                f"{'s' if added != 1 else ''} inserted after line {insert_line}. Here is the snippet "
+                                f"(with line numbers):\n{shown}", [target.rel], (), core)
+
+    def delete(self, path: str) -> EditResult:
+        """Delete a memory file or directory; never the root, never a MEMORY.md its directory needs."""
+        target = self._locate(path)
+        if target.rel == ".":
+            raise EditRefused("the memory root cannot be deleted: delete the files or directories inside it instead")
+        with write_lock(self.root, self.lock_timeout):
+            if not os.path.lexists(target.path):
+                raise MemoryFileNotFound(f"{target.shown} does not exist: view {target.show(_parent(target.rel))} to see what does")
+            tree = self._scan()
+            if target.path.is_dir():
+                self._check_directory(target, "delete")
+                changed = [f for f in tree.external_files if f.startswith(target.rel + "/")]
+                hidden = target.path.with_name(f".{target.path.name}.deleted-{secrets.token_hex(4)}")
+                os.rename(target.path, hidden)  # gone from memory at once; then removed at leisure
+                _fsync_dir(hidden.parent)
+                shutil.rmtree(hidden, ignore_errors=True)
+                return self._finish("delete", target, f"Successfully deleted {target.shown}", changed)
+            require_markdown(target)
+            reason = self._index_needed(tree, target.rel)
+            if reason:
+                raise EditRefused(f"{target.shown} cannot be deleted: {reason}. Edit it instead (str_replace or insert), "
+                                  f"or delete the whole directory {target.show(_parent(target.rel))}")
+            core = self._check_budget(tree, {target.rel: None}, target, "delete")
+            os.unlink(target.path)
+            _fsync_dir(target.path.parent)
+            return self._finish("delete", target, f"Successfully deleted {target.shown}", [target.rel], (), core)
+
+    def rename(self, old_path: str, new_path: str) -> EditResult:
+        """Move a memory file or directory; fails if ``new_path`` exists."""
+        source, dest = self._locate(old_path), self._locate(new_path)
+        if "." in (source.rel, dest.rel):
+            raise EditRefused("the memory root cannot be renamed, nor replaced: rename the files or directories inside it")
+        with write_lock(self.root, self.lock_timeout):
+            if not os.path.lexists(source.path):
+                raise MemoryFileNotFound(f"{source.shown} does not exist: view {source.show(_parent(source.rel))} to see what does")
+            if os.path.lexists(dest.path):
+                raise MemoryFileExists(f"The destination {dest.shown} already exists: rename never overwrites; choose a new "
+                                       "name, or delete it first")
+            tree = self._scan()
+            if source.path.is_dir():
+                if dest.rel.startswith(source.rel + "/"):
+                    raise EditRefused(f"{source.shown} cannot be moved into itself ({dest.shown}): choose a path outside it")
+                self._check_directory(source, "rename")
+                moved = [f for f in tree.external_files if f.startswith(source.rel + "/")]
+                created = self._make_dirs(dest, tree)
+                os.rename(source.path, dest.path)
+                _fsync_dir(source.path.parent, dest.path.parent)
+                changed = created + moved + [dest.rel + f[len(source.rel):] for f in moved]
+                return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}", changed, created)
+            require_markdown(source)
+            require_markdown(dest)
+            filled = _parent(dest.rel) if dest.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
+            reason = self._index_needed(tree, source.rel, dest.rel) if _parent(source.rel) != filled else None
+            if reason:
+                raise EditRefused(f"{source.shown} cannot be moved: {reason}. Create the new file with its text instead "
+                                  "(view, then create) and edit this one")
+            missing = self._missing_indexes(tree, _parent(dest.rel), filled=filled)
+            changes = {dest.rel: self._plain(source.rel), source.rel: None}
+            changes |= {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
+            core = self._check_budget(tree, changes, dest, "rename")
+            created = self._make_dirs(dest, tree, filled)
+            _move_file(source.path, dest.path)
+            return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}",
+                                created + [source.rel, dest.rel], created, core)
+
+    def _check_directory(self, target: Target, command: str) -> None:
+        strays = self._foreign_content(target)
+        if strays:
+            raise EditRefused(f"{target.shown} holds entries that are not memory ({', '.join(strays)}), which {command} would "
+                              "take with it: move or remove them with your own tools first, or act on the memory files one by one")
+
+    def _has_bom(self, target: Target) -> bool:
+        with open(target.path, "rb") as handle:
+            return handle.read(3) == _BOM
+
+
+def _write(path: Path, text: str, *, bom: bool = False) -> None:
+    """Atomic, durable whole-file write: temporary file, fsync, ``os.replace``, fsync of the directory."""
+    data = (_BOM if bom else b"") + text.encode("utf-8")
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = None
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _move_file(source: Path, dest: Path) -> None:
+    """Move a file without ever replacing one: a hard link (fails if ``dest`` exists), then unlink."""
+    try:
+        os.link(source, dest, follow_symlinks=False)
+    except FileExistsError:
+        raise MemoryFileExists(f"{dest} appeared while renaming: choose another name") from None
+    except OSError:  # no hard links here (some file systems): a plain rename, checked under the lock
+        os.rename(source, dest)
+    else:
+        os.unlink(source)
+    _fsync_dir(source.parent, dest.parent)
+
+
+def _fsync_dir(*directories: Path) -> None:
+    for directory in dict.fromkeys(directories):
+        try:
+            fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            continue
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)

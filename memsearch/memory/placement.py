@@ -1,0 +1,159 @@
+"""Where a memory write may land: ``/memories`` paths mapped onto the root, the placement rules, and the root's write lock.
+
+* :func:`to_relative` maps the paths of Claude's memory tool (``/memories``, ``/memories/notes/x.md``)
+  and plain root-relative paths (``notes/x.md``) to one relative POSIX path; anything else that is
+  absolute, or climbs with ``..``, is :class:`~memsearch.errors.PathOutsideRoot`.
+* :func:`locate` checks a path against the placement rules before anything is written: never hidden,
+  never in a foreign directory, never the index, never through a link. The decision is made on the
+  real path: the root is resolved and every existing component below it is checked with ``lstat``,
+  so no link (inside or out of the root) is ever followed by a write.
+* :func:`write_lock` serialises writers of one root across threads and processes with ``flock`` on
+  the root directory itself (each call opens its own descriptor, so the lock belongs to the calling
+  thread for the duration of the ``with`` block, and the kernel drops it if the process dies).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+from ..errors import InvalidArgument, MemoryBusy, NotMemoryFile, PathOutsideRoot
+from .tree import MARKDOWN_SUFFIX
+
+__all__ = ["MEMORIES_PREFIX", "Target", "to_relative", "locate", "require_markdown", "write_lock", "LOCK_TIMEOUT_S"]
+
+#: The directory Claude's memory tool (``memory_20250818``) shows its memory under.
+MEMORIES_PREFIX = "/memories"
+#: How long a write waits for another writer of the same root before giving up.
+LOCK_TIMEOUT_S = 30.0
+_LOCK_POLL_S = 0.005
+
+
+@dataclass(frozen=True)
+class Target:
+    """A checked path: ``rel`` (``"."`` is the root), ``path`` (absolute) and ``shown`` (as the caller writes it)."""
+
+    rel: str
+    path: Path
+    shown: str
+
+    @property
+    def is_markdown(self) -> bool:
+        return self.rel.endswith(MARKDOWN_SUFFIX)
+
+    def show(self, rel: str) -> str:
+        """Another relative path in the caller's style (``/memories/...`` or relative)."""
+        if self.shown.startswith(MEMORIES_PREFIX):
+            return MEMORIES_PREFIX if rel == "." else f"{MEMORIES_PREFIX}/{rel}"
+        return rel
+
+
+def to_relative(path: str) -> tuple[str, str]:
+    """``(relative POSIX path, path as shown)`` for a ``/memories/...`` or root-relative ``path``."""
+    if not isinstance(path, str):
+        raise InvalidArgument(f"a path must be a string such as '/memories/notes/today.md', got {type(path).__name__}")
+    text = path.strip()
+    if "\x00" in text:
+        raise PathOutsideRoot(f"path {text!r} contains a NUL byte: give a path such as '/memories/notes/today.md'")
+    styled = text == MEMORIES_PREFIX or text.startswith(MEMORIES_PREFIX + "/")
+    if styled:
+        text = text[len(MEMORIES_PREFIX):]
+    elif text.startswith(("/", "~")) or os.path.isabs(text):
+        raise PathOutsideRoot(f"path {path!r} is outside the memory: give '/memories/...' (e.g. '/memories/notes/today.md') "
+                              "or a path relative to the memory root")
+    if "\\" in text:
+        raise InvalidArgument(f"path {path!r} contains a backslash: separate directories with '/'")
+    parts = [p for p in PurePosixPath(text.lstrip("/")).parts if p not in ("", ".")]
+    if ".." in parts:
+        raise PathOutsideRoot(f"path {path!r} leaves the memory root: '..' is not allowed; give the path from the root down")
+    rel = "/".join(parts) or "."
+    if not styled:
+        return rel, rel
+    return rel, MEMORIES_PREFIX if rel == "." else f"{MEMORIES_PREFIX}/{rel}"
+
+
+def _inside(path: Path, base: Path) -> bool:
+    return path == base or base in path.parents
+
+
+def locate(root: Path, path: str, *, foreign: tuple[str, ...] = (), protect: tuple[Path, ...] = ()) -> Target:
+    """Check ``path`` against the placement rules; ``root`` must be resolved.
+
+    Raises :class:`PathOutsideRoot` (escapes, links) or :class:`NotMemoryFile` (hidden, foreign,
+    the index, a file used as a directory). Whether it exists, and is Markdown, is the caller's concern.
+    """
+    rel, shown = to_relative(path)
+    if rel == ".":
+        return Target(".", root, shown)
+    parts = rel.split("/")
+    for i, part in enumerate(parts):
+        if part.startswith("."):
+            raise NotMemoryFile(f"{shown!r} is hidden ({part!r} starts with '.'), and hidden names are never memory: "
+                                "choose a name without a leading dot")
+        prefix = "/".join(parts[: i + 1])
+        if prefix in foreign:
+            raise NotMemoryFile(f"{shown!r} is inside {prefix!r}, a directory governed by another format (e.g. Agent Skills), "
+                                "not memory: write memory elsewhere, e.g. '/memories/notes/...'")
+    current = root
+    for i, part in enumerate(parts):
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            break
+        except OSError as exc:
+            raise NotMemoryFile(f"{shown!r} cannot be checked ({exc.strerror}): fix the permissions of {current}") from None
+        if stat.S_ISLNK(st.st_mode):
+            where = "/".join(parts[: i + 1])
+            raise PathOutsideRoot(f"{shown!r} goes through the link {where!r}; memory writes never follow links "
+                                  "(one could lead outside the memory root): write to a real file or directory")
+        if i < len(parts) - 1 and not stat.S_ISDIR(st.st_mode):
+            where = "/".join(parts[: i + 1])
+            raise NotMemoryFile(f"{shown!r} needs {where!r} to be a directory, but it is a file: choose another path")
+    full = root.joinpath(*parts)
+    for guarded in protect:
+        if _inside(full, guarded) or _inside(guarded, full):
+            raise NotMemoryFile(f"{shown!r} is (or holds) the search index, which memory writes never touch: "
+                                "write memory files elsewhere under the root")
+    return Target(rel, full, shown)
+
+
+def require_markdown(target: Target) -> None:
+    """Memory files are Markdown: refuse any other name."""
+    if not target.is_markdown:
+        raise NotMemoryFile(f"{target.shown!r} is not a Markdown file: memory files end in '.md', e.g. "
+                            f"{target.show(target.rel.rsplit('.', 1)[0] + '.md')!r}")
+
+
+@contextmanager
+def write_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
+    """Hold the write lock of memory root ``root`` (``flock`` on the directory) for a ``with`` block.
+
+    Waits ``timeout`` seconds (default :data:`LOCK_TIMEOUT_S`, None in the call means the default)
+    and then raises :class:`MemoryBusy`.
+    """
+    wait = LOCK_TIMEOUT_S if timeout is None else timeout
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise MemoryBusy(f"another writer has held the memory at {root} for over {wait:g} s: "
+                                     "retry the call once it has finished") from None
+                time.sleep(_LOCK_POLL_S)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
