@@ -414,7 +414,7 @@ def test_on_change_gets_changed_paths_and_failures_do_not_undo(tree):
 
 
 def test_failed_write_leaves_old_file_and_no_temporaries(tree, editor, monkeypatch):
-    import memsearch.memory.editor as module
+    import memsearch.memory.files as module
 
     def crash(src, dst):
         raise OSError(5, "I/O error")

@@ -32,8 +32,9 @@ from ..memory.contract import list_dir, load_core, read
 from ..errors import IndexLocked, InvalidArgument, MemoryFileNotFound, MemsearchError, UnknownTool
 from ..memory.tokens import count_tokens, encoding_name, get_encoding
 from ..memory.tree import resolve_root, safe_path
+from .memory_tool import MEMORY_DESCRIPTION, MEMORY_SCHEMA, MEMORY_TOOL_NAME, WRITE_INSTRUCTIONS, run_memory
 
-__all__ = ["ToolSpec", "TOOLS", "TOOL_NAMES", "UnknownTool", "ToolBox", "openai_tools", "anthropic_tools", "validate_arguments",
+__all__ = ["ToolSpec", "TOOLS", "TOOL_NAMES", "MEMORY_TOOL", "UnknownTool", "ToolBox", "openai_tools", "anthropic_tools", "validate_arguments",
            "error_object", "DEFAULT_BUDGET", "MEMORY_INSTRUCTIONS"]
 
 #: Tokens one tool result may take by default (JSON as the model sees it).
@@ -123,16 +124,22 @@ TOOLS: tuple[ToolSpec, ...] = (
 )
 TOOL_NAMES = tuple(t.name for t in TOOLS)
 _SPECS = {t.name: t for t in TOOLS}
+#: The write tool of ``ToolBox(root, writable=True)``: Claude's memory-tool commands (see harness/memory_tool.py).
+MEMORY_TOOL = ToolSpec(MEMORY_TOOL_NAME, MEMORY_DESCRIPTION, MEMORY_SCHEMA)
 
 
-def openai_tools(api: str = "chat") -> list[dict]:
-    """The tools for OpenAI: ``api="chat"`` (Chat Completions) or ``"responses"`` (Responses API)."""
-    return [t.openai(api) for t in TOOLS]
+def _specs(writable: bool) -> tuple[ToolSpec, ...]:
+    return TOOLS + (MEMORY_TOOL,) if writable else TOOLS
 
 
-def anthropic_tools() -> list[dict]:
-    """The tools for the Anthropic Messages API (``tools=`` of ``messages.create``)."""
-    return [t.anthropic() for t in TOOLS]
+def openai_tools(api: str = "chat", *, writable: bool = False) -> list[dict]:
+    """The tools for OpenAI: ``api="chat"`` (Chat Completions) or ``"responses"``; ``writable`` adds ``memory``."""
+    return [t.openai(api) for t in _specs(writable)]
+
+
+def anthropic_tools(*, writable: bool = False) -> list[dict]:
+    """The tools for the Anthropic Messages API (``tools=`` of ``messages.create``); ``writable`` adds ``memory``."""
+    return [t.anthropic() for t in _specs(writable)]
 
 
 def error_object(exc: BaseException) -> dict:
@@ -214,13 +221,16 @@ class ToolBox:
     (default: opened on the first search with ``open_index(root, db, model)``). ``budget``:
     tokens per result (default :data:`DEFAULT_BUDGET`). ``sync``: index files changed since
     the last search before searching (skipped while a daemon holds the index's writer lock).
+    ``writable``: add the ``memory`` tool (writes keeping the tree valid, searchable on return; see
+    harness/memory_tool.py); ``core_budget``: its core memory tokens (default ``MEMSEARCH_CORE_BUDGET``).
     """
 
     specs = TOOLS
 
     def __init__(self, root: str | os.PathLike[str], index=None, budget: int | None = None, *,
                  db: str | os.PathLike[str] | None = None, model: str | None = None,
-                 sync: bool = True, encoding: str | None = None):
+                 sync: bool = True, encoding: str | None = None, writable: bool = False,
+                 core_budget: int | None = None):
         self.root = resolve_root(root)
         self.budget = DEFAULT_BUDGET if budget is None else budget
         if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < MIN_BUDGET:
@@ -231,6 +241,11 @@ class ToolBox:
         self._lock = threading.RLock()  # one search (sync + query) at a time on the shared index
         self._handlers = {"memory_search": self._search, "memory_read": self._read,
                           "memory_list": self._list, "memory_core": self._core}
+        self.writable, self.specs, self.editor = writable, _specs(writable), None
+        if writable:
+            from .edit import open_editor
+
+            self.editor = open_editor(self.root, db=db, index=lambda: self.index, budget=core_budget, guard=self._lock, encoding=self.encoding)
 
     # --- entry points ---------------------------------------------------------------------
     @property
@@ -245,6 +260,11 @@ class ToolBox:
 
     def call(self, name: str, arguments: Any = None) -> dict:
         """Run tool ``name``; raises :class:`~memsearch.errors.MemsearchError` subclasses on bad calls."""
+        if name == MEMORY_TOOL_NAME:
+            if self.editor is None:
+                raise UnknownTool(f"the memory tool writes, and these tools are read-only ({', '.join(TOOL_NAMES)}): "
+                                  "use ToolBox(root, writable=True) or `memsearch serve ROOT --writable`")
+            return run_memory(self.editor, arguments, budget=self.budget, encoding=self.encoding)
         args = validate_arguments(name, arguments)
         return self._handlers[name](**args)
 
@@ -264,6 +284,8 @@ class ToolBox:
     def system_prompt(self, preamble: str = MEMORY_INSTRUCTIONS) -> str:
         """A system prompt for rules 1 and 3: instructions, full core memory, then the root's
         child memory directories with their MEMORY.md summaries (never cut to the budget)."""
+        if self.writable and preamble == MEMORY_INSTRUCTIONS:
+            preamble = f"{preamble}\n{WRITE_INSTRUCTIONS}"
         parts = [preamble.strip(), f"<core_memory>\n{load_core(self.root, encoding=self.encoding).render()}\n</core_memory>"]
         dirs = list_dir(self.root, ".", encoding=self.encoding).dirs
         if dirs:

@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 
 from ..errors import (CoreBudgetExceeded, EditRefused, InvalidArgument, MemoryFileExists, MemoryFileNotFound,
                       MemsearchError, NoUniqueMatch, NotMemoryFile)
+from .files import atomic_write_bytes
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .placement import Target, locate, require_markdown, write_lock
 from .tokens import count_tokens, encoding_name
@@ -358,29 +359,8 @@ class Editor:
 
 
 def _write(path: Path, text: str, *, bom: bool = False) -> None:
-    """Atomic, durable whole-file write: temporary file, fsync, ``os.replace``, fsync of the directory."""
-    data = (_BOM if bom else b"") + text.encode("utf-8")
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = None
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
-    try:
-        try:
-            if mode is not None:
-                os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
+    """Atomic, durable whole-file write (the shared helper: temporary file, fsync, ``os.replace``)."""
+    atomic_write_bytes(path, (_BOM if bom else b"") + text.encode("utf-8"))
 
 
 def _move_file(source: Path, dest: Path) -> None:

@@ -1,0 +1,239 @@
+"""Writes through the harness: the ``memory`` tool of a writable ToolBox, read-your-writes search, random
+write sequences (hypothesis) against a clean rebuild, concurrent writers, and writes racing a daemon."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import memsearch
+from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.index import MemoryIndex
+from memsearch.engine.store import Store
+from memsearch.harness.memory_tool import NATIVE_MEMORY_TOOL
+from memsearch.memory.validator import validate
+from memsearch.tools import MEMORY_TOOL, TOOL_NAMES, ToolBox, anthropic_tools, openai_tools
+
+REPO = Path(__file__).resolve().parents[1]
+BASE = {
+    "MEMORY.md": "# Memory\n\nRoot index.\n",
+    "notes/MEMORY.md": "# Notes\n\nWorking notes.\n",
+    "notes/atlas.md": "# Atlas\n\nShip the atlas search.\n",
+}
+
+
+def hash_index(root: Path, db: Path | None = None) -> MemoryIndex:
+    return MemoryIndex(root, db=db, embedder=HashEmbedder())
+
+
+def writable(root: Path, **options) -> ToolBox:
+    index = hash_index(root)
+    index.sync()  # indexed once; from then on only the writes sync (sync=False: searches never do)
+    return ToolBox(root, index=index, writable=True, sync=False, **options)
+
+
+def rows(db: Path) -> tuple[list, list]:
+    store = Store(db)
+    chunks = store.chunks()
+    got = [] if chunks is None else chunks.to_arrow().select(["path", "start_line", "end_line", "text", "embed_hash"]).to_pylist()
+    files = store.files()
+    states = [] if files is None else files.to_arrow().select(["path", "file_hash", "size", "chunks"]).to_pylist()
+    return sorted(got, key=lambda r: (r["path"], r["start_line"], r["embed_hash"])), sorted(states, key=lambda r: r["path"])
+
+
+def found(toolbox: ToolBox, query: str) -> list[str]:
+    return [h["path"] for h in toolbox.call("memory_search", {"query": query, "mode": "keyword", "k": 10})["hits"]]
+
+
+# --- the tool and its exports ------------------------------------------------------------------
+def test_default_toolbox_stays_read_only(make_tree):
+    root = make_tree(BASE)
+    box = ToolBox(root, index=hash_index(root))
+    assert [t.name for t in box.specs] == list(TOOL_NAMES)
+    error = box.dispatch("memory", {"command": "view", "path": "/memories"})["error"]
+    assert error["type"] == "UnknownTool" and "writable=True" in error["message"]
+    assert "memory" not in [t["name"] for t in anthropic_tools()]
+    assert "memory" not in [t["function"]["name"] for t in openai_tools()]
+
+
+def test_memory_tool_schema_matches_the_memory_tool_commands():
+    props = MEMORY_TOOL.parameters["properties"]
+    assert props["command"]["enum"] == ["view", "create", "str_replace", "insert", "delete", "rename"]
+    assert set(props) == {"command", "path", "view_range", "file_text", "old_str", "new_str", "insert_line",
+                          "insert_text", "old_path", "new_path"}
+    assert props["view_range"]["type"] == "array" and props["insert_line"]["minimum"] == 0
+    assert anthropic_tools(writable=True)[-1] == {"name": "memory", "description": MEMORY_TOOL.description,
+                                                  "input_schema": MEMORY_TOOL.parameters}
+    assert openai_tools("responses", writable=True)[-1]["name"] == "memory"
+    assert openai_tools(writable=True)[-1]["function"]["parameters"] == MEMORY_TOOL.parameters
+    assert NATIVE_MEMORY_TOOL == {"type": "memory_20250818", "name": "memory"}
+    import jsonschema
+
+    jsonschema.Draft202012Validator.check_schema(MEMORY_TOOL.parameters)
+
+
+def test_writes_are_searchable_when_they_return(make_tree):
+    root = make_tree(BASE)
+    box = writable(root)
+    made = box.call("memory", {"command": "create", "path": "/memories/trips/lisbon.md",
+                               "file_text": "# Lisbon\n\nThe tram to Belem leaves at nine.\n"})
+    assert made["index"]["synced"] is True and made["index"]["via"] == "sync" and made["index"]["files"] == 2
+    assert made["created"] == ["trips/MEMORY.md"]
+    assert found(box, "tram Belem") == ["trips/lisbon.md"]
+    box.call("memory", json.dumps({"command": "str_replace", "path": "/memories/trips/lisbon.md",
+                                   "old_str": "nine", "new_str": "half past ten"}))  # JSON text, as OpenAI sends
+    hits = box.call("memory_search", {"query": "half past ten", "mode": "keyword"})["hits"]
+    assert hits[0]["path"] == "trips/lisbon.md" and "half past ten" in hits[0]["snippet"]
+    box.call("memory", {"command": "insert", "path": "trips/lisbon.md", "insert_line": 3, "insert_text": "Pasteis at Belem."})
+    assert "Pasteis" in box.call("memory_search", {"query": "pasteis", "mode": "keyword"})["hits"][0]["snippet"]
+    box.call("memory", {"command": "rename", "old_path": "/memories/trips", "new_path": "/memories/travel/2026"})
+    assert found(box, "tram Belem") == ["travel/2026/lisbon.md"]
+    box.call("memory", {"command": "delete", "path": "/memories/travel"})
+    assert found(box, "tram Belem") == []
+    assert validate(root).valid
+
+
+def test_core_writes_are_not_indexed_and_say_so(make_tree):
+    root = make_tree(BASE)
+    result = writable(root).call("memory", {"command": "create", "path": "/memories/user.md", "file_text": "# User\n\nLikes tea.\n"})
+    assert result["index"]["via"] == "none" and "not indexed" in result["index"]["note"]
+    assert "Core memory is now" in result["result"]
+
+
+def test_dispatch_returns_typed_errors_and_writes_nothing(make_tree):
+    root = make_tree(BASE)
+    box = writable(root, core_budget=20)
+    cases = [
+        ({"command": "create", "path": "/memories/notes/atlas.md", "file_text": "x"}, "MemoryFileExists", "already exists"),
+        ({"command": "str_replace", "path": "/memories/notes/atlas.md", "old_str": "zzz", "new_str": "y"}, "NoUniqueMatch", "verbatim"),
+        ({"command": "delete", "path": "/memories/notes/MEMORY.md"}, "EditRefused", "needs its MEMORY.md"),
+        ({"command": "create", "path": "/memories/big.md", "file_text": "word " * 50}, "CoreBudgetExceeded", "into a subdirectory"),
+        ({"command": "create", "path": "/etc/x.md", "file_text": "x"}, "PathOutsideRoot", "/memories/"),
+        ({"command": "create", "path": "/memories/.x.md", "file_text": "x"}, "NotMemoryFile", "hidden"),
+        ({"command": "view", "path": "/memories", "file_text": "x"}, "InvalidArgument", "view takes path, view_range"),
+        ({"path": "/memories"}, "InvalidArgument", "missing 'command'"),
+        ({"command": "undo_edit", "path": "/memories/x.md"}, "InvalidArgument", "choose one of view, create"),
+        ("{not json", "InvalidArgument", "not valid JSON"),
+    ]
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memsearch" not in p.parts}
+    for arguments, kind, words in cases:
+        result = box.dispatch("memory", arguments)
+        assert result["error"]["type"] == kind, (arguments, result)
+        assert words in result["error"]["message"], (arguments, result)
+    after = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memsearch" not in p.parts}
+    assert after == before
+
+
+def test_long_view_is_cut_to_the_budget(make_tree):
+    root = make_tree(dict(BASE, **{"notes/long.md": "".join(f"line {i} of a long note\n" for i in range(1, 400))}))
+    result = writable(root, budget=300).call("memory", {"command": "view", "path": "/memories/notes/long.md"})
+    assert result["truncated"] and "view_range [" in result["note"]
+    last = int(result["result"].splitlines()[-1].split("\t")[0])
+    assert f"view_range [{last + 1}, -1]" in result["note"]
+
+
+def test_library_edit_and_system_prompt(make_tree):
+    root = make_tree(BASE)
+    result = memsearch.edit(root, "create", path="notes/berlin.md", file_text="# Berlin\n\nThe U2 line.\n",
+                            index=hash_index(root))
+    assert isinstance(result, memsearch.EditResult) and result.index["synced"]
+    assert memsearch.edit(root, "view", path="notes/berlin.md").output.endswith("     3\tThe U2 line.")
+    assert "write memory with the memory tool" in writable(root).system_prompt()
+    assert "write memory" not in ToolBox(root).system_prompt()
+
+
+# --- random write sequences --------------------------------------------------------------------
+NAMES = ["MEMORY.md", "a.md", "b.md"]
+DIRS = ["", "x", "x/y", "z"]
+PATHS = [f"{d}/{n}" if d else n for d in DIRS for n in NAMES]
+WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "tea", "kayak", "\n", "# Head\n"])
+TEXT = st.lists(WORDS, min_size=0, max_size=12).map(" ".join)
+OPS = st.one_of(
+    st.builds(lambda p, t: {"command": "create", "path": p, "file_text": t}, st.sampled_from(PATHS), TEXT),
+    st.builds(lambda p, o, n: {"command": "str_replace", "path": p, "old_str": o, "new_str": n},
+              st.sampled_from(PATHS), WORDS.filter(lambda w: w.strip()), TEXT),
+    st.builds(lambda p, i, t: {"command": "insert", "path": p, "insert_line": i, "insert_text": t},
+              st.sampled_from(PATHS), st.integers(0, 4), TEXT),
+    st.builds(lambda p: {"command": "delete", "path": p}, st.sampled_from(PATHS + DIRS[1:])),
+    st.builds(lambda a, b: {"command": "rename", "old_path": a, "new_path": b},
+              st.sampled_from(PATHS + DIRS[1:]), st.sampled_from(PATHS + DIRS[1:] + ["w", "w/v"])),
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.lists(OPS, min_size=1, max_size=10))
+def test_random_writes_keep_memory_valid_and_the_index_equal_to_a_rebuild(tmp_path_factory, ops):
+    root = tmp_path_factory.mktemp("memory")
+    (root / "MEMORY.md").write_text("# Memory\n\nroot\n")
+    box = writable(root, core_budget=60)
+    for op in ops:
+        result = box.dispatch("memory", op)
+        assert validate(root).valid, (op, result, validate(root).to_dict())
+        if "error" not in result and "index" in result:
+            assert result["index"]["synced"], result
+    clean = tmp_path_factory.mktemp("clean")
+    hash_index(root, db=clean).sync()
+    assert rows(root / ".memsearch") == rows(clean)
+
+
+# --- concurrent writers ------------------------------------------------------------------------
+def test_two_toolboxes_in_threads_lose_no_update(make_tree):
+    root = make_tree(dict(BASE, **{"notes/log.md": "# Log\n"}))
+    boxes = [writable(root), writable(root)]  # two harnesses: each its own index handle on the same db
+    errors: list = []
+
+    def writer(box: ToolBox, name: str) -> None:
+        for i in range(8):
+            out = box.dispatch("memory", {"command": "insert", "path": "notes/log.md", "insert_line": 1,
+                                          "insert_text": f"entry {name}{i}"})
+            box.dispatch("memory", {"command": "create", "path": f"notes/{name}/{i}.md", "file_text": f"# {name} {i}\n\nword{name}{i}\n"})
+            if "error" in out:
+                errors.append(out)
+
+    threads = [threading.Thread(target=writer, args=(box, name)) for box, name in zip(boxes, "pq")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    log = (root / "notes/log.md").read_text().splitlines()
+    assert sorted(log[1:]) == sorted(f"entry {n}{i}" for n in "pq" for i in range(8))
+    assert validate(root).valid
+    clean = root.parent / "clean-threads"
+    hash_index(root, db=clean).sync()
+    assert rows(root / ".memsearch") == rows(clean)
+    assert found(boxes[0], "wordp7") == ["notes/p/7.md"] and found(boxes[1], "wordq0") == ["notes/q/0.md"]
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.index import MemoryIndex
+    from memsearch.tools import ToolBox
+    root, name = sys.argv[1], sys.argv[2]
+    box = ToolBox(root, index=MemoryIndex(root, embedder=HashEmbedder()), writable=True, sync=False)
+    for i in range(10):
+        out = box.dispatch("memory", {"command": "insert", "path": "notes/log.md", "insert_line": 1, "insert_text": f"entry {name}{i}"})
+        assert "error" not in out and out["index"]["synced"], out
+""")
+
+
+@pytest.mark.slow
+def test_two_processes_lose_no_update(make_tree):
+    root = make_tree(dict(BASE, **{"notes/log.md": "# Log\n"}))
+    hash_index(root).sync()
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(root), name], stderr=subprocess.PIPE, text=True) for name in "pq"]
+    for proc in procs:
+        assert proc.wait(120) == 0, proc.stderr.read()
+    log = (root / "notes/log.md").read_text().splitlines()
+    assert sorted(log[1:]) == sorted(f"entry {n}{i}" for n in "pq" for i in range(10))
+    clean = root.parent / "clean-procs"
+    hash_index(root, db=clean).sync()
+    assert rows(root / ".memsearch") == rows(clean)
