@@ -26,14 +26,15 @@ def register(app: typer.Typer) -> None:
         host: str = typer.Option("127.0.0.1", "--host", help="With --http: loopback address to listen on (127.0.0.1, ::1 or localhost)."),
         port: int = typer.Option(8765, "--port", help="With --http: port to listen on.", min=1, max=65535),
         warm: bool = typer.Option(True, "--warm/--no-warm", help="Load the model and sync the index at start, so the first search is fast."),
+        writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool (view, create, str_replace, insert, delete, rename), which writes memory."),
     ) -> None:
-        """Run a Model Context Protocol server on stdio (or --http): memory tools and MEMORY.md resources. Never writes memory."""
+        """Run a Model Context Protocol server on stdio (or --http): memory tools and MEMORY.md resources. Writes memory only with --writable."""
         from ..harness.mcp import check_loopback, serve_http, serve_stdio
         from ..harness.tools import ToolBox
 
         if http:
             check_loopback(host)  # refuse before loading anything
-        toolbox = ToolBox(root, budget=budget, db=db, model=model)
+        toolbox = ToolBox(root, budget=budget, db=db, model=model, writable=writable)
         if http:
             serve_http(toolbox, host=host, port=port, warm=warm)
         else:

@@ -10,8 +10,8 @@
   memory file. Resources are never cut to the token budget.
 * One :class:`~memsearch.tools.ToolBox` per server: one model and one index stay open; every
   search first syncs the files changed since the last call, unless a daemon
-  (``memsearch watch``) holds the index. Memory files are only ever read; the index is
-  the one thing written (``ROOT/.memsearch`` or ``--db``).
+  (``memsearch watch``) holds the index. Memory files are only ever read, unless the toolbox
+  is writable (``serve --writable``): then the ``memory`` tool writes them, keeping the tree valid.
 * Transports: stdio (:func:`serve_stdio`), or streamable HTTP on a loopback address only
   (:func:`serve_http`): there is no authentication.
 """
@@ -96,7 +96,9 @@ def build_server(toolbox: ToolBox, *, name: str = "memsearch"):
     from mcp.shared.exceptions import MCPError
 
     annotations = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-    tools = [types.Tool(name=t.name, description=t.description, input_schema=t.schema(), annotations=annotations) for t in TOOLS]
+    writes = types.ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+    tools = [types.Tool(name=t.name, description=t.description, input_schema=t.schema(),
+                        annotations=annotations if t in TOOLS else writes) for t in toolbox.specs]
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)

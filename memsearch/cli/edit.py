@@ -1,0 +1,104 @@
+"""``memsearch edit``: one memory-tool command from a script or hook (registered on the main app by :func:`register`).
+
+Either the command and its arguments on the command line, or the tool call's JSON (``--input``),
+exactly as Claude's memory tool sends it. The write keeps the tree valid and is searchable when
+the command exits; a refusal is one ``error:`` line and exit status 2, with nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+__all__ = ["register"]
+
+
+def _text(value: Optional[str]) -> Optional[str]:
+    """``-`` reads standard input."""
+    return sys.stdin.read() if value == "-" else value
+
+
+def _range(value: Optional[str]):
+    from ..errors import InvalidArgument
+
+    if value is None:
+        return None
+    first, sep, last = value.partition(":")
+    try:
+        return [int(first), int(last) if last.strip() else -1] if sep else [int(first), int(first)]
+    except ValueError:
+        raise InvalidArgument(f"--range {value!r} is not START:END (e.g. 10:40, or 10: for the rest of the file)") from None
+
+
+def _call(command, path, target, text, old, new, line, view_range, given) -> dict:
+    from ..errors import InvalidArgument
+
+    if given is not None:
+        if command is not None:
+            raise InvalidArgument("give either COMMAND [PATH] ... or --input JSON, not both")
+        raw = sys.stdin.read() if given == "-" else Path(given).read_text(encoding="utf-8") if Path(given).is_file() else given
+        try:
+            call = json.loads(raw)
+        except ValueError:
+            raise InvalidArgument('--input is not JSON: give a memory-tool call such as {"command": "view", "path": "/memories"}') from None
+        if not isinstance(call, dict):
+            raise InvalidArgument('--input must be one JSON object such as {"command": "view", "path": "/memories"}')
+        return call.get("input", call) if isinstance(call.get("input"), dict) else call  # a whole tool_use block works too
+    if command is None:
+        raise InvalidArgument("give a COMMAND (view, create, str_replace, insert, delete, rename) or --input JSON")
+    call: dict = {"command": command}
+    if command == "rename":
+        call |= {"old_path": path, "new_path": target}
+    else:
+        if target is not None:
+            raise InvalidArgument(f"{command} takes one PATH; only rename takes a second (NEW_PATH)")
+        call["path"] = path
+    key = {"create": "file_text", "insert": "insert_text"}.get(command)
+    if text is not None:
+        if key is None:
+            raise InvalidArgument("--text is the content of create or the text of insert")
+        call[key] = _text(text)
+    call |= {k: v for k, v in (("old_str", _text(old)), ("new_str", _text(new)), ("insert_line", line), ("view_range", view_range)) if v is not None}
+    if command == "str_replace" and "new_str" not in call and "old_str" in call:
+        call["new_str"] = ""
+    return call
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``edit`` command to ``app``."""
+
+    @app.command("edit")
+    def edit_command(
+        root: Path = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.", show_default=False),
+        command: Optional[str] = typer.Argument(None, help="view, create, str_replace, insert, delete or rename.", show_default=False),
+        path: Optional[str] = typer.Argument(None, help="The file or directory: /memories/... or relative to ROOT (rename: OLD_PATH).", show_default=False),
+        new_path: Optional[str] = typer.Argument(None, help="rename only: where it goes.", show_default=False),
+        text: Optional[str] = typer.Option(None, "--text", help="create: the file's content; insert: the text to insert. '-' reads stdin."),
+        old: Optional[str] = typer.Option(None, "--old", help="str_replace: the exact text to replace (must occur once). '-' reads stdin."),
+        new: Optional[str] = typer.Option(None, "--new", help="str_replace: the replacement (default: empty). '-' reads stdin."),
+        line: Optional[int] = typer.Option(None, "--line", help="insert: the line to insert after; 0 inserts at the top.", min=0),
+        view_range: Optional[str] = typer.Option(None, "--range", help="view: lines START:END of a file (END -1 or empty: to the end)."),
+        given: Optional[str] = typer.Option(None, "--input", help="The memory-tool call as JSON (text, a file, or '-' for stdin) instead of COMMAND."),
+        db: Optional[Path] = typer.Option(None, "--db", help="Index directory (default: $MEMSEARCH_DB, else ROOT/.memsearch)."),
+        model: Optional[str] = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory."),
+        budget: Optional[int] = typer.Option(None, "--core-budget", help="Core memory budget in tokens (default $MEMSEARCH_CORE_BUDGET, else 30000).", min=1),
+        no_sync: bool = typer.Option(False, "--no-sync", help="Leave the index alone (a daemon or the next search catches up)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON (result, changed, created, index)."),
+    ) -> None:
+        """Run one memory-tool command on ROOT; the tree stays valid and the write is searchable on return."""
+        from ..harness.edit import open_editor
+
+        call = _call(command, path, new_path, text, old, new, line, _range(view_range), given)
+        name = call.pop("command", None)
+        editor = open_editor(root, db=db, model=model, budget=budget, sync=not no_sync and name != "view")
+        result = editor.run(name, **call)
+        if as_json:
+            sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+            return
+        sys.stdout.write(result.output + "\n")
+        if result.index and not result.index.get("synced"):
+            sys.stderr.write(f"memsearch: the index lags: {result.index.get('note') or result.index.get('error')}\n")

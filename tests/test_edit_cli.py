@@ -1,0 +1,83 @@
+"""``memsearch edit``: one memory-tool command from the command line (arguments, or the tool call's JSON)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from memsearch.cli.app import main
+
+BASE = {"MEMORY.md": "# Memory\n\nRoot.\n", "notes/MEMORY.md": "# Notes\n\nDaily.\n", "notes/a.md": "# A\n\none\ntwo\n"}
+
+
+@pytest.fixture
+def root(make_tree):
+    return make_tree(BASE)
+
+
+def run(capsys, *argv, stdin: str | None = None, monkeypatch=None):
+    if stdin is not None:
+        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # typer's standalone mode exits after a command that succeeded
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_each_command_from_arguments(root, capsys):
+    code, out, _ = run(capsys, "edit", str(root), "create", "/memories/trips/lisbon.md", "--text", "# Lisbon\n\ntram\n", "--no-sync")
+    assert code == 0 and out.startswith("File created successfully at: /memories/trips/lisbon.md")
+    assert (root / "trips/MEMORY.md").exists()
+    code, out, _ = run(capsys, "edit", str(root), "str_replace", "trips/lisbon.md", "--old", "tram", "--new", "tram 28", "--no-sync")
+    assert code == 0 and "tram 28" in out
+    code, out, _ = run(capsys, "edit", str(root), "insert", "trips/lisbon.md", "--line", "0", "--text", "top", "--no-sync")
+    assert code == 0 and (root / "trips/lisbon.md").read_text().startswith("top\n# Lisbon")
+    code, out, _ = run(capsys, "edit", str(root), "view", "trips/lisbon.md", "--range", "2:3")
+    assert code == 0 and out.splitlines()[1:] == ["     2\t# Lisbon", "     3\t"]
+    code, out, _ = run(capsys, "edit", str(root), "rename", "trips", "travel", "--no-sync", "--json")
+    assert code == 0 and json.loads(out)["changed"][-1] == "travel/lisbon.md"
+    code, out, _ = run(capsys, "edit", str(root), "delete", "travel/lisbon.md", "--no-sync")
+    assert code == 0 and out.strip() == "Successfully deleted travel/lisbon.md"
+    code, out, _ = run(capsys, "edit", str(root), "view", "/memories")
+    assert code == 0 and "/memories/notes/a.md" in out
+
+
+def test_tool_call_json_from_stdin_and_text(root, capsys, monkeypatch):
+    call = {"type": "tool_use", "id": "toolu_1", "name": "memory",
+            "input": {"command": "create", "path": "/memories/notes/b.md", "file_text": "# B\n"}}
+    code, out, _ = run(capsys, "edit", str(root), "--input", "-", "--no-sync", stdin=json.dumps(call), monkeypatch=monkeypatch)
+    assert code == 0 and (root / "notes/b.md").read_text() == "# B\n"
+    code, out, _ = run(capsys, "edit", str(root), "--input", '{"command": "view", "path": "notes/b.md"}')
+    assert code == 0 and "     1\t# B" in out
+    code, out, _ = run(capsys, "edit", str(root), "insert", "notes/b.md", "--line", "1", "--text", "-", "--no-sync",
+                       stdin="from stdin\n", monkeypatch=monkeypatch)
+    assert code == 0 and (root / "notes/b.md").read_text() == "# B\nfrom stdin\n"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["create", "notes/a.md", "--text", "x"], "already exists"),
+    (["str_replace", "notes/a.md", "--old", "zzz"], "did not appear verbatim"),
+    (["delete", "notes/MEMORY.md"], "needs its MEMORY.md"),
+    (["delete", "/memories"], "root cannot be deleted"),
+    (["view", "notes/a.md", "--range", "x:y"], "--range 'x:y' is not START:END"),
+    (["view", "notes/a.md", "extra"], "only rename takes a second"),
+    (["delete", "notes/a.md", "--text", "x"], "--text is the content of create"),
+    (["--input", "{oops"], "--input is not JSON"),
+    (["view", "notes/a.md", "--input", "{}"], "not both"),
+    ([], "give a COMMAND"),
+    (["undo", "notes/a.md"], "unknown memory command 'undo'"),
+])
+def test_errors_are_one_line_and_exit_2(root, capsys, argv, words):
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    code, out, err = run(capsys, "edit", str(root), *argv, "--no-sync")
+    assert code == 2 and words in err and "Traceback" not in err and err.startswith("error:")
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+
+
+def test_core_budget_option(root, capsys):
+    code, _, err = run(capsys, "edit", str(root), "create", "big.md", "--text", "word " * 50, "--core-budget", "20", "--no-sync")
+    assert code == 2 and "over its budget of 20" in err and not (root / "big.md").exists()
