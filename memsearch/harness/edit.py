@@ -55,26 +55,27 @@ class IndexSync:
                     "note": "core memory is always in context and is not indexed"}
         if self.guard is not None:
             with self.guard:
-                synced, via = self._sync(index, wanted)
+                synced, via, embedded = self._sync(index, wanted)
         else:
-            synced, via = self._sync(index, wanted)
+            synced, via, embedded = self._sync(index, wanted)
         result = {"synced": synced, "via": via, "files": len(wanted), "ms": round((time.perf_counter() - started) * 1000, 1)}
+        if embedded is not None:
+            result["chunks_embedded"] = embedded
         if not synced:
             result["note"] = (f"the index did not show this write within {self.timeout:g} s; the daemon indexes it "
                               "when it catches up (see `memsearch status ROOT`)")
         return result
 
-    def _sync(self, index, wanted: list[str]) -> tuple[bool, str]:
+    def _sync(self, index, wanted: list[str]) -> tuple[bool, str, int | None]:
         from ..engine.lock import lock_holder
 
         holder = lock_holder(index.db_path) if not index.lock.held else None
         if not (holder and holder.get("purpose") == "watch"):
             try:
-                index.sync(only=wanted, wait=self.timeout)
-                return True, "sync"
+                return True, "sync", index.sync(only=wanted, wait=self.timeout).chunks_embedded
             except IndexLocked:
                 pass  # a daemon took the index meanwhile: it syncs the change
-        return wait_indexed(index, wanted, self.timeout), "daemon"
+        return wait_indexed(index, wanted, self.timeout), "daemon", None
 
 
 def _matches(index, states: dict, rel: str) -> bool:

@@ -1,0 +1,152 @@
+"""Writes racing a daemon's sync: in-process watcher (fast, HashEmbedder) and a real ``memsearch watch``
+process with the real model; the MCP server with ``--writable``; the Claude memory-tool example."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import anyio
+import pytest
+
+from memsearch.engine.index import MemoryIndex
+from memsearch.engine.lock import lock_holder
+from memsearch.service.daemon import read_state
+from memsearch.tools import ToolBox
+from tests.conftest import REPO
+from tests.test_watcher import Running, hash_index
+from tests.test_writes import BASE, rows
+
+WAIT = 180.0
+
+
+def race(box: ToolBox, names: str, n: int) -> list[dict]:
+    """Writers in threads, each creating then editing its own notes and appending to a shared log."""
+    results: list[dict] = []
+
+    def writer(name: str) -> None:
+        for i in range(n):
+            for call in ({"command": "create", "path": f"/memories/race/{name}{i}.md", "file_text": f"# {name} {i}\n\nword{name}{i}\n"},
+                         {"command": "str_replace", "path": f"/memories/race/{name}{i}.md", "old_str": f"word{name}{i}",
+                          "new_str": f"edited{name}{i}"},
+                         {"command": "insert", "path": "/memories/notes/atlas.md", "insert_line": 1, "insert_text": f"log {name}{i}"}):
+                result = box.dispatch("memory", call)
+                results.append(result)
+                assert "error" not in result, result
+
+    threads = [threading.Thread(target=writer, args=(name,)) for name in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def test_writes_racing_an_in_process_daemon_are_searchable_on_return(make_tree, tmp_path):
+    root = make_tree(BASE)
+    with Running(root, hash_index(root)):
+        box = ToolBox(root, index=hash_index(root), writable=True, sync=False)
+        results = race(box, "pq", 4)
+        assert all(r["index"]["synced"] and r["index"]["via"] == "daemon" for r in results), results
+        hits = box.call("memory_search", {"query": "editedq3", "mode": "keyword"})["hits"]
+        assert [h["path"] for h in hits] == ["race/q3.md"]
+    assert sorted((root / "notes/atlas.md").read_text().splitlines()[1:-2]) == sorted(f"log {n}{i}" for n in "pq" for i in range(4))
+    clean = tmp_path / "clean"
+    hash_index(root, db=clean).sync()
+    assert rows(root / ".memsearch") == rows(clean)
+
+
+def test_a_daemon_that_never_syncs_makes_the_write_say_so(make_tree):
+    root = make_tree(BASE)
+    index = hash_index(root)
+    index.sync()
+    index.lock.purpose = "watch"
+    with index.lock.acquire():  # a "daemon" holding the index but not watching
+        from memsearch.harness.edit import IndexSync, open_editor
+
+        editor = open_editor(root, index=hash_index(root), timeout=0.3)
+        assert isinstance(editor.on_change, IndexSync)
+        result = editor.run("create", path="notes/late.md", file_text="# Late\n")
+    assert result.index["synced"] is False and result.index["via"] == "daemon" and "memsearch status" in result.index["note"]
+    assert (root / "notes/late.md").exists()  # the write stands
+
+
+# --- with the real model ------------------------------------------------------------------------
+def cli(*args: str, timeout: float = WAIT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "memsearch", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.slow
+def test_writes_racing_a_real_memsearch_watch(make_tree, tmp_path, real_embedder):
+    root = make_tree(BASE)
+    db = root / ".memsearch"
+    started = cli("watch", str(root), "--detach", "--debounce", "100")
+    assert started.returncode == 0, started.stderr
+    try:
+        deadline = time.monotonic() + WAIT
+        while not (read_state(db) or {}).get("syncs"):
+            assert time.monotonic() < deadline, "the daemon did not catch up"
+            time.sleep(0.2)
+        assert (lock_holder(db) or {}).get("purpose") == "watch"
+        box = ToolBox(root, index=MemoryIndex(root, embedder=real_embedder), writable=True, sync=False)
+        results = race(box, "pq", 2)
+        assert all(r["index"]["synced"] and r["index"]["via"] == "daemon" for r in results), results
+        hits = box.call("memory_search", {"query": "editedp1", "mode": "keyword"})["hits"]
+        assert hits and hits[0]["path"] == "race/p1.md"
+    finally:
+        stopped = cli("stop", str(root))
+    assert stopped.returncode == 0, stopped.stderr
+    clean = tmp_path / "clean"
+    MemoryIndex(root, db=clean, embedder=real_embedder).sync()
+    assert rows(db) == rows(clean)
+
+
+@pytest.mark.slow
+def test_the_claude_memory_tool_example_with_the_real_model(examples_copy, real_embedder):
+    spec = importlib.util.spec_from_file_location("claude_memory_tool", REPO / "examples" / "claude_memory_tool.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    box = ToolBox(examples_copy, index=MemoryIndex(examples_copy, embedder=real_embedder), writable=True)
+    lines: list[str] = []
+    out = example.run(examples_copy, toolbox=box, out=lines.append)
+    errors = [r for r in out["results"] if r.get("is_error")]
+    assert [r["tool_use_id"] for r in errors] == ["toolu_06", "toolu_07"]
+    assert "needs its MEMORY.md" in errors[0]["content"] and "outside the memory" in errors[1]["content"]
+    assert out["hits"][0]["path"] == "customers/acme/calls/2026-11-20.md" and "SAML" in out["hits"][0]["snippet"]
+    assert out["results"][0]["content"].startswith("Here're the files and directories up to 2 levels deep in /memories")
+    from memsearch.memory.validator import validate
+
+    assert validate(examples_copy).valid
+
+
+@pytest.mark.slow
+def test_mcp_serve_writable_writes_and_searches(examples_copy, tmp_path):
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    from tests.test_mcp import ENV, payload
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memsearch", "serve", str(examples_copy), "--writable",
+                                                                 "--db", str(tmp_path / "index")], env=ENV, cwd=str(REPO))
+
+    async def session() -> None:
+        with anyio.fail_after(WAIT):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                tools = {t.name: t for t in (await client.list_tools()).tools}
+                assert tools["memory"].annotations.read_only_hint is False and tools["memory"].annotations.destructive_hint
+                assert tools["memory_search"].annotations.read_only_hint is True
+                made = payload(await client.call_tool("memory", {"command": "create", "path": "/memories/notes/oslo.md",
+                                                                 "file_text": "# Oslo\n\nThe ferry to Nesodden leaves hourly.\n"}))
+                assert made["index"]["synced"], made
+                refused = payload(await client.call_tool("memory", {"command": "delete", "path": "/memories"}))
+                assert refused["error"]["type"] == "EditRefused"
+                hits = payload(await client.call_tool("memory_search", {"query": "ferry Nesodden", "k": 1}))["hits"]
+                assert hits[0]["path"] == "notes/oslo.md"
+
+    anyio.run(session)
+    assert (examples_copy / "notes/oslo.md").exists()
+    assert json.loads(cli("validate", str(examples_copy), "--json").stdout)["valid"]
