@@ -416,7 +416,7 @@ def test_on_change_gets_changed_paths_and_failures_do_not_undo(tree):
 def test_failed_write_leaves_old_file_and_no_temporaries(tree, editor, monkeypatch):
     import memsearch.memory.files as module
 
-    def crash(src, dst):
+    def crash(src, dst, **kwargs):
         raise OSError(5, "I/O error")
 
     monkeypatch.setattr(module.os, "replace", crash)
@@ -424,3 +424,22 @@ def test_failed_write_leaves_old_file_and_no_temporaries(tree, editor, monkeypat
         editor.run("str_replace", path="persona.md", old_str="Terse", new_str="Verbose")
     assert (tree / "persona.md").read_text() == BASE["persona.md"]
     assert not [p for p in os.listdir(tree) if p.endswith(".tmp")]
+
+
+def test_a_directory_swapped_for_a_link_mid_write_is_refused(tree, tmp_path, monkeypatch):
+    """The check and the write are by descriptor: a link swapped in after the path check is not followed."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    editor = Editor(tree)
+    real_scan = Editor._scan
+
+    def swapping_scan(self):
+        if (tree / "notes").is_dir() and not (tree / "notes").is_symlink():
+            os.rename(tree / "notes", tmp_path / "notes-moved")
+            os.symlink(outside, tree / "notes")
+        return real_scan(self)
+
+    monkeypatch.setattr(Editor, "_scan", swapping_scan)
+    with pytest.raises(NotMemoryFile, match="directory link"):
+        editor.run("create", path="notes/evil.md", file_text="x")
+    assert list(outside.iterdir()) == []

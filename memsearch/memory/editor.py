@@ -26,11 +26,13 @@ import re
 import secrets
 import shutil
 import stat
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from ..errors import (CoreBudgetExceeded, EditRefused, InvalidArgument, MemoryFileExists, MemoryFileNotFound,
                       MemsearchError, NoUniqueMatch, NotMemoryFile)
+from . import rootfs
 from .files import atomic_write_bytes
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .placement import Target, locate, require_markdown, write_lock
@@ -97,7 +99,7 @@ class Editor:
         return scan(self.root, foreign=self.foreign)
 
     def _file(self, target: Target, command: str) -> str:
-        """The text of an existing Markdown file (a BOM is kept aside by :meth:`_write`)."""
+        """The text of an existing Markdown file (a BOM is dropped: :meth:`_write` puts it back)."""
         try:
             st = os.lstat(target.path)
         except FileNotFoundError:
@@ -106,7 +108,7 @@ class Editor:
         if stat.S_ISDIR(st.st_mode):
             raise InvalidArgument(f"{target.shown} is a directory; {command} works on a file: view it to list its files")
         require_markdown(target)
-        raw = target.path.read_bytes()
+        raw = self._read(target.rel, target.shown)
         try:
             return raw.removeprefix(_BOM).decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -139,7 +141,42 @@ class Editor:
         return new
 
     def _plain(self, rel: str) -> str:
-        return (self.root / rel).read_bytes().removeprefix(_BOM).decode("utf-8", errors="replace")
+        return self._read(rel, rel).removeprefix(_BOM).decode("utf-8", errors="replace")
+
+    # --- by descriptor: every write and read below goes through a directory opened without links ---
+    @contextmanager
+    def _dir(self, directory: str, given: str) -> Iterator[int]:
+        """A descriptor of memory directory ``directory`` (``"."``: the root), no link passed on the way."""
+        root_fd = rootfs.open_root(self.root)
+        try:
+            opened = rootfs.walk(root_fd, str(self.root), [] if directory == "." else directory.split("/"), given, directory=True)
+        finally:
+            os.close(root_fd)
+        try:
+            yield opened.fd
+        finally:
+            opened.close()
+
+    def _read(self, rel: str, given: str) -> bytes:
+        with self._dir(_parent(rel), given) as dir_fd:
+            fd = os.open(_name(rel), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+            try:
+                return rootfs.read_fd(fd)
+            finally:
+                os.close(fd)
+
+    def _write(self, rel: str, text: str, *, bom: bool = False) -> None:
+        """Atomic, durable whole-file write (the shared helper, by descriptor of the parent)."""
+        with self._dir(_parent(rel), rel) as dir_fd:
+            atomic_write_bytes(_name(rel), (_BOM if bom else b"") + text.encode("utf-8"), dir_fd=dir_fd)
+
+    def _mkdir(self, directory: str) -> None:
+        with self._dir(_parent(directory), directory) as dir_fd:
+            try:
+                os.mkdir(_name(directory), dir_fd=dir_fd)
+            except FileExistsError:
+                return
+            os.fsync(dir_fd)
 
     def _finish(self, command: str, target: Target, output: str, changed: Sequence[str], created: Sequence[str] = (),
                 core_tokens: int | None = None) -> EditResult:
@@ -162,14 +199,13 @@ class Editor:
         directory = _parent(target.rel)
         created = []
         for d in self._missing_indexes(tree, directory, filled=filled):
-            path = self.root if d == "." else self.root / d
-            if not path.is_dir():
-                path.mkdir()
-                _fsync_dir(path.parent)
-            _write(path / INDEX_NAME, index_text(d))
-            created.append(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}")
-        if directory != ".":
-            (self.root / directory).mkdir(parents=True, exist_ok=True)  # directories that already had an index
+            if d != ".":
+                self._mkdir(d)
+            index = INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"
+            self._write(index, index_text(d))
+            created.append(index)
+        if directory != "." and directory == filled:
+            self._mkdir(directory)  # the write itself brings its MEMORY.md
         return created
 
     def _index_needed(self, tree: MemoryTree, rel: str, arriving: str | None = None) -> str | None:
@@ -228,7 +264,7 @@ class Editor:
             changes = {target.rel: file_text} | {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
             core = self._check_budget(tree, changes, target, "create")
             created = self._make_dirs(target, tree, filled)
-            _write(target.path, file_text)
+            self._write(target.rel, file_text)
             return self._finish("create", target, f"File created successfully at: {target.shown}",
                                 created + [target.rel], created, core)
 
@@ -254,7 +290,7 @@ class Editor:
             new_text = text[: starts[0]] + new_str + text[starts[0] + len(old_str):]
             tree = self._scan()
             core = self._check_budget(tree, {target.rel: new_text}, target, "str_replace")
-            _write(target.path, new_text, bom=self._has_bom(target))
+            self._write(target.rel, new_text, bom=self._has_bom(target))
             first = text.count("\n", 0, starts[0]) + 1
             shown = snippet(new_text, first, first + new_str.count("\n"))
             return self._finish("str_replace", target, "The memory file has been edited. Here is the snippet showing the "
@@ -275,7 +311,7 @@ class Editor:
             new_text = "".join(lines[:insert_line]) + block + "".join(lines[insert_line:])
             tree = self._scan()
             core = self._check_budget(tree, {target.rel: new_text}, target, "insert")
-            _write(target.path, new_text, bom=self._has_bom(target))
+            self._write(target.rel, new_text, bom=self._has_bom(target))
             added = block.count("\n")
             shown = snippet(new_text, insert_line + 1, insert_line + max(added, 1))
             return self._finish("insert", target, f"The file {target.shown} has been edited: {added} line"
@@ -294,10 +330,11 @@ class Editor:
             if target.path.is_dir():
                 self._check_directory(target, "delete")
                 changed = [f for f in tree.external_files if f.startswith(target.rel + "/")]
-                hidden = target.path.with_name(f".{target.path.name}.deleted-{secrets.token_hex(4)}")
-                os.rename(target.path, hidden)  # gone from memory at once; then removed at leisure
-                _fsync_dir(hidden.parent)
-                shutil.rmtree(hidden, ignore_errors=True)
+                hidden = f".{_name(target.rel)}.deleted-{secrets.token_hex(4)}"
+                with self._dir(_parent(target.rel), target.shown) as dir_fd:
+                    os.rename(_name(target.rel), hidden, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # gone from memory at once
+                    os.fsync(dir_fd)
+                    shutil.rmtree(hidden, dir_fd=dir_fd, ignore_errors=True)  # by descriptor: never follows a link
                 return self._finish("delete", target, f"Successfully deleted {target.shown}", changed)
             require_markdown(target)
             reason = self._index_needed(tree, target.rel)
@@ -305,8 +342,9 @@ class Editor:
                 raise EditRefused(f"{target.shown} cannot be deleted: {reason}. Edit it instead (str_replace or insert), "
                                   f"or delete the whole directory {target.show(_parent(target.rel))}")
             core = self._check_budget(tree, {target.rel: None}, target, "delete")
-            os.unlink(target.path)
-            _fsync_dir(target.path.parent)
+            with self._dir(_parent(target.rel), target.shown) as dir_fd:
+                os.unlink(_name(target.rel), dir_fd=dir_fd)
+                os.fsync(dir_fd)
             return self._finish("delete", target, f"Successfully deleted {target.shown}", [target.rel], (), core)
 
     def rename(self, old_path: str, new_path: str) -> EditResult:
@@ -327,8 +365,7 @@ class Editor:
                 self._check_directory(source, "rename")
                 moved = [f for f in tree.external_files if f.startswith(source.rel + "/")]
                 created = self._make_dirs(dest, tree)
-                os.rename(source.path, dest.path)
-                _fsync_dir(source.path.parent, dest.path.parent)
+                self._move(source, dest, link=False)
                 changed = created + moved + [dest.rel + f[len(source.rel):] for f in moved]
                 return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}", changed, created)
             require_markdown(source)
@@ -343,7 +380,7 @@ class Editor:
             changes |= {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
             core = self._check_budget(tree, changes, dest, "rename")
             created = self._make_dirs(dest, tree, filled)
-            _move_file(source.path, dest.path)
+            self._move(source, dest, link=True)
             return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}",
                                 created + [source.rel, dest.rel], created, core)
 
@@ -354,37 +391,26 @@ class Editor:
                               "take with it: move or remove them with your own tools first, or act on the memory files one by one")
 
     def _has_bom(self, target: Target) -> bool:
-        with open(target.path, "rb") as handle:
-            return handle.read(3) == _BOM
+        return self._read(target.rel, target.shown)[:3] == _BOM
+
+    def _move(self, source: Target, dest: Target, *, link: bool) -> None:
+        """Move by descriptors; a file by hard link then unlink, so an existing ``dest`` is never replaced."""
+        with self._dir(_parent(source.rel), source.shown) as src_fd, self._dir(_parent(dest.rel), dest.shown) as dst_fd:
+            names = (_name(source.rel), _name(dest.rel))
+            if link:
+                try:
+                    os.link(*names, src_dir_fd=src_fd, dst_dir_fd=dst_fd, follow_symlinks=False)
+                except FileExistsError:
+                    raise MemoryFileExists(f"{dest.shown} appeared while renaming: choose another name") from None
+                except OSError:  # no hard links on this file system: a rename, checked under the lock
+                    link = False
+                else:
+                    os.unlink(names[0], dir_fd=src_fd)
+            if not link:
+                os.rename(*names, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+            os.fsync(src_fd)
+            os.fsync(dst_fd)
 
 
-def _write(path: Path, text: str, *, bom: bool = False) -> None:
-    """Atomic, durable whole-file write (the shared helper: temporary file, fsync, ``os.replace``)."""
-    atomic_write_bytes(path, (_BOM if bom else b"") + text.encode("utf-8"))
-
-
-def _move_file(source: Path, dest: Path) -> None:
-    """Move a file without ever replacing one: a hard link (fails if ``dest`` exists), then unlink."""
-    try:
-        os.link(source, dest, follow_symlinks=False)
-    except FileExistsError:
-        raise MemoryFileExists(f"{dest} appeared while renaming: choose another name") from None
-    except OSError:  # no hard links here (some file systems): a plain rename, checked under the lock
-        os.rename(source, dest)
-    else:
-        os.unlink(source)
-    _fsync_dir(source.parent, dest.parent)
-
-
-def _fsync_dir(*directories: Path) -> None:
-    for directory in dict.fromkeys(directories):
-        try:
-            fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        except OSError:
-            continue
-        try:
-            os.fsync(fd)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+def _name(rel: str) -> str:
+    return rel.rsplit("/", 1)[-1]

@@ -21,15 +21,19 @@ __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "read
 _TMP_ATTEMPTS = 16
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically and durably. Raises ``OSError``; the target is then untouched."""
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, dir_fd: int | None = None) -> None:
+    """Replace ``path`` with ``data`` atomically and durably. Raises ``OSError``; the target is then untouched.
+
+    ``dir_fd``: ``path`` is a name inside that open directory (every step by descriptor, so a
+    directory swapped for a link meanwhile cannot redirect the write).
+    """
     target = Path(path)
     parent = target.parent
     try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
+        mode = stat.S_IMODE(os.stat(target, dir_fd=dir_fd, follow_symlinks=dir_fd is None).st_mode)
     except FileNotFoundError:
         mode = None
-    fd, tmp = _create_temp(parent, target.name)
+    fd, tmp = _create_temp(parent, target.name, dir_fd)
     try:
         try:
             if mode is not None:
@@ -40,14 +44,20 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, target)
+        os.replace(tmp, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dir_fd)
         except OSError:
             pass
         raise
-    _fsync_dir(parent)
+    if dir_fd is None:
+        _fsync_dir(parent)
+    else:
+        try:
+            os.fsync(dir_fd)
+        except OSError:
+            pass
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
@@ -69,11 +79,11 @@ def read_json(path: str | os.PathLike[str]) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _create_temp(parent: Path, name: str) -> tuple[int, str]:
+def _create_temp(parent: Path, name: str, dir_fd: int | None = None) -> tuple[int, str]:
     for _ in range(_TMP_ATTEMPTS):
         tmp = str(parent / f".{name}.{secrets.token_hex(6)}.tmp")
         try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dir_fd), tmp
         except FileExistsError:
             continue
     raise FileExistsError(f"could not create a unique temporary file beside {parent / name}")
