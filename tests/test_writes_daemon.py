@@ -65,7 +65,7 @@ def test_a_daemon_that_never_syncs_makes_the_write_say_so(make_tree):
     index = hash_index(root)
     index.sync()
     index.lock.purpose = "watch"
-    with index.lock.acquire():  # a "daemon" holding the index but not watching
+    with index.lock:  # a "daemon" holding the index but not watching
         from memsearch.harness.edit import IndexSync, open_editor
 
         editor = open_editor(root, index=hash_index(root), timeout=0.3)
