@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import subprocess
+import sys
 
 import jsonschema
 import pytest
@@ -17,7 +19,7 @@ from memsearch.memory.contract import load_core, list_dir
 from memsearch.errors import (InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile,
                               PathOutsideRoot)
 from memsearch.engine.lock import WriterLock
-from memsearch.tools import (TOOL_NAMES, TOOLS, ToolBox, UnknownTool, anthropic_tools, openai_tools,
+from memsearch.tools import (TOOL_NAMES, TOOLS, ToolBox, ToolSpec, UnknownTool, anthropic_tools, openai_tools,
                              validate_arguments)
 from tests.conftest import EXAMPLES, REPO
 
@@ -160,7 +162,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("tool, args, ok", CASES)
-def test_hand_validation_agrees_with_jsonschema(tool, args, ok):
+def test_validation_agrees_with_jsonschema_on_the_published_schemas(tool, args, ok):
     schema = next(t.parameters for t in TOOLS if t.name == tool)
     assert META(schema).is_valid(args) is ok
     if ok:
@@ -168,6 +170,70 @@ def test_hand_validation_agrees_with_jsonschema(tool, args, ok):
     else:
         with pytest.raises(InvalidArgument):
             validate_arguments(tool, args)
+
+
+def test_nulls_are_omitted_and_whole_floats_become_integers():
+    assert validate_arguments("memory_search", {"query": "a", "k": 3.0, "scope": None}) == {"query": "a", "k": 3}
+    assert type(validate_arguments("memory_search", {"query": "a", "k": 3.0})["k"]) is int
+    assert validate_arguments("memory_list", None) == {} and validate_arguments("memory_list", "") == {}
+    assert validate_arguments("memory_read", '{"path": "a.md", "end_line": null}') == {"path": "a.md"}
+
+
+@pytest.mark.parametrize("tool, args, message", [
+    ("memory_search", {"query": "a", "since": "last week"},
+     "memory_search: argument 'since' must be a date YYYY-MM-DD, e.g. 2026-08-12, got 'last week'"),
+    ("memory_search", {"query": "a", "k": "5"}, "memory_search: argument 'k' must be an integer, got string '5'"),
+    ("memory_search", {"query": "a", "k": True}, "memory_search: argument 'k' must be an integer, got boolean True"),
+    ("memory_search", {"query": "a", "k": 0}, "memory_search: argument 'k' must be from 1 to 50, got 0"),
+    ("memory_search", {"query": ""}, "memory_search: argument 'query' must not be empty"),
+    ("memory_read", {"path": "a.md", "start_line": 0}, "memory_read: argument 'start_line' must be at least 1, got 0"),
+    ("memory_read", {"path": ["a.md"]}, "memory_read: argument 'path' must be a string, got array ['a.md']"),
+    ("memory_list", {"dir": "x", "path": 3}, "memory_list: unknown argument 'dir'; arguments: path, offset"),
+    ("memory_core", [1], "memory_core: arguments must be a JSON object, got array"),
+])
+def test_messages_name_the_argument_and_what_it_accepts(tool, args, message):
+    with pytest.raises(InvalidArgument) as raised:
+        validate_arguments(tool, args)
+    assert str(raised.value) == message
+
+
+def test_every_schema_keyword_gets_a_message_naming_its_argument():
+    """Schemas beyond today's four tools (numbers, booleans, arrays, nested objects) validate the same way."""
+    spec = ToolSpec("memory_edit", "test", {
+        "type": "object", "additionalProperties": False, "required": ["ops"],
+        "properties": {
+            "ratio": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+            "dry_run": {"type": "boolean"},
+            "tag": {"type": "string", "maxLength": 3, "pattern": "^[a-z]+$"},
+            "ops": {"type": "array", "minItems": 1, "maxItems": 2, "items": {
+                "type": "object", "additionalProperties": False, "required": ["text"],
+                "properties": {"text": {"type": "string"}, "op": {"const": "append"}}}},
+        }})
+    ok = {"ops": [{"text": "x", "op": "append"}], "ratio": 0.5, "dry_run": False, "tag": "ab"}
+    assert spec.validate(ok) == ok
+    cases = [
+        ({"ops": [{"text": "x"}], "ratio": 0}, "argument 'ratio' must be greater than 0 and at most 1, got 0"),
+        ({"ops": [{"text": "x"}], "dry_run": "no"}, "argument 'dry_run' must be a boolean (true or false), got string 'no'"),
+        ({"ops": [{"text": "x"}], "tag": "abcd"}, "argument 'tag' must be at most 3 characters long, got 4"),
+        ({"ops": [{"text": "x"}], "tag": "AB"}, "argument 'tag' must be a string matching ^[a-z]+$, got 'AB'"),
+        ({"ops": []}, "argument 'ops' must hold at least 1 item, got 0"),
+        ({"ops": [{"text": "x"}] * 3}, "argument 'ops' must hold at most 2 items, got 3"),
+        ({"ops": [{}]}, "argument 'ops[0]' lacks the required key 'text'"),
+        ({"ops": [{"text": 1}]}, "argument 'ops[0].text' must be a string, got integer 1"),
+        ({"ops": [{"text": "x", "op": "drop"}]}, "argument 'ops[0].op' must be 'append', got 'drop'"),
+        ({"ops": [{"text": "x", "at": 1}]}, "unknown key 'at' in argument 'ops[0]'; keys: text, op"),
+        ({}, "missing required argument 'ops'"),
+    ]
+    for args, words in cases:
+        assert not META(spec.parameters).is_valid(args)
+        with pytest.raises(InvalidArgument) as raised:
+            spec.validate(args)
+        assert str(raised.value) == f"memory_edit: {words}"
+
+
+def test_validation_does_not_import_jsonschema_at_import_time():
+    code = "import sys, memsearch, memsearch.tools; assert 'jsonschema' not in sys.modules, 'imported early'"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
 
 
 @pytest.mark.parametrize("name, args, error, words", [

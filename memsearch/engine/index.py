@@ -21,7 +21,7 @@ from typing import Sequence
 from .. import __version__, settings
 from .chunker import ChunkerConfig
 from ..memory.contract import memory_text
-from ..memory.document import parse_document, summary_of
+from ..memory.document import parse_date, parse_document, summary_of
 from .embedder import Embedder, load_embedder
 from ..errors import IndexLocked, IndexMismatch, InvalidArgument, MemsearchError
 from .lock import WriterLock
@@ -91,19 +91,6 @@ def clean_text(text: str) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def _parse_date(value, name: str) -> str | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, dt.datetime):
-        return value.date().isoformat()
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    try:
-        return dt.date.fromisoformat(str(value).strip()).isoformat()
-    except ValueError:
-        raise InvalidArgument(f"{name} {value!r} is not a date: use YYYY-MM-DD, e.g. 2026-08-12") from None
 
 
 class MemoryIndex:
@@ -266,7 +253,7 @@ class MemoryIndex:
         if scope not in (None, "", "."):
             _, rel = safe_path(self.root, str(scope).strip().rstrip("/"))
             rel = None if rel == "." else rel
-        since_s, until_s = _parse_date(since, "since"), _parse_date(until, "until")
+        since_s, until_s = parse_date(since, "since"), parse_date(until, "until")
         if since_s and until_s and since_s > until_s:
             raise InvalidArgument(f"since {since_s} is after until {until_s}: swap them")
         return Filter(scope=rel, since=since_s, until=until_s)

@@ -20,15 +20,16 @@
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import json
 import os
-import re
 import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from .arguments import DATE_PATTERN, check_arguments, validator_for
 from ..memory.contract import list_dir, load_core, read
+from ..memory.document import parse_date
 from ..errors import IndexLocked, InvalidArgument, MemoryFileNotFound, MemsearchError, UnknownTool
 from ..memory.tokens import count_tokens, encoding_name, get_encoding
 from ..memory.tree import resolve_root, safe_path
@@ -41,7 +42,6 @@ __all__ = ["ToolSpec", "TOOLS", "TOOL_NAMES", "MEMORY_TOOL", "UnknownTool", "Too
 DEFAULT_BUDGET = 4000
 MIN_BUDGET = 200
 MAX_K = 50
-_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,17 @@ class ToolSpec:
         """Anthropic Messages API tool definition."""
         return {"name": self.name, "description": self.description, "input_schema": self.schema()}
 
+    @cached_property
+    def _validator(self):
+        return validator_for(self.parameters)
+
+    def validate(self, arguments: Any) -> dict:
+        """``arguments`` (dict, JSON text or None) checked against :attr:`parameters` with jsonschema, cleaned.
+
+        Raises :class:`~memsearch.errors.InvalidArgument` naming the argument and what it accepts.
+        """
+        return check_arguments(self.name, self.parameters, arguments, self._validator)
+
 
 def _obj(properties: dict, required: tuple[str, ...] = ()) -> dict:
     schema = {"type": "object", "properties": properties, "additionalProperties": False}
@@ -89,8 +100,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "scope": {"type": "string", "description": "Only search this memory directory and below, relative to the memory root, e.g. 'projects/atlas'."},
             "mode": {"type": "string", "enum": ["hybrid", "vector", "keyword"], "default": "hybrid",
                      "description": "hybrid (default) combines meaning and exact words; keyword for exact names, ids and error codes; vector for paraphrases."},
-            "since": {"type": "string", "pattern": _DATE, "description": "Only dated files (e.g. notes/2026-08-12.md) on or after this day, YYYY-MM-DD."},
-            "until": {"type": "string", "pattern": _DATE, "description": "Only dated files on or before this day, YYYY-MM-DD."},
+            "since": {"type": "string", "pattern": DATE_PATTERN, "description": "Only dated files (e.g. notes/2026-08-12.md) on or after this day, YYYY-MM-DD."},
+            "until": {"type": "string", "pattern": DATE_PATTERN, "description": "Only dated files on or before this day, YYYY-MM-DD."},
         }, ("query",)),
     ),
     ToolSpec(
@@ -147,65 +158,17 @@ def error_object(exc: BaseException) -> dict:
     return {"error": {"type": type(exc).__name__, "message": str(exc)}}
 
 
-# --- argument validation (the subset of JSON Schema the specs use) ---------------------------
-_TYPES = {"string": (str,), "integer": (int,), "object": (dict,)}
-
-
-def _check(tool: str, name: str, value: Any, schema: dict) -> Any:
-    kind = schema["type"]
-    if kind == "integer" and isinstance(value, float) and value.is_integer():
-        value = int(value)  # JSON Schema: 5.0 is an integer
-    if not isinstance(value, _TYPES[kind]) or isinstance(value, bool):
-        raise InvalidArgument(f"{tool}: argument {name!r} must be a{'n' if kind[0] in 'aeiou' else ''} {kind}, "
-                              f"got {type(value).__name__} {value!r}")
-    if "enum" in schema and value not in schema["enum"]:
-        raise InvalidArgument(f"{tool}: argument {name!r} must be one of {', '.join(map(repr, schema['enum']))}, got {value!r}")
-    if ("minimum" in schema and value < schema["minimum"]) or ("maximum" in schema and value > schema["maximum"]):
-        bounds = f"from {schema['minimum']} to {schema['maximum']}" if "maximum" in schema else f"at least {schema['minimum']}"
-        raise InvalidArgument(f"{tool}: argument {name!r} must be {bounds}, got {value!r}")
-    if isinstance(value, str) and len(value) < schema.get("minLength", 0):
-        raise InvalidArgument(f"{tool}: argument {name!r} must not be empty")
-    if "pattern" in schema and not re.search(schema["pattern"], value):
-        raise InvalidArgument(f"{tool}: argument {name!r} must be a date YYYY-MM-DD, got {value!r}")
-    return value
-
-
+# --- argument validation: see memsearch.harness.arguments --------------------------------------
 def validate_arguments(tool: str, arguments: Any) -> dict:
-    """Check ``arguments`` (dict, JSON text or None) against the tool's schema; return them cleaned."""
+    """Check ``arguments`` (dict, JSON text or None) against the tool's schema; return them cleaned.
+
+    Validation is ``jsonschema`` (Draft 2020-12) against the published schema itself; ``null``
+    for an argument means "omitted", and an integer sent as ``5.0`` is passed on as ``5``.
+    """
     spec = _SPECS.get(tool) if isinstance(tool, str) else None
     if spec is None:
         raise UnknownTool(f"unknown tool {tool!r}: the memory tools are {', '.join(TOOL_NAMES)}")
-    if arguments is None or arguments == "":
-        arguments = {}
-    if isinstance(arguments, (str, bytes)):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            raise InvalidArgument(f"{tool}: arguments are not valid JSON: send one JSON object, e.g. {{\"path\": \"notes/MEMORY.md\"}}") from None
-    if not isinstance(arguments, dict):
-        raise InvalidArgument(f"{tool}: arguments must be a JSON object, got {type(arguments).__name__}")
-    props = spec.parameters["properties"]
-    unknown = sorted(set(arguments) - set(props))
-    if unknown:
-        expected = ", ".join(props) or "none"
-        raise InvalidArgument(f"{tool}: unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; arguments: {expected}")
-    clean = {}
-    for name, value in arguments.items():
-        if value is not None:
-            clean[name] = _check(tool, name, value, props[name])
-    for name in spec.parameters.get("required", ()):
-        if name not in clean:
-            raise InvalidArgument(f"{tool}: missing required argument {name!r} ({props[name]['description']})")
-    return clean
-
-
-def _date(value: str | None, name: str) -> str | None:
-    if value is None:
-        return None
-    try:
-        return dt.date.fromisoformat(value).isoformat()
-    except ValueError:
-        raise InvalidArgument(f"memory_search: {name} {value!r} is not a calendar date (YYYY-MM-DD)") from None
+    return spec.validate(arguments)
 
 
 MEMORY_INSTRUCTIONS = """\
@@ -328,7 +291,10 @@ class ToolBox:
         full, rel = safe_path(self.root, scope.strip().rstrip("/")) if scope else (self.root, ".")
         if not full.is_dir():
             raise MemoryFileNotFound(f"memory_search: scope {rel!r} is not a directory of the memory: see memory_list(path='.')")
-        since, until = _date(since, "since"), _date(until, "until")
+        try:
+            since, until = parse_date(since, "since"), parse_date(until, "until")
+        except InvalidArgument as exc:
+            raise InvalidArgument(f"memory_search: {exc}") from None
         if since and until and since > until:
             raise InvalidArgument(f"memory_search: since {since} is after until {until}: swap them")
         with self._lock:  # validated before this point: a bad call never loads the model

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ..errors import InvalidArgument
+
 __all__ = ["Document", "read_text", "split_front_matter", "parse_document", "title_of", "summary_of", "date_of"]
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
@@ -64,6 +66,24 @@ def _iso(value: str | None) -> str | None:
         return dt.date(int(match[1]), int(match[2]), int(match[3])).isoformat()
     except ValueError:
         return None
+
+
+def parse_date(value, name: str = "date") -> str | None:
+    """The one parser of a given day (a search's ``since``/``until``): ISO ``YYYY-MM-DD`` text,
+    a :class:`datetime.date` or :class:`datetime.datetime`, as an ISO string; None for None or "".
+
+    Raises :class:`~memsearch.errors.InvalidArgument` naming ``name`` for anything else.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    try:
+        return dt.date.fromisoformat(str(value).strip()).isoformat()
+    except ValueError:
+        raise InvalidArgument(f"{name} {value!r} is not a calendar date: use YYYY-MM-DD, e.g. 2026-08-12") from None
 
 
 def date_of(path: str, front_matter: dict[str, str]) -> str | None:
