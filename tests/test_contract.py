@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
-from memsearch.memory.contract import list_dir, load_core, parse_lines, read
+from memsearch.memory.contract import MemoryRef, list_dir, load_core, memory_chain, memory_ref, parse_lines, read
+from memsearch.memory.document import decode, parse_date
 from memsearch.errors import InvalidArgument, MemoryFileNotFound, NotMemoryFile, PathOutsideRoot
 
 TREE = {
@@ -114,3 +117,42 @@ def test_parse_lines(text, expected):
 def test_parse_lines_bad(bad):
     with pytest.raises(InvalidArgument):
         parse_lines(bad)
+
+
+def test_memory_chain_walks_up_to_the_root_and_skips_dirs_without_one(make_tree):
+    root = make_tree(TREE | {"projects/atlas/deep/x.md": "# x\n"})
+    assert memory_chain(root, "projects/atlas/deep") == ("projects/atlas/MEMORY.md", "projects/MEMORY.md", "MEMORY.md")
+    assert memory_chain(root, "notes") == ("notes/MEMORY.md", "MEMORY.md")
+    assert memory_chain(root, ".") == ("MEMORY.md",)
+
+
+def test_one_memory_md_summary_for_listings_search_and_mcp(make_tree):
+    root = make_tree(TREE)
+    ref = memory_ref(root, "projects/MEMORY.md")
+    assert ref == MemoryRef(path="projects/MEMORY.md", title="Projects", summary="All active projects, with owners.")
+    listed = {d.path: d for d in list_dir(root).dirs}["projects"]
+    assert (listed.memory_md, listed.title, listed.summary) == (ref.path, ref.title, ref.summary)
+    from memsearch.engine.index import MemoryRef as IndexRef  # the search hits' type is the same class
+
+    assert IndexRef is MemoryRef
+    with pytest.raises(MemoryFileNotFound):
+        memory_ref(root, "nowhere/MEMORY.md")
+
+
+def test_one_decoder_drops_bom_and_replaces_bad_bytes():
+    assert decode(b"\xef\xbb\xbf# T\n") == "# T\n"
+    assert decode(b"caf\xe9\n") == "caf\ufffd\n"
+
+
+@pytest.mark.parametrize("value, expected", [
+    (None, None), ("", None), ("2026-08-12", "2026-08-12"), (" 2026-08-12 ", "2026-08-12"),
+    (dt.date(2026, 8, 12), "2026-08-12"), (dt.datetime(2026, 8, 12, 23, 59), "2026-08-12"),
+])
+def test_one_date_parser(value, expected):
+    assert parse_date(value, "since") == expected
+
+
+@pytest.mark.parametrize("bad", ["2026-02-31", "last week", "12/08/2026", "20260812", "2026-W33-1", 20260812, "２０２６-08-12"])
+def test_one_date_parser_names_the_argument(bad):
+    with pytest.raises(InvalidArgument, match=r"^until .* is not a calendar date: use YYYY-MM-DD"):
+        parse_date(bad, "until")

@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from ..memory.document import FENCE as _FENCE
+from ..memory.document import HEADING as _HEADING
 from ..memory.document import Document
 
 __all__ = ["ChunkerConfig", "Chunk", "chunk_document"]
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 #: Default chunk size in tiktoken tokens. Measured on LoCoMo with 96, 128, 160 and 200

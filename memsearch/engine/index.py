@@ -15,13 +15,13 @@ import os
 import threading
 import uuid
 from dataclasses import asdict, dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Sequence
 
 from .. import __version__, settings
 from .chunker import ChunkerConfig
-from ..memory.contract import memory_text
-from ..memory.document import parse_date, parse_document, summary_of
+from ..memory.contract import MemoryRef, memory_chain, memory_ref
+from ..memory.document import parse_date
 from .embedder import Embedder, load_embedder
 from ..errors import IndexLocked, IndexMismatch, InvalidArgument, MemsearchError
 from .lock import WriterLock
@@ -30,7 +30,7 @@ from .flat import FlatVectors
 from .fusion import CANDIDATE_FACTOR, DEFAULT_FUSION, FUSIONS, MIN_CANDIDATES, fuse, merge_rows
 from .store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, Filter, Store
 from ..memory.tokens import encoding_name
-from ..memory.tree import INDEX_NAME, resolve_root, safe_path, scan
+from ..memory.tree import resolve_root, safe_path, scan
 
 __all__ = ["MemoryIndex", "Hit", "MemoryRef", "MODES", "FUSIONS", "default_db_path", "DB_ENV"]
 
@@ -49,15 +49,6 @@ def default_db_path(root: Path) -> Path:
     memory and two memory roots can never share one by accident.
     """
     return settings.get("db") or root / DB_DIRNAME
-
-
-@dataclass(frozen=True)
-class MemoryRef:
-    """A ``MEMORY.md``: its path, title and first paragraph (never the whole file)."""
-
-    path: str
-    title: str
-    summary: str
 
 
 @dataclass(frozen=True)
@@ -133,7 +124,7 @@ class MemoryIndex:
         self.include_core = include_core
         if meta:
             self._check(meta)
-        self._memory_cache: dict[str, tuple[int, MemoryRef]] = {}
+        self._memory_cache: dict[str, tuple[tuple[int, int, int], MemoryRef]] = {}
         self._indexes_checked = False
         self._executor = None
         self._pool_lock = threading.Lock()
@@ -350,27 +341,18 @@ class MemoryIndex:
     # --- MEMORY.md discovery --------------------------------------------------------------
     def memory_chain(self, directory: str) -> tuple[str, ...]:
         """``MEMORY.md`` paths from the nearest enclosing one up to the root's."""
-        chain = []
-        current = PurePosixPath(directory)
-        while True:
-            rel = INDEX_NAME if str(current) in ("", ".") else f"{current}/{INDEX_NAME}"
-            if (self.root / rel).is_file():
-                chain.append(rel)
-            if str(current) in ("", "."):
-                break
-            current = current.parent
-        return tuple(chain)
+        return memory_chain(self.root, directory)
 
     def memory_ref(self, rel: str) -> MemoryRef:
-        path = self.root / rel
+        """The summary of ``MEMORY.md`` ``rel``, cached while the file's (mtime, size, inode) stay."""
         try:
-            mtime = path.stat().st_mtime_ns
+            st = (self.root / rel).stat()
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
             cached = self._memory_cache.get(rel)
-            if cached and cached[0] == mtime:
+            if cached and cached[0] == stamp:
                 return cached[1]
-            text = memory_text(self.root, rel)
+            ref = memory_ref(self.root, rel)
         except (OSError, MemsearchError):  # deleted or made unreadable since the hit was found
             return MemoryRef(path=rel, title=rel, summary="")
-        ref = MemoryRef(path=rel, title=parse_document(rel, text).title, summary=summary_of(text))
-        self._memory_cache[rel] = (mtime, ref)
+        self._memory_cache[rel] = (stamp, ref)
         return ref

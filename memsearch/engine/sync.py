@@ -16,7 +16,6 @@ import os
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from pathlib import PurePosixPath
 from typing import Callable, Iterable
 
 import numpy as np
@@ -24,13 +23,13 @@ import pyarrow as pa
 
 from .. import settings
 from .chunker import Chunk, ChunkerConfig, chunk_document
-from ..memory.document import Document, parse_document
+from ..memory.document import Document, decode, parse_document
 from .embedder import Embedder
 from .store import Store, chunk_schema
 from ..memory.tokens import get_encoding
 from ..errors import MemsearchError
 from ..memory import rootfs
-from ..memory.tree import MemoryTree
+from ..memory.tree import MemoryTree, parent_dir
 
 __all__ = ["IndexReport", "sync_tree", "context_header", "embedded_texts", "Progress"]
 
@@ -87,11 +86,6 @@ def context_header(doc: Document, chunk: Chunk) -> str:
 
 def _hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _dir_of(path: str) -> str:
-    parent = str(PurePosixPath(path).parent)
-    return "." if parent in ("", ".") else parent
 
 
 @dataclass
@@ -225,7 +219,7 @@ def sync_tree(
     deletions = list(removed)
     batch_chunks = settings.get("batch_chunks")
     for path, raw, state, _ in to_index:
-        text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        text = decode(raw)
         doc, chunks, headers = _chunk_file(path, text, count, cut, config, embedder)
         state["chunks"] = len(chunks)
         pending.append(_Pending(path, doc, chunks, headers, state))
@@ -281,7 +275,7 @@ def _rows(pending: list[_Pending], vectors: dict[str, np.ndarray], embedder: Emb
     new = 0
     for item in pending:
         seen: Counter[str] = Counter()
-        directory = _dir_of(item.path)
+        directory = parent_dir(item.path)
         depth = 0 if directory == "." else directory.count("/") + 1
         for header, chunk in zip(item.headers, item.chunks):
             text = f"{header}\n{chunk.text}"

@@ -27,8 +27,7 @@ import threading
 from urllib.parse import quote, unquote
 
 from .. import __version__, settings
-from ..memory.contract import load_core, memory_text, read
-from ..memory.document import parse_document, summary_of
+from ..memory.contract import load_core, memory_ref, read
 from ..errors import InvalidArgument, MemsearchError
 from .tools import TOOLS, ToolBox, error_object
 from ..memory.tree import INDEX_NAME, scan
@@ -72,11 +71,12 @@ def _memory_resources(toolbox: ToolBox) -> list:
     for rel in indexes:
         path = toolbox.root / rel
         try:
-            text = memory_text(toolbox.root, rel)
+            ref = memory_ref(toolbox.root, rel)
+            size = path.stat().st_size
         except (MemsearchError, OSError):
             continue
-        found.append(types.Resource(uri=file_uri(rel), name=rel, title=parse_document(rel, text).title,
-                                    description=summary_of(text) or None, mime_type="text/markdown", size=path.stat().st_size))
+        found.append(types.Resource(uri=file_uri(rel), name=rel, title=ref.title,
+                                    description=ref.summary or None, mime_type="text/markdown", size=size))
     return found
 
 

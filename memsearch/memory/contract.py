@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from .document import parse_document, summary_of
+from .document import decode, parse_document, read_text, summary_of
 from ..errors import InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile, shown
 from .tokens import count_tokens, encoding_name
 from .tree import INDEX_NAME, MemoryTree, classify, foreign_dirs, read_memory, resolve_root, safe_path, scan
@@ -32,19 +32,15 @@ __all__ = [
     "read_memory_file",
     "memory_text",
     "decode",
+    "MemoryRef",
+    "memory_ref",
+    "memory_chain",
 ]
 
 
-def read_memory_file(path: Path) -> str:
-    """Text of a memory file as UTF-8; undecodable bytes become U+FFFD (the validator warns).
-
-    By name: for a path a user gave, use :func:`memory_text` (descriptors, checked)."""
-    return decode(path.read_bytes())
-
-
-def decode(raw: bytes) -> str:
-    """Memory file bytes as text: UTF-8, undecodable bytes as U+FFFD, no BOM."""
-    return raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+#: Text of a memory file by name (:func:`memsearch.memory.document.read_text`); for a path a
+#: user gave, use :func:`memory_text` (descriptors, checked).
+read_memory_file = read_text
 
 
 def memory_text(root: Path, rel: str, *, foreign=None) -> str:
@@ -146,18 +142,49 @@ class Listing:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class MemoryRef:
+    """A ``MEMORY.md``: its path, title and first paragraph (never the whole file)."""
+
+    path: str
+    title: str
+    summary: str
+
+
+def memory_ref(root: Path, rel: str, *, foreign=None) -> MemoryRef:
+    """The summary of the ``MEMORY.md`` at ``rel`` (title and first paragraph), read inside ``root``.
+
+    The one builder of a ``MEMORY.md`` summary (listings, search hits, MCP resources).
+    Raises :class:`~memsearch.errors.MemsearchError` if it cannot be read.
+    """
+    text = memory_text(root, rel, foreign=foreign)
+    return MemoryRef(path=rel, title=parse_document(rel, text).title, summary=summary_of(text))
+
+
+def memory_chain(root: Path, directory: str) -> tuple[str, ...]:
+    """``MEMORY.md`` paths from the one in ``directory`` (or nearest above it) up to the root's."""
+    chain = []
+    current = PurePosixPath(directory)
+    while True:
+        rel = INDEX_NAME if str(current) in ("", ".") else f"{current}/{INDEX_NAME}"
+        if (root / rel).is_file():
+            chain.append(rel)
+        if str(current) in ("", "."):
+            break
+        current = current.parent
+    return tuple(chain)
+
+
 def _dir_summary(tree: MemoryTree, directory: str) -> DirSummary:
     index = INDEX_NAME if directory == "." else f"{directory}/{INDEX_NAME}"
-    if not tree.has_index(directory):
-        name = "memory root" if directory == "." else directory.rsplit("/", 1)[-1]
-        return DirSummary(path=directory, memory_md=None, title=name, summary="")
     name = "memory root" if directory == "." else directory.rsplit("/", 1)[-1]
+    if not tree.has_index(directory):
+        return DirSummary(path=directory, memory_md=None, title=name, summary="")
     try:
-        text = memory_text(tree.root, index)
+        ref = memory_ref(tree.root, index)
     except MemsearchError:  # deleted or made unreadable since the walk
         return DirSummary(path=directory, memory_md=None, title=name, summary="")
-    doc = parse_document(index, text)
-    return DirSummary(path=directory, memory_md=index, title=doc.title, summary=summary_of(text))
+    return DirSummary(path=directory, memory_md=index, title=ref.title, summary=ref.summary)
 
 
 def list_dir(root: str | os.PathLike[str], path: str = ".", *, encoding: str | None = None, foreign=None) -> Listing:

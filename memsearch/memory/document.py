@@ -1,4 +1,8 @@
-"""Reading one Markdown memory file: text, front matter, title, summary paragraph, date."""
+"""One Markdown memory file decoded and parsed: text, front matter, title, summary paragraph, dates.
+
+The one decoder of memory bytes (:func:`decode`) and the one parser of a given day
+(:func:`parse_date`); the heading and fence patterns the chunker shares live here too.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +13,15 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import InvalidArgument
 
-__all__ = ["Document", "read_text", "split_front_matter", "parse_document", "title_of", "summary_of", "date_of"]
+__all__ = ["Document", "decode", "read_text", "parse_date", "HEADING", "FENCE", "split_front_matter", "parse_document", "title_of", "summary_of", "date_of"]
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
+_DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+#: An ATX heading line: group 1 the ``#`` marks (the level), group 2 the text.
+HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+#: A line opening or closing a fenced code block (group 1 the fence).
+FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _SUMMARY_CHARS = 400
 
 
@@ -34,9 +41,17 @@ class Document:
         return self.text.splitlines()
 
 
+def decode(raw: bytes) -> str:
+    """The one decoder of memory files: UTF-8, undecodable bytes as U+FFFD (the validator warns), no BOM."""
+    return raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
 def read_text(path: Path) -> str:
-    """Read a memory file as UTF-8 (a BOM is dropped). Raises ``UnicodeDecodeError``/``OSError``."""
-    return path.read_text(encoding="utf-8-sig")
+    """A memory file's text by name, through :func:`decode`. Raises ``OSError``.
+
+    For a path a user gave, read through the root instead (``memory.contract.memory_text``).
+    """
+    return decode(path.read_bytes())
 
 
 def split_front_matter(text: str) -> tuple[dict[str, str], int]:
@@ -69,7 +84,7 @@ def _iso(value: str | None) -> str | None:
 
 
 def parse_date(value, name: str = "date") -> str | None:
-    """The one parser of a given day (a search's ``since``/``until``): ISO ``YYYY-MM-DD`` text,
+    """The one parser of a given day (a search's ``since``/``until``): ``YYYY-MM-DD`` text,
     a :class:`datetime.date` or :class:`datetime.datetime`, as an ISO string; None for None or "".
 
     Raises :class:`~memsearch.errors.InvalidArgument` naming ``name`` for anything else.
@@ -80,10 +95,13 @@ def parse_date(value, name: str = "date") -> str | None:
         return value.date().isoformat()
     if isinstance(value, dt.date):
         return value.isoformat()
+    match = _DAY.fullmatch(value.strip()) if isinstance(value, str) else None
     try:
-        return dt.date.fromisoformat(str(value).strip()).isoformat()
+        if match:
+            return dt.date(int(match[1]), int(match[2]), int(match[3])).isoformat()
     except ValueError:
-        raise InvalidArgument(f"{name} {value!r} is not a calendar date: use YYYY-MM-DD, e.g. 2026-08-12") from None
+        pass
+    raise InvalidArgument(f"{name} {value!r} is not a calendar date: use YYYY-MM-DD, e.g. 2026-08-12")
 
 
 def date_of(path: str, front_matter: dict[str, str]) -> str | None:
@@ -97,11 +115,11 @@ def title_of(path: str, text: str, front_matter: dict[str, str] | None = None) -
         return front_matter["title"]
     in_fence = False
     for line in text.splitlines():
-        if _FENCE.match(line):
+        if FENCE.match(line):
             in_fence = not in_fence
             continue
         if not in_fence:
-            match = _HEADING.match(line)
+            match = HEADING.match(line)
             if match:
                 return match.group(2).strip()
     return PurePosixPath(path).stem
@@ -115,7 +133,7 @@ def summary_of(text: str, limit: int = _SUMMARY_CHARS) -> str:
     in_fence = False
     for line in lines:
         stripped = line.strip()
-        if _FENCE.match(line):
+        if FENCE.match(line):
             in_fence = not in_fence
             if para:
                 break
@@ -126,7 +144,7 @@ def summary_of(text: str, limit: int = _SUMMARY_CHARS) -> str:
             if para:
                 break
             continue
-        if _HEADING.match(stripped):
+        if HEADING.match(stripped):
             if para:
                 break
             continue

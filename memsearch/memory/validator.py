@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from .. import settings
 from ..errors import InvalidArgument, MemsearchError
+from .document import decode
 from .tokens import count_tokens
 from .tree import INDEX_NAME, read_memory, scan
 
@@ -110,7 +111,7 @@ def validate(
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
             warnings.append(Issue("not-utf8", rel, f"{rel!r} is not valid UTF-8 (byte {err.start}): re-save it as UTF-8"))
-            text = raw.decode("utf-8", errors="replace")
+            text = decode(raw)
         name = rel.rsplit("/", 1)[-1]
         if name != INDEX_NAME and name.lower() == INDEX_NAME.lower():
             warnings.append(Issue("misnamed-index", rel, f"{rel!r} looks like an index but the name is case-sensitive: rename it to {INDEX_NAME}"))
