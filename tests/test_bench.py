@@ -152,7 +152,7 @@ def test_bench_smoke_run_writes_json_markdown_and_plots(tmp_path, monkeypatch):
     assert "## Retrieval quality" in report and "## Speed and cost" in report and "| **hybrid-convex** |" in report
     for png in ("recall-examples.png", "latency.png", "throughput.png", "cost.png"):
         assert (out / png).read_bytes()[:4] == b"\x89PNG", png
-    assert results["seconds"] < 120
+    assert saved["seconds"] == results["seconds"] > 0 and len(saved["loadavg_end"]) == 3  # recorded, never bounded
 
 
 def test_bench_command_errors_are_one_line(monkeypatch):

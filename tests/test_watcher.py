@@ -252,7 +252,10 @@ def test_editor_saves_index_the_final_file_once(make_tree):
         os.remove(note.with_name("atlas.md~"))
         (note.parent / ".atlas.md.swp").unlink()
         until(lambda: "Vim save two" in indexed(db).get("notes/atlas.md", ""), what="a vim-style save")
-        time.sleep(0.3)  # give any stray event a chance to show up
+        # a barrier instead of a sleep: events arrive in order, so once this later edit is indexed,
+        # every event the saves caused has been handled
+        (root / "people" / "bob.md").write_text("# Bob\n\nBob likes kayaks and canoes.\n")
+        until(lambda: "canoes" in indexed(db).get("people/bob.md", ""), what="the barrier edit")
     touched = run.touched("notes/atlas.md")
     assert len(touched) == 2, [r.to_dict() for r in touched]  # one sync per save
     assert not any("notes/atlas.md" in r.removed_paths for r in touched)  # never dropped in between
@@ -456,7 +459,8 @@ def test_stop_mid_sync_then_recover_to_a_clean_rebuild(make_tree, tmp_path, how)
     else:
         proc.kill()
         proc.wait(WAIT)
-        assert read_state(db)["state"] in ("syncing", "catching up")  # it never said goodbye
+        assert files_indexed(db) < total  # killed mid-way through the catch-up ...
+        assert read_state(db)["state"] == "syncing"  # ... and it never said goodbye
     assert lock_holder(db) is None
     with Running(root, hash_index(root)) as run:  # the next start recovers
         assert run.reports[0].changed or files_indexed(db) == total
