@@ -431,15 +431,15 @@ def test_a_directory_swapped_for_a_link_mid_write_is_refused(tree, tmp_path, mon
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     editor = Editor(tree)
-    real_scan = Editor._scan
+    real_check = Editor._missing_indexes  # runs after the path check, before the write
 
-    def swapping_scan(self):
+    def swapping_check(self, *args, **kwargs):
         if (tree / "notes").is_dir() and not (tree / "notes").is_symlink():
             os.rename(tree / "notes", tmp_path / "notes-moved")
             os.symlink(outside, tree / "notes")
-        return real_scan(self)
+        return real_check(self, *args, **kwargs)
 
-    monkeypatch.setattr(Editor, "_scan", swapping_scan)
+    monkeypatch.setattr(Editor, "_missing_indexes", swapping_check)
     with pytest.raises(NotMemoryFile, match="directory link"):
         editor.run("create", path="notes/evil.md", file_text="x")
     assert list(outside.iterdir()) == []

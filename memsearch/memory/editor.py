@@ -115,15 +115,19 @@ class Editor:
             raise EditRefused(f"{target.shown} is not valid UTF-8 (byte {exc.start}), so editing it could garble it: "
                               "re-save it as UTF-8 first; nothing was changed") from None
 
-    def _missing_indexes(self, tree: MemoryTree, directory: str, *, filled: str | None = None) -> list[str]:
-        """Directories from the root down to ``directory`` that lack ``MEMORY.md`` (``filled``: one the write itself fills)."""
-        return [d for d in _ancestors(directory) if d != filled and not tree.has_index(d)]
+    def _missing_indexes(self, directory: str, *, filled: str | None = None) -> list[str]:
+        """Directories from the root down to ``directory`` that lack ``MEMORY.md`` (``filled``: one the write itself fills).
 
-    def _check_budget(self, tree: MemoryTree, changes: dict[str, str | None], target: Target, command: str) -> int | None:
+        An existing ``MEMORY.md`` of any kind (a link too) counts: it is never overwritten."""
+        return [d for d in _ancestors(directory)
+                if d != filled and not os.path.lexists((self.root if d == "." else self.root / d) / INDEX_NAME)]
+
+    def _check_budget(self, changes: dict[str, str | None], target: Target, command: str) -> int | None:
         """Core tokens after ``changes`` (core path -> new text, None: removed); refuses a write past the budget."""
         core = {rel: text for rel, text in changes.items() if "/" not in rel}
         if not core:
             return None
+        tree = self._scan()
         before = {rel: count_tokens(self._plain(rel), self.encoding) for rel in tree.core_files}
         after = dict(before)
         for rel, text in core.items():
@@ -194,11 +198,11 @@ class Editor:
         return EditResult(command, target.shown, output, tuple(changed), tuple(created), core_tokens, index)
 
     # --- writing ------------------------------------------------------------------------------
-    def _make_dirs(self, target: Target, tree: MemoryTree, filled: str | None = None) -> list[str]:
+    def _make_dirs(self, target: Target, filled: str | None = None) -> list[str]:
         """Create the missing directories above ``target`` and their ``MEMORY.md``, top down."""
         directory = _parent(target.rel)
         created = []
-        for d in self._missing_indexes(tree, directory, filled=filled):
+        for d in self._missing_indexes(directory, filled=filled):
             if d != ".":
                 self._mkdir(d)
             index = INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"
@@ -258,12 +262,11 @@ class Editor:
                 kind = "directory" if target.path.is_dir() else "file"
                 raise MemoryFileExists(f"{target.shown} already exists (a {kind}): create makes new files only; change it "
                                        "with str_replace or insert, or choose another name")
-            tree = self._scan()
             filled = _parent(target.rel) if target.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
-            missing = self._missing_indexes(tree, _parent(target.rel), filled=filled)
+            missing = self._missing_indexes(_parent(target.rel), filled=filled)
             changes = {target.rel: file_text} | {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
-            core = self._check_budget(tree, changes, target, "create")
-            created = self._make_dirs(target, tree, filled)
+            core = self._check_budget(changes, target, "create")
+            created = self._make_dirs(target, filled)
             self._write(target.rel, file_text)
             return self._finish("create", target, f"File created successfully at: {target.shown}",
                                 created + [target.rel], created, core)
@@ -288,8 +291,7 @@ class Editor:
                                     f"{', '.join(map(str, lines))}. Include more of the surrounding text so that it occurs once",
                                     lines=lines)
             new_text = text[: starts[0]] + new_str + text[starts[0] + len(old_str):]
-            tree = self._scan()
-            core = self._check_budget(tree, {target.rel: new_text}, target, "str_replace")
+            core = self._check_budget({target.rel: new_text}, target, "str_replace")
             self._write(target.rel, new_text, bom=self._has_bom(target))
             first = text.count("\n", 0, starts[0]) + 1
             shown = snippet(new_text, first, first + new_str.count("\n"))
@@ -309,8 +311,7 @@ class Editor:
                 lines[-1] += "\n"
             block = insert_text if insert_text.endswith("\n") or insert_text == "" else insert_text + "\n"
             new_text = "".join(lines[:insert_line]) + block + "".join(lines[insert_line:])
-            tree = self._scan()
-            core = self._check_budget(tree, {target.rel: new_text}, target, "insert")
+            core = self._check_budget({target.rel: new_text}, target, "insert")
             self._write(target.rel, new_text, bom=self._has_bom(target))
             added = block.count("\n")
             shown = snippet(new_text, insert_line + 1, insert_line + max(added, 1))
@@ -341,7 +342,7 @@ class Editor:
             if reason:
                 raise EditRefused(f"{target.shown} cannot be deleted: {reason}. Edit it instead (str_replace or insert), "
                                   f"or delete the whole directory {target.show(_parent(target.rel))}")
-            core = self._check_budget(tree, {target.rel: None}, target, "delete")
+            core = self._check_budget({target.rel: None}, target, "delete")
             with self._dir(_parent(target.rel), target.shown) as dir_fd:
                 os.unlink(_name(target.rel), dir_fd=dir_fd)
                 os.fsync(dir_fd)
@@ -364,7 +365,7 @@ class Editor:
                     raise EditRefused(f"{source.shown} cannot be moved into itself ({dest.shown}): choose a path outside it")
                 self._check_directory(source, "rename")
                 moved = [f for f in tree.external_files if f.startswith(source.rel + "/")]
-                created = self._make_dirs(dest, tree)
+                created = self._make_dirs(dest)
                 self._move(source, dest, link=False)
                 changed = created + moved + [dest.rel + f[len(source.rel):] for f in moved]
                 return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}", changed, created)
@@ -375,11 +376,11 @@ class Editor:
             if reason:
                 raise EditRefused(f"{source.shown} cannot be moved: {reason}. Create the new file with its text instead "
                                   "(view, then create) and edit this one")
-            missing = self._missing_indexes(tree, _parent(dest.rel), filled=filled)
+            missing = self._missing_indexes(_parent(dest.rel), filled=filled)
             changes = {dest.rel: self._plain(source.rel), source.rel: None}
             changes |= {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
-            core = self._check_budget(tree, changes, dest, "rename")
-            created = self._make_dirs(dest, tree, filled)
+            core = self._check_budget(changes, dest, "rename")
+            created = self._make_dirs(dest, filled)
             self._move(source, dest, link=True)
             return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}",
                                 created + [source.rel, dest.rel], created, core)
