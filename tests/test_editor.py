@@ -443,3 +443,11 @@ def test_a_directory_swapped_for_a_link_mid_write_is_refused(tree, tmp_path, mon
     with pytest.raises(NotMemoryFile, match="directory link"):
         editor.run("create", path="notes/evil.md", file_text="x")
     assert list(outside.iterdir()) == []
+
+
+def test_core_file_link_inside_the_root_counts_toward_the_budget(tree):
+    os.symlink(tree / "notes" / "2026-08-12.md", tree / "standup.md")  # a core file that is a link inside the root
+    result = Editor(tree).run("insert", path="persona.md", insert_line=0, insert_text="More.")
+    assert "Core memory is now" in result.output
+    with pytest.raises(CoreBudgetExceeded):
+        Editor(tree, budget=20).run("insert", path="persona.md", insert_line=0, insert_text="word " * 20)

@@ -37,7 +37,7 @@ from .files import atomic_write_bytes
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .placement import Target, locate, require_markdown, write_lock
 from .tokens import count_tokens, encoding_name
-from .tree import INDEX_NAME, MemoryTree, foreign_dirs, resolve_root, scan
+from .tree import INDEX_NAME, MemoryTree, foreign_dirs, read_memory, resolve_root, scan
 from .validator import core_budget
 from .viewing import render_file, render_listing, snippet
 
@@ -145,7 +145,8 @@ class Editor:
         return new
 
     def _plain(self, rel: str) -> str:
-        return self._read(rel, rel).removeprefix(_BOM).decode("utf-8", errors="replace")
+        """Text of a memory file for counting (a core file may be a link inside the root: the read gate follows it)."""
+        return read_memory(self.root, rel, foreign=self.foreign)[0].removeprefix(_BOM).decode("utf-8", errors="replace")
 
     # --- by descriptor: every write and read below goes through a directory opened without links ---
     @contextmanager
