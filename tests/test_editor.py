@@ -451,3 +451,14 @@ def test_core_file_link_inside_the_root_counts_toward_the_budget(tree):
     assert "Core memory is now" in result.output
     with pytest.raises(CoreBudgetExceeded):
         Editor(tree, budget=20).run("insert", path="persona.md", insert_line=0, insert_text="word " * 20)
+
+
+def test_a_writer_that_holds_the_root_too_long_gives_memory_busy(tree):
+    from memsearch.errors import MemoryBusy
+    from memsearch.memory.placement import write_lock
+
+    with write_lock(tree):  # another writer (this thread, its own descriptor: flock conflicts like another process)
+        with pytest.raises(MemoryBusy, match=r"another writer has held the memory at .* for over 0.2 s: retry the call"):
+            Editor(tree, lock_timeout=0.2).run("create", path="notes/x.md", file_text="x")
+    assert not (tree / "notes/x.md").exists()
+    Editor(tree, lock_timeout=0.2).run("create", path="notes/x.md", file_text="x")  # free again
