@@ -22,6 +22,10 @@ __all__ = [
     "IndexDamaged",
     "MemoryUnreadable",
     "StorageFull",
+    "RemoteStoreError",
+    "BucketNotFound",
+    "StoreAccessDenied",
+    "StoreUnreachable",
     "shown",
     "MemoryFileExists",
     "EditRefused",
@@ -135,3 +139,19 @@ class NoUniqueMatch(InvalidArgument):
 
 class MemoryBusy(MemsearchError):
     """Another writer held the memory root's write lock for longer than the wait allowed."""
+
+
+class RemoteStoreError(MemsearchError):
+    """An object store (``s3://``) holding an index cannot be used as configured."""
+
+
+class BucketNotFound(RemoteStoreError):
+    """The bucket of an ``s3://`` index does not exist."""
+
+
+class StoreAccessDenied(RemoteStoreError):
+    """The object store refused the credentials (missing, wrong, or lacking permission)."""
+
+
+class StoreUnreachable(RemoteStoreError):
+    """The object store's endpoint does not answer (wrong URL, down, or no network)."""

@@ -74,6 +74,23 @@ def _path(value: Any) -> Path:
     return Path(_text(value) if isinstance(value, str) else value).expanduser()
 
 
+def _db(value: Any) -> Path | str:
+    """A directory path, or an object-store URI (``s3://bucket/prefix``) kept as text."""
+    text = _text(os.fspath(value) if isinstance(value, os.PathLike) else value)
+    return text if "://" in text else Path(text).expanduser()
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError
+
+
 def _names(value: Any) -> tuple[str, ...]:
     """A comma-separated list (or a sequence); ``none`` is the empty list."""
     if isinstance(value, str):
@@ -86,8 +103,23 @@ def _names(value: Any) -> tuple[str, ...]:
 
 
 _ROWS = [
-    Setting("db", "MEMSEARCH_DB", None, _path, "a directory path",
+    Setting("db", "MEMSEARCH_DB", None, _db, "a directory path, or s3://bucket/prefix (s3+ddb:// too)",
             "Where the index lives.", "`ROOT/.memsearch`"),
+    Setting("state_dir", "MEMSEARCH_STATE_DIR", None, _path, "a directory path",
+            "This machine's state for remote (s3://) indexes: writer lock, daemon state.",
+            "`$XDG_STATE_HOME/memsearch`, else `~/.local/state/memsearch`"),
+    Setting("s3_endpoint", "AWS_ENDPOINT_URL", None, _text, "a URL such as http://127.0.0.1:8333",
+            "The S3 endpoint of remote indexes (any S3-compatible store).", "AWS's own endpoint"),
+    Setting("s3_access_key", "AWS_ACCESS_KEY_ID", None, _text, "an access key id",
+            "The S3 access key of remote indexes.", "the AWS credential chain"),
+    Setting("s3_secret_key", "AWS_SECRET_ACCESS_KEY", None, _text, "a secret access key",
+            "The S3 secret key of remote indexes.", "the AWS credential chain"),
+    Setting("s3_session_token", "AWS_SESSION_TOKEN", None, _text, "a session token",
+            "The S3 session token of temporary credentials.", "none"),
+    Setting("s3_region", "AWS_DEFAULT_REGION", None, _text, "a region name such as us-east-1",
+            "The S3 region of remote indexes.", "`us-east-1`"),
+    Setting("s3_allow_http", "AWS_ALLOW_HTTP", False, _flag, "true or false",
+            "Allow a plain-HTTP S3 endpoint (a local store)."),
     Setting("model", "MEMSEARCH_MODEL", None, _text, "a model name from models.toml or a local model directory",
             "The embedding model.", "the registry's default (`all-MiniLM-L6-v2`)"),
     Setting("models", "MEMSEARCH_MODELS", None, _path, "the path of a models.toml file",

@@ -120,7 +120,7 @@ def read_command(
     sys.stdout.write(result.text if result.text.endswith("\n") or not result.text else result.text + "\n")
 
 
-DbOpt = typer.Option(None, "--db", help="Index directory (default: $MEMSEARCH_DB, else ROOT/.memsearch).")
+DbOpt = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix (default: $MEMSEARCH_DB, else ROOT/.memsearch).")
 ModelOpt = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory.")
 
 
@@ -154,7 +154,7 @@ def _progress_sync(index, show: bool, wait: float):
 @app.command("index")
 def index_command(
     root: Path = RootArg,
-    db: Optional[Path] = DbOpt,
+    db: Optional[str] = DbOpt,
     model: Optional[str] = ModelOpt,
     rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and build it again (after changing model or chunker)."),
     include_core: Optional[bool] = typer.Option(None, "--include-core/--no-include-core", help="Also index root (core) files; remembered by the index."),
@@ -167,10 +167,10 @@ def index_command(
     index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild)
     report = _progress_sync(index, show=not as_json and err.is_terminal, wait=wait)
     if as_json:
-        emit_json(report.to_dict() | {"db": str(index.db_path)})
+        emit_json(report.to_dict() | {"db": index.location})
         return
     out.print(
-        f"indexed {escape(str(index.root))} -> {escape(str(index.db_path))}\n"
+        f"indexed {escape(str(index.root))} -> {escape(index.location)}\n"
         f"  files: {report.files_added} added, {report.files_changed} changed, {report.files_removed} removed, "
         f"{report.files_unchanged} unchanged\n"
         f"  chunks: {report.chunks_embedded} embedded, {report.chunks_reused} reused, {report.chunks_total} in the index\n"
@@ -204,7 +204,7 @@ def search_command(
     since: Optional[str] = typer.Option(None, "--since", help="Only files dated on or after YYYY-MM-DD."),
     until: Optional[str] = typer.Option(None, "--until", help="Only files dated on or before YYYY-MM-DD."),
     queries: Optional[Path] = typer.Option(None, "--queries", help='Batch: a JSONL file of {"qid", "query", "scope"?}; one JSON line out per query.'),
-    db: Optional[Path] = DbOpt,
+    db: Optional[str] = DbOpt,
     model: Optional[str] = ModelOpt,
     no_sync: bool = typer.Option(False, "--no-sync", help="Search the index as it is, without syncing changed files first."),
     as_json: bool = JsonOpt,

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
     @app.command("serve")
     def serve(
         root: Path = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.", show_default=False),
-        db: Optional[Path] = typer.Option(None, "--db", help="Index directory (default: $MEMSEARCH_DB, else ROOT/.memsearch)."),
+        db: Optional[str] = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix (default: $MEMSEARCH_DB, else ROOT/.memsearch)."),
         model: Optional[str] = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory."),
         budget: Optional[int] = typer.Option(None, "--budget", help="Most tokens one tool result may take (default 4000); longer results are cut with a note."),
         http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on a loopback address instead of stdio."),

@@ -28,7 +28,7 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 RootArg = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.", show_default=False)
-DbOpt = typer.Option(None, "--db", help="Index directory (default: $MEMSEARCH_DB, else ROOT/.memsearch).")
+DbOpt = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix (default: $MEMSEARCH_DB, else ROOT/.memsearch).")
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object instead of a readable report.")
 
 #: How long ``watch --detach`` waits for the daemon to take the lock and report.
@@ -39,12 +39,15 @@ LOG_BACKUPS = 2
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def _db_path(root: Path, db: Optional[Path]) -> tuple[Path, Path]:
+def _db_path(root: Path, db: Optional[str]) -> tuple[Path, Path]:
     from ..engine.index import default_db_path
     from ..memory.tree import resolve_root
+    from ..settings import get as setting
+
+    from ..engine.remote import local_dir
 
     base = resolve_root(root)
-    return base, (Path(db).expanduser() if db else default_db_path(base)).absolute()
+    return base, local_dir(setting("db", db) if db else default_db_path(base)).absolute()
 
 
 def _holder_text(holder: dict) -> str:
@@ -69,7 +72,7 @@ def _configure_logging(log_file: Optional[Path]) -> None:
 
 def watch_command(
     root: Path = RootArg,
-    db: Optional[Path] = DbOpt,
+    db: Optional[str] = DbOpt,
     model: Optional[str] = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory."),
     debounce: Optional[int] = typer.Option(None, "--debounce", metavar="MS", help="Longest wait (ms) to group file events before a sync (default: $MEMSEARCH_DEBOUNCE_MS, else 300)."),
     detach: bool = typer.Option(False, "--detach", help="Run in the background; pid, state and log go next to the index."),
@@ -88,7 +91,7 @@ def watch_command(
     raise typer.Exit(code)
 
 
-def _detach(root: Path, db: Optional[Path], model: Optional[str], debounce: Optional[int], wait: float) -> None:
+def _detach(root: Path, db: Optional[str], model: Optional[str], debounce: Optional[int], wait: float) -> None:
     from ..errors import IndexLocked, MemsearchError
     from ..engine.lock import lock_holder
     from ..service.watcher import LOG_FILE, read_state
@@ -100,7 +103,11 @@ def _detach(root: Path, db: Optional[Path], model: Optional[str], debounce: Opti
                           f"`memsearch status {base}` tells more, `memsearch stop {base}` stops a daemon")
     db_path.mkdir(parents=True, exist_ok=True)
     log_path = db_path / LOG_FILE
-    cmd = [sys.executable, "-m", "memsearch", "watch", str(base), "--db", str(db_path),
+    from ..engine.index import default_db_path
+
+    given = str(db or default_db_path(base))
+    target = given if "://" in given else str(db_path)  # a remote index: its URI (db_path is its local state)
+    cmd = [sys.executable, "-m", "memsearch", "watch", str(base), "--db", target,
            "--log-file", str(log_path), "--wait", str(wait)]
     if model:
         cmd += ["--model", model]
@@ -174,7 +181,7 @@ def daemon_status(root, db=None) -> dict:
     return info
 
 
-def status_command(root: Path = RootArg, db: Optional[Path] = DbOpt, as_json: bool = JsonOpt) -> None:
+def status_command(root: Path = RootArg, db: Optional[str] = DbOpt, as_json: bool = JsonOpt) -> None:
     """Tell whether a daemon keeps this index fresh: pid, last sync, files, chunks, pending changes, size."""
     info = daemon_status(root, db)
     if as_json:
@@ -209,7 +216,7 @@ def status_command(root: Path = RootArg, db: Optional[Path] = DbOpt, as_json: bo
 
 def stop_command(
     root: Path = RootArg,
-    db: Optional[Path] = DbOpt,
+    db: Optional[str] = DbOpt,
     timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", min=0.0, help="How long to wait for the daemon to finish its batch in hand."),
 ) -> None:
     """Stop the daemon of this index (SIGTERM): it finishes the batch in hand, releases the lock, exits."""

@@ -25,6 +25,7 @@ from ..memory.document import parse_date
 from .embedder import Embedder, load_embedder
 from ..errors import IndexLocked, IndexMismatch, InvalidArgument, MemsearchError
 from .lock import WriterLock
+from .remote import RemoteDB, RemoteWriterLock, is_remote
 from .sync import IndexReport, Progress, sync_tree
 from .flat import FlatVectors
 from .fusion import CANDIDATE_FACTOR, DEFAULT_FUSION, FUSIONS, MIN_CANDIDATES, fuse, merge_rows
@@ -108,13 +109,17 @@ class MemoryIndex:
         rebuild: bool = False,
     ):
         self.root = resolve_root(root)
-        self.db_path = Path(db).expanduser() if db else default_db_path(self.root)
+        db = settings.get("db", db) if db else default_db_path(self.root)
+        #: A remote (``s3://``) index, else None; ``db_path`` is then this machine's state directory for it.
+        self.remote = RemoteDB.parse(db) if is_remote(db) else None
+        self.db_path = self.remote.state_dir() if self.remote else Path(db).expanduser()
+        self.location = self.remote.uri if self.remote else str(self.db_path)  # where the index is, for messages
         self.embedder = embedder or load_embedder(model)
-        self.store = store or Store(self.db_path)
+        self.store = store or Store(self.remote or self.db_path)
         self.foreign = foreign
         self.encoding = encoding_name(encoding)
         self.fusion = settings.get("fusion", fusion)
-        self.lock = WriterLock(self.db_path)
+        self.lock = RemoteWriterLock(self.db_path, self.remote) if self.remote else WriterLock(self.db_path)
         # --rebuild drops the tables inside the first sync, under the same hold of the lock
         self._rebuild_pending = rebuild
         meta = None if rebuild else self.store.read_meta()
@@ -153,7 +158,7 @@ class MemoryIndex:
                 theirs = meta.get("model") if key == "fingerprint" else meta.get(key)
                 ours = mine["model"] if key == "fingerprint" else mine[key]
                 raise IndexMismatch(
-                    f"the index at {self.db_path} was built with {label} {theirs!r}, not {ours!r}; vectors are never mixed. "
+                    f"the index at {self.location} was built with {label} {theirs!r}, not {ours!r}; vectors are never mixed. "
                     f"Fix: `memsearch index {self.root} --rebuild` (or pass the same --model as before)"
                 )
 

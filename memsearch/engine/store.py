@@ -125,14 +125,21 @@ FILE_SCHEMA = pa.schema([
 
 
 class Store:
-    """One LanceDB database directory."""
+    """One LanceDB database: a directory, or an object-store prefix (``s3://...``, see :mod:`.remote`)."""
 
-    def __init__(self, path: str | os.PathLike[str]):
+    def __init__(self, path):
         import lancedb
 
-        self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.db = lancedb.connect(str(self.path))
+        from .remote import RemoteDB, is_remote
+
+        self.remote = path if isinstance(path, RemoteDB) else RemoteDB.parse(path) if is_remote(path) else None
+        if self.remote is not None:
+            self.path = self.remote.uri
+            self.db = self.remote.connect()
+        else:
+            self.path = Path(path)
+            self.path.mkdir(parents=True, exist_ok=True)
+            self.db = lancedb.connect(str(self.path))
         self._chunks = None
         self._files = None
 
@@ -142,6 +149,8 @@ class Store:
         return self.path / META_FILE
 
     def read_meta(self) -> dict | None:
+        if self.remote is not None:
+            return self.remote.read_meta()
         try:
             return json.loads(self.meta_path.read_text())
         except FileNotFoundError:
@@ -150,6 +159,8 @@ class Store:
             raise IndexMismatch(f"the index parameters in {self.meta_path} are unreadable ({err}): run `memsearch index ROOT --rebuild`") from err
 
     def write_meta(self, meta: dict) -> None:
+        if self.remote is not None:
+            return self.remote.write_meta(meta)
         atomic_write_json(self.meta_path, meta, indent=2, sort_keys=True)
 
     def drop(self) -> None:
@@ -157,7 +168,10 @@ class Store:
         for name in (CHUNKS, FILES):
             if name in self._table_names():
                 self.db.drop_table(name)
-        self.meta_path.unlink(missing_ok=True)
+        if self.remote is not None:
+            self.remote.delete(META_FILE)
+        else:
+            self.meta_path.unlink(missing_ok=True)
         self._chunks = self._files = None
 
     def reopen(self) -> None:
@@ -280,4 +294,6 @@ class Store:
         return table.version if table is not None else 0
 
     def disk_bytes(self) -> int:
+        if self.remote is not None:
+            return self.remote.size()
         return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
