@@ -122,8 +122,12 @@ WRITER = textwrap.dedent("""
     from memsearch.engine.index import MemoryIndex
     from memsearch.errors import IndexLocked
     from pathlib import Path
+    class RealisticHash(HashEmbedder):  # a model takes time: the winner's sync outlasts any start skew
+        def embed_documents(self, texts):
+            time.sleep(3.0)
+            return super().embed_documents(texts)
     root, uri, barrier, me = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4]
-    index = MemoryIndex(root, db=uri, embedder=HashEmbedder())
+    index = MemoryIndex(root, db=uri, embedder=RealisticHash())
     (barrier / me).touch()
     while len(list(barrier.iterdir())) < 2:  # both writers are ready: go at the same instant
         time.sleep(0.001)
