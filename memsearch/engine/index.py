@@ -203,6 +203,8 @@ class MemoryIndex:
 
     def _stamp(self) -> tuple | None:
         """What changes whenever ``index.json`` is replaced (it is written by rename)."""
+        if self.store.remote is not None:
+            return self.store.remote.stamp()  # the object's etag: a new PUT, a new etag
         try:
             st = os.stat(self.store.meta_path)
         except OSError:

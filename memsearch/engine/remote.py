@@ -163,6 +163,18 @@ class RemoteDB:
     def write_meta(self, meta: dict) -> None:
         self.write(META_FILE, json.dumps(meta, indent=2, sort_keys=True).encode())  # one PUT: atomic
 
+    def stamp(self, name: str = META_FILE) -> tuple | None:
+        """What changes whenever object ``name`` is replaced (its etag), or None when absent."""
+        import obstore
+
+        try:
+            meta = obstore.head(_object_store(self), name)
+        except FileNotFoundError:
+            return None
+        except Exception as exc:
+            raise translate(exc, self) from exc
+        return (meta["e_tag"], meta["size"])
+
     def size(self) -> int:
         """Bytes stored under the prefix (tables, parameters, lease)."""
         import obstore
