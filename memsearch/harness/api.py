@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import settings
 from ..engine.index import MemoryIndex, default_db_path
+from ..engine.remote import is_remote
 from ..errors import IndexLocked
 from ..memory.tree import resolve_root
 
@@ -30,7 +31,8 @@ def open_index(root, db=None, model=None) -> MemoryIndex:
     the fusion from the environment too), so a changed setting opens a new index.
     """
     base = resolve_root(root)
-    db_path = (Path(db).expanduser() if db else default_db_path(base)).absolute()
+    db_path = settings.get("db", db) if db else default_db_path(base)
+    db_path = db_path if is_remote(db_path) else Path(db_path).absolute()  # s3://... stays a URI
     key = (base, db_path, settings.get("model", model), settings.get("foreign"), settings.get("fusion"))
     with _OPEN_LOCK:
         index = _OPEN.get(key)
