@@ -26,6 +26,7 @@ __all__ = [
     "BucketNotFound",
     "StoreAccessDenied",
     "StoreUnreachable",
+    "ExtraNotInstalled",
     "shown",
     "MemoryFileExists",
     "EditRefused",
@@ -155,3 +156,7 @@ class StoreAccessDenied(RemoteStoreError):
 
 class StoreUnreachable(RemoteStoreError):
     """The object store's endpoint does not answer (wrong URL, down, or no network)."""
+
+
+class ExtraNotInstalled(MemsearchError):
+    """An optional feature whose package is not installed (the message gives the exact install command)."""

@@ -159,13 +159,23 @@ def index_command(
     rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and build it again (after changing model or chunker)."),
     include_core: Optional[bool] = typer.Option(None, "--include-core/--no-include-core", help="Also index root (core) files; remembered by the index."),
     wait: float = typer.Option(0.0, "--wait", help="Seconds to wait when another writer (a daemon) holds the index; 0 exits at once naming it.", min=0),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Embed on a Ray cluster: `local` (a private one), `auto`, or ray://HOST:PORT. Needs the ray extra."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Index external memory (incremental: only changed files are re-chunked, only changed chunks re-embedded)."""
     from ..engine.index import MemoryIndex
 
-    index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild)
-    report = _progress_sync(index, show=not as_json and err.is_terminal, wait=wait)
+    embedder = None
+    if ray:
+        from ..engine.distributed import RayEmbedder
+
+        embedder = RayEmbedder(ray, model=model)
+    try:
+        index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild, embedder=embedder)
+        report = _progress_sync(index, show=not as_json and err.is_terminal, wait=wait)
+    finally:
+        if embedder is not None:
+            embedder.close()
     if as_json:
         emit_json(report.to_dict() | {"db": index.location})
         return
