@@ -2,7 +2,7 @@
 
 Index time of one tree into a local directory and into a local SeaweedFS (``s3://``), then
 search latency, p50/p95, *warm* (the index open, the query repeated) and *cold* (a new
-``MemoryIndex`` per query: open, parameters, table handles, first search). With ``--ray``, also
+``MemoryIndex`` per query: open, parameters, table handles, first search). With ``--parts ray``, also
 the same build with embedding on a local Ray cluster of ``--workers`` workers against a
 single-process build, timed in the same run (ratios, since the machine is shared). The model
 is the real default one unless ``MEMSEARCH_BENCH_EMBEDDER=hash``.
@@ -22,7 +22,7 @@ from pathlib import Path
 from benchmarks.common import REPO, bench_embedder
 from benchmarks.seaweed import SeaweedS3
 
-__all__ = ["main", "run_remote", "run_ray"]
+__all__ = ["main", "run_remote", "run_ray", "run_roots"]
 
 QUERIES = ["which warehouse did we choose for Atlas and why", "billing migration cutover plan", "on-call runbook for a full disk",
            "website redesign decisions", "python sdk release", "forecasting model accuracy", "incident with error code",
@@ -142,18 +142,68 @@ def run_ray(copies: int = 1, workers: int = 2) -> dict:
             "chunks_per_s": {"single": round(single.chunks_total / single_s, 1), "ray": round(single.chunks_total / ray_s, 1)}}
 
 
+def run_roots(count: int = 100, rounds: int = 40) -> dict:
+    """``count`` tenants ``s3://bench/tenants/<id>`` in one process through :func:`memsearch.harness.api.open_index`
+    (its LRU, one shared model): resident memory, and search latency of a warm root against a cold one."""
+    import psutil
+
+    from memsearch.harness import api
+
+    process = psutil.Process()
+    embedder = bench_embedder()
+    embedder.embed_query("warm up")
+    rss_model = process.memory_info().rss
+    with tempfile.TemporaryDirectory(prefix="memsearch-roots-bench-") as tmp:
+        work = Path(tmp)
+        with SeaweedS3(work / "seaweed") as s3:
+            s3.create_bucket("bench")
+            os.environ.update(s3.env(MEMSEARCH_STATE_DIR=str(work / "state")))  # a benchmark process, not the library
+            roots = []
+            for i in range(count):
+                root = work / "tenants" / f"t{i:03d}"
+                (root / "notes").mkdir(parents=True)
+                (root / "MEMORY.md").write_text(f"# Tenant {i}\n")
+                (root / "notes" / "MEMORY.md").write_text("# Notes\n\nDecisions and incidents.\n")
+                (root / "notes" / "decisions.md").write_text(f"# Decisions\n\nTenant {i} chose warehouse {i % 9} for cost.\n")
+                roots.append(root)
+            t = time.perf_counter()
+            for i, root in enumerate(roots):
+                api.search("warehouse", root, db=f"s3://bench/tenants/t{i:03d}", sync=True)
+            open_s = time.perf_counter() - t
+            rss_all = process.memory_info().rss
+            warm, cold = [], []
+            for r in range(rounds):
+                hot = roots[0]
+                t = time.perf_counter()
+                api.search("which warehouse", hot, db="s3://bench/tenants/t000", sync=False)
+                warm.append(time.perf_counter() - t)
+                i = 1 + (r * 37) % (count - 1)  # far from the recently used ones: evicted, so cold
+                t = time.perf_counter()
+                api.search("which warehouse", roots[i], db=f"s3://bench/tenants/t{i:03d}", sync=False)
+                cold.append(time.perf_counter() - t)
+            api.close_indexes()
+    return {"roots": count, "open_limit": api.MAX_OPEN_INDEXES, "index_and_first_search_all_s": round(open_s, 1),
+            "rss_mb": {"model_loaded": round(rss_model / 2**20), "after_all_roots": round(rss_all / 2**20)},
+            "warm_root": _summary(warm), "cold_root": _summary(cold)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.remote", description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=1, help="Repeat the example tree's external memory this many times.")
     parser.add_argument("--rounds", type=int, default=40, help="Warm searches per store (cold: a quarter of it).")
-    parser.add_argument("--ray", action="store_true", help="Also time a Ray build against a single-process one.")
-    parser.add_argument("--ray-only", action="store_true", help="Only the Ray comparison.")
+    parser.add_argument("--parts", default="remote", help="Comma-separated: remote (disk vs SeaweedFS), ray (Ray vs one process), roots (many tenants in one process).")
     parser.add_argument("--workers", type=int, default=2, help="Ray workers (one model each).")
+    parser.add_argument("--roots", type=int, default=100, help="Tenant roots for the roots part.")
     args = parser.parse_args(argv)
+    parts = {p.strip() for p in args.parts.split(",") if p.strip()}
+    if not parts <= {"remote", "ray", "roots"}:
+        parser.error("--parts takes remote, ray, roots")
     result: dict = {"load_average": [round(x, 2) for x in os.getloadavg()]}
-    if not args.ray_only:
+    if "remote" in parts:
         result["remote"] = run_remote(args.copies, args.rounds)
-    if args.ray or args.ray_only:
+    if "roots" in parts:
+        result["roots"] = run_roots(args.roots, args.rounds)
+    if "ray" in parts:
         result["ray"] = run_ray(args.copies, args.workers)
     result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(result, indent=2))
