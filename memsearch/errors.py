@@ -33,6 +33,7 @@ __all__ = [
     "CoreBudgetExceeded",
     "NoUniqueMatch",
     "MemoryBusy",
+    "DaemonUnavailable",
 ]
 
 
@@ -160,3 +161,14 @@ class StoreUnreachable(RemoteStoreError):
 
 class ExtraNotInstalled(MemsearchError):
     """An optional feature whose package is not installed (the message gives the exact install command)."""
+
+
+class DaemonUnavailable(MemsearchError):
+    """No daemon answered a request: none listens (``quiet``), or it timed out, died or refused.
+
+    Clients catch it and do the work in-process; it never reaches a user as an error.
+    """
+
+    def __init__(self, message: str, *, quiet: bool = False):
+        super().__init__(message)
+        self.quiet = quiet

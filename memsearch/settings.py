@@ -63,6 +63,17 @@ def _choice(*choices: str, upper: bool = False) -> Callable[[Any], str]:
     return parse
 
 
+def _seconds(lo: float, hi: float) -> Callable[[Any], float]:
+    def parse(value: Any) -> float:
+        if isinstance(value, bool):
+            raise ValueError
+        number = float(str(value).strip()) if isinstance(value, str) else float(value)
+        if not lo < number <= hi:
+            raise ValueError
+        return number
+    return parse
+
+
 def _text(value: Any) -> str:
     text = str(value).strip()
     if not text:
@@ -140,6 +151,8 @@ _ROWS = [
             "Token budget of core memory: `validate` warns past it, and a memory write that would pass it is refused."),
     Setting("debounce_ms", "MEMSEARCH_DEBOUNCE_MS", 300, _whole(1, 60_000), "a whole number of milliseconds from 1 to 60000",
             "Longest wait to group file events before the daemon syncs."),
+    Setting("client_timeout", "MEMSEARCH_CLIENT_TIMEOUT", 3.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
+            "How long a client waits for the daemon's answer before working in-process (one line on stderr)."),
     Setting("log_level", "MEMSEARCH_LOG_LEVEL", "WARNING", _choice(*LOG_LEVELS, upper=True), ", ".join(LOG_LEVELS),
             "Log level of `memsearch serve` (on stderr)."),
     Setting("locomo", "MEMSEARCH_LOCOMO", None, _path, "the path of locomo10.json",

@@ -6,7 +6,16 @@ __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console entry point (see :func:`memsearch.cli.app.main`)."""
+    """Console entry point (see :func:`memsearch.cli.app.main`); a running daemon answers
+    ``search``, ``read``, ``ls`` and ``core`` before the full CLI is even imported (:mod:`.fast`)."""
+    import sys
+
+    from .fast import run as fast
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    code = fast(argv)
+    if code is not None:
+        return code
     from .app import main as run
 
     return run(argv)

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from ..errors import MemsearchError
+from .render import ask_daemon as _ask_daemon, emit_json, err, out, print_core, print_error, print_hits, print_listing, print_read
 
 __all__ = ["app", "main"]
 
@@ -26,15 +26,9 @@ app = typer.Typer(
     help="Search-indexed memory for AI agents (Agent Memory directories of Markdown).",
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
 RootArg = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.", show_default=False)
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object instead of a readable report.")
-
-
-def emit_json(data) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+LocalOpt = typer.Option(False, "--local", help="Work in-process even when a daemon serves this index.")
 
 
 @app.command()
@@ -63,16 +57,19 @@ def validate(
 
 
 @app.command()
-def core(root: Path = RootArg, as_json: bool = JsonOpt) -> None:
+def core(root: Path = RootArg, as_json: bool = JsonOpt, local: bool = LocalOpt) -> None:
     """Print core memory (root Markdown) as it goes into a system prompt."""
-    from ..memory.contract import load_core
+    from .. import settings
 
-    memory = load_core(root)
+    data = None if local else _ask_daemon(root, "core", {"encoding": settings.get("encoding")})
+    if data is None:
+        from ..memory.contract import load_core
+
+        data = load_core(root).to_dict()
     if as_json:
-        emit_json(memory.to_dict())
+        emit_json(data)
         return
-    sys.stdout.write(memory.render() + "\n")
-    err.print(f"[dim]{len(memory.files)} core files, {memory.total_tokens:,} tokens ({memory.encoding})[/dim]")
+    print_core(data)
 
 
 @app.command("ls")
@@ -80,27 +77,20 @@ def list_command(
     root: Path = RootArg,
     directory: str = typer.Argument(".", help="A memory directory, relative to the root."),
     as_json: bool = JsonOpt,
+    local: bool = LocalOpt,
 ) -> None:
     """List a memory directory: its child memory directories (with their MEMORY.md summary) and files."""
-    from ..memory.contract import list_dir
+    from .. import settings
 
-    listing = list_dir(root, directory)
+    data = None if local else _ask_daemon(root, "ls", {"path": directory, "encoding": settings.get("encoding")})
+    if data is None:
+        from ..memory.contract import list_dir
+
+        data = list_dir(root, directory).to_dict()
     if as_json:
-        emit_json(listing.to_dict())
+        emit_json(data)
         return
-    out.print(f"[bold]{escape(listing.path)}[/bold] — {escape(listing.title)}")
-    if listing.summary:
-        out.print(f"  {escape(listing.summary)}")
-    if listing.dirs:
-        table = Table("directory", "MEMORY.md", show_edge=False, box=None, pad_edge=False)
-        for d in listing.dirs:
-            table.add_row(escape(d.path + "/"), escape(f"{d.title}: {d.summary}" if d.summary else d.title))
-        out.print(table)
-    if listing.files:
-        table = Table("file", "tokens", "title", show_edge=False, box=None, pad_edge=False)
-        for f in listing.files:
-            table.add_row(escape(f.path), f"{f.tokens:,}", escape(f.title))
-        out.print(table)
+    print_listing(data)
 
 
 @app.command("read")
@@ -109,15 +99,18 @@ def read_command(
     path: str = typer.Argument(..., help="A memory file, relative to the root.", show_default=False),
     lines: Optional[str] = typer.Option(None, "--lines", help="Line range A:B (1-based, inclusive); A: or :B too."),
     as_json: bool = JsonOpt,
+    local: bool = LocalOpt,
 ) -> None:
     """Print one memory file, or a line range of it. Nothing outside the root is ever read."""
-    from ..memory.contract import read
+    data = None if local else _ask_daemon(root, "read", {"path": path, "lines": lines})
+    if data is None:
+        from ..memory.contract import read
 
-    result = read(root, path, lines)
+        data = read(root, path, lines).to_dict()
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(data)
         return
-    sys.stdout.write(result.text if result.text.endswith("\n") or not result.text else result.text + "\n")
+    print_read(data)
 
 
 DbOpt = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix (default: $MEMSEARCH_DB, else ROOT/.memsearch).")
@@ -188,22 +181,6 @@ def index_command(
     )
 
 
-def _print_hits(hits) -> None:
-    if not hits:
-        out.print("[dim]no hits[/dim]")
-    for rank, hit in enumerate(hits, 1):
-        where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
-        out.print(f"[bold]{rank}. {escape(where)}[/bold]  [dim]{hit.score:.4f}[/dim]  {escape(hit.heading)}"
-                  + (f"  [dim]{hit.date}[/dim]" if hit.date else ""))
-        if hit.memory_md:
-            out.print(f"   [cyan]{escape(hit.memory_md.path)}[/cyan]: {escape(hit.memory_md.title)}")
-        snippet = hit.text.strip().splitlines()
-        for line in snippet[:6]:
-            out.print(f"   │ {escape(line)}")
-        if len(snippet) > 6:
-            out.print(f"   │ [dim]… {len(snippet) - 6} more lines (memsearch read ROOT {escape(hit.path)} --lines {hit.start_line}:{hit.end_line})[/dim]")
-
-
 @app.command("search")
 def search_command(
     root: Path = RootArg,
@@ -218,30 +195,57 @@ def search_command(
     model: Optional[str] = ModelOpt,
     no_sync: bool = typer.Option(False, "--no-sync", help="Search the index as it is, without syncing changed files first."),
     as_json: bool = JsonOpt,
+    local: bool = LocalOpt,
 ) -> None:
-    """Search external memory. Syncs changed files first (unless a daemon holds the index)."""
-    from ..errors import IndexLocked, InvalidArgument
-    from ..engine.index import MemoryIndex
+    """Search external memory: answered by the daemon when one serves the index, else in-process
+    after syncing changed files (unless a daemon holds the index)."""
+    from ..errors import InvalidArgument
 
     if (query is None) == (queries is None):
         raise InvalidArgument("give either a QUERY or --queries FILE.jsonl (not both)")
     batch = _read_queries(queries) if queries is not None else None
+    items = batch if batch is not None else [{"query": query}]
+    results = _search_all(root, db, model, items, local, no_sync, k=k, scope=scope, mode=mode, since=since, until=until)
+    if batch is not None:
+        for item, hits in results:
+            sys.stdout.write(json.dumps({"qid": item["qid"], "hits": hits}, ensure_ascii=False) + "\n")
+        return
+    [(_, hits)] = list(results)
+    if as_json:
+        emit_json({"query": query, "hits": hits})
+    else:
+        print_hits(hits)
+
+
+def _search_all(root, db, model, items, local: bool, no_sync: bool, *, scope, **options):
+    """(item, hits as dicts) per query: from the daemon while it answers, else from an index opened here."""
+    from .. import settings
+
+    index = None
+    for item in items:
+        params = dict(query=item["query"], scope=item.get("scope", scope), **options)
+        answer = None
+        if index is None and not local:
+            answer = _ask_daemon(root, "search", params | {"model": settings.get("model", model)}, db=db)
+        if answer is None:
+            if index is None:
+                index = _local_index(root, db, model, sync=not no_sync)
+            yield item, [h.to_dict() for h in index.search(**params)]
+        else:
+            yield item, answer["hits"]
+
+
+def _local_index(root, db, model, sync: bool):
+    from ..errors import IndexLocked
+    from ..engine.index import MemoryIndex
+
     index = MemoryIndex(root, db=db, model=model)
-    if not no_sync:
+    if sync:
         try:
             index.sync(wait=0.0)
         except IndexLocked:
             pass  # a daemon keeps the index fresh
-    if batch is not None:
-        for item in batch:
-            hits = index.search(item["query"], k=k, scope=item.get("scope", scope), mode=mode, since=since, until=until)
-            sys.stdout.write(json.dumps({"qid": item["qid"], "hits": [h.to_dict() for h in hits]}, ensure_ascii=False) + "\n")
-        return
-    hits = index.search(query, k=k, scope=scope, mode=mode, since=since, until=until)
-    if as_json:
-        emit_json({"query": query, "hits": [h.to_dict() for h in hits]})
-    else:
-        _print_hits(hits)
+    return index
 
 
 def _read_queries(path: Path) -> list[dict]:
@@ -298,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         app(args=argv, prog_name="memsearch")  # standalone: usage errors print and exit 2
     except MemsearchError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        print_error(exc)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

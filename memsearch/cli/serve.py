@@ -27,6 +27,7 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(8765, "--port", help="With --http: port to listen on.", min=1, max=65535),
         warm: bool = typer.Option(True, "--warm/--no-warm", help="Load the model and sync the index at start, so the first search is fast."),
         writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool (view, create, str_replace, insert, delete, rename), which writes memory."),
+        watch: bool = typer.Option(False, "--watch", help="Also be the daemon of the index: keep it fresh and answer other clients on its socket."),
     ) -> None:
         """Run a Model Context Protocol server on stdio (or --http): memory tools and MEMORY.md resources. Writes memory only with --writable."""
         from ..harness.mcp import check_loopback, serve_http, serve_stdio
@@ -35,7 +36,26 @@ def register(app: typer.Typer) -> None:
         if http:
             check_loopback(host)  # refuse before loading anything
         toolbox = ToolBox(root, budget=budget, db=db, model=model, writable=writable)
-        if http:
-            serve_http(toolbox, host=host, port=port, warm=warm)
-        else:
-            serve_stdio(toolbox, warm=warm)
+        watcher = _start_watcher(toolbox.root, db, model) if watch else None
+        try:
+            if http:
+                serve_http(toolbox, host=host, port=port, warm=warm)
+            else:
+                serve_stdio(toolbox, warm=warm)
+        finally:
+            if watcher is not None:
+                watcher.close()
+
+
+def _start_watcher(root: Path, db: Optional[Path], model: Optional[str]):
+    """The daemon in this process (its searches reach it through its socket), or None if another writer runs."""
+    import sys
+
+    from ..errors import IndexLocked
+    from ..service.process import WatchThread
+
+    try:
+        return WatchThread(root, db=db, model=model).start()
+    except IndexLocked as exc:
+        print(f"memsearch: --watch: {exc}; serving without a watcher of its own", file=sys.stderr, flush=True)
+        return None

@@ -1,5 +1,6 @@
 """CLI commands of the indexing daemon: ``watch``, ``status``, ``stop`` (see :mod:`memsearch.watcher`).
 
+Thin over :mod:`memsearch.service.process` (starting, reporting on and stopping the process).
 Registered on the main app by :func:`register`. This module must not import
 :mod:`memsearch.cli` (``python -m memsearch.cli`` runs that module as ``__main__``), so it
 keeps its own consoles and options. Typed errors propagate to ``memsearch.cli.main``.
@@ -10,11 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import logging.handlers
-import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -31,27 +28,10 @@ RootArg = typer.Argument(..., help="The memory root: the directory holding the r
 DbOpt = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix (default: $MEMSEARCH_DB, else ROOT/.memsearch).")
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object instead of a readable report.")
 
-#: How long ``watch --detach`` waits for the daemon to take the lock and report.
-START_TIMEOUT_S = 60.0
 #: The daemon's log rotates at this size (keeping LOG_BACKUPS old files).
 LOG_MAX_BYTES = 5_000_000
 LOG_BACKUPS = 2
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-
-
-def _db_path(root: Path, db: Optional[str]) -> tuple[Path, Path]:
-    from ..engine.index import default_db_path
-    from ..memory.tree import resolve_root
-    from ..settings import get as setting
-
-    from ..engine.remote import local_dir
-
-    base = resolve_root(root)
-    return base, local_dir(setting("db", db) if db else default_db_path(base)).absolute()
-
-
-def _holder_text(holder: dict) -> str:
-    return f"process {holder.get('pid')} ({holder.get('purpose', 'a writer')}, since {holder.get('since', '?')})"
 
 
 def _configure_logging(log_file: Optional[Path]) -> None:
@@ -87,98 +67,34 @@ def watch_command(
         _detach(root, db, model, debounce, wait)
         return
     _configure_logging(log_file)
-    code = serve(root, db=db, model=model, debounce=debounce, lock_timeout=wait)
+    code = serve(root, db=db, model=model, debounce=debounce, lock_timeout=wait, listen=True)
     raise typer.Exit(code)
 
 
 def _detach(root: Path, db: Optional[str], model: Optional[str], debounce: Optional[int], wait: float) -> None:
-    from ..errors import IndexLocked, MemsearchError
-    from ..engine.lock import lock_holder
-    from ..service.watcher import LOG_FILE, read_state
+    from ..service.process import START_TIMEOUT_S, detach
 
-    base, db_path = _db_path(root, db)
-    holder = lock_holder(db_path) if db_path.is_dir() else None
-    if holder and not wait:
-        raise IndexLocked(f"the index at {db_path} is being written by {_holder_text(holder)}; "
-                          f"`memsearch status {base}` tells more, `memsearch stop {base}` stops a daemon")
-    db_path.mkdir(parents=True, exist_ok=True)
-    log_path = db_path / LOG_FILE
-    from ..engine.index import default_db_path
-
-    given = str(db or default_db_path(base))
-    target = given if "://" in given else str(db_path)  # a remote index: its URI (db_path is its local state)
-    cmd = [sys.executable, "-m", "memsearch", "watch", str(base), "--db", target,
-           "--log-file", str(log_path), "--wait", str(wait)]
-    if model:
-        cmd += ["--model", model]
-    if debounce is not None:
-        cmd += ["--debounce", str(debounce)]
-    offset = log_path.stat().st_size if log_path.exists() else 0
-    with open(log_path, "ab") as log:  # output before logging is set up (and crashes) land here too
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
-    deadline = time.monotonic() + START_TIMEOUT_S + wait
-    while True:
-        state = read_state(db_path)
-        if state and state.get("pid") == proc.pid:
-            break
-        code = proc.poll()
-        if code is not None:
-            with open(log_path, "rb") as log:
-                log.seek(offset)
-                lines = [ln for ln in log.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-            last = next((ln for ln in reversed(lines) if "error" in ln.lower()), lines[-1] if lines else "no output")
-            raise MemsearchError(f"the daemon exited at start (status {code}): {last.removeprefix('error: ')} (log: {log_path})")
-        if time.monotonic() > deadline:
-            err.print(f"[yellow]warning:[/yellow] the daemon (pid {proc.pid}) has not reported within {START_TIMEOUT_S:.0f} s; "
-                      f"it keeps starting in the background: see `memsearch status {escape(str(base))}` and {escape(str(log_path))}")
-            return
-        time.sleep(0.1)
-    out.print(f"memsearch daemon started: pid {proc.pid}, watching {escape(str(base))}\n"
-              f"  index {escape(str(db_path))}\n  log   {escape(str(log_path))}\n"
-              f"  `memsearch status {escape(str(base))}` tells how it is doing, `memsearch stop {escape(str(base))}` stops it")
+    started = detach(root, db, model, debounce, wait)
+    base, db_path, log_path = (escape(str(p)) for p in (started.root, started.db, started.log))
+    if started.already:
+        serving = f", serving on {escape(started.socket)}" if started.serving else " (not answering on its socket yet)"
+        out.print(f"a memsearch daemon already keeps this index: pid {started.pid}{serving}\n"
+                  f"  index {db_path}\n  `memsearch status {base}` tells how it is doing, `memsearch stop {base}` stops it")
+        return
+    if not started.reported:
+        err.print(f"[yellow]warning:[/yellow] the daemon (pid {started.pid}) has not reported within {START_TIMEOUT_S:.0f} s; "
+                  f"it keeps starting in the background: see `memsearch status {base}` and {log_path}")
+        return
+    out.print(f"memsearch daemon started: pid {started.pid}, watching {base}\n"
+              f"  index  {db_path}\n  socket {escape(str(started.socket))}\n  log    {log_path}\n"
+              f"  `memsearch status {base}` tells how it is doing, `memsearch stop {base}` stops it")
 
 
 def daemon_status(root, db=None) -> dict:
-    """What ``memsearch status`` reports, as a dict: daemon, index size, pending changes."""
-    from ..engine.lock import lock_holder
-    from ..engine.store import Store
-    from ..memory.tree import scan
-    from ..service.watcher import LOG_FILE, read_state
+    """What ``memsearch status`` reports (see :func:`memsearch.service.process.daemon_status`)."""
+    from ..service.process import daemon_status as status
 
-    base, db_path = _db_path(Path(root), db)
-    holder = lock_holder(db_path) if db_path.is_dir() else None
-    state = read_state(db_path) or {}
-    running = bool(holder and holder.get("purpose") == "watch")
-    info: dict = {"root": str(base), "db": str(db_path), "running": running,
-                  "pid": holder.get("pid") if running else None,
-                  "since": state.get("started") if running else None,
-                  "state": state.get("state") if running else ("not running" if not state else f"not running (last: {state.get('state')})"),
-                  "writer": holder if holder and not running else None,
-                  "last_sync": state.get("last_sync"), "last_compaction": state.get("last_compaction"),
-                  "error": state.get("error"), "log": str(db_path / LOG_FILE) if (db_path / LOG_FILE).exists() else None,
-                  "indexed": False, "files": 0, "chunks": 0, "model": None, "disk_bytes": 0, "pending": None}
-    if not running and state and state.get("state") not in ("stopped", None):
-        info["state"] += ": it did not stop cleanly; the next start catches up"
-    if not (db_path / "index.json").is_file():
-        return info
-    store = Store(db_path)
-    meta = store.read_meta() or {}
-    states = store.file_states()
-    chunks = store.chunks()
-    tree = scan(base)
-    wanted = set(tree.external_files) | (set(tree.core_files) if meta.get("include_core") else set())
-    changed = 0
-    for path in wanted & set(states):
-        try:
-            st = (base / path).stat()
-        except OSError:
-            continue
-        changed += st.st_mtime_ns != states[path].mtime_ns or st.st_size != states[path].size
-    info.update(indexed=True, files=len(states), chunks=chunks.count_rows() if chunks is not None else 0,
-                model=meta.get("model"), disk_bytes=store.disk_bytes(), updated=meta.get("updated"),
-                pending={"added": len(wanted - set(states)), "changed": changed, "removed": len(set(states) - wanted)})
-    info["pending"]["total"] = sum(info["pending"].values())
-    return info
+    return status(root, db)
 
 
 def status_command(root: Path = RootArg, db: Optional[str] = DbOpt, as_json: bool = JsonOpt) -> None:
@@ -187,12 +103,16 @@ def status_command(root: Path = RootArg, db: Optional[str] = DbOpt, as_json: boo
     if as_json:
         sys.stdout.write(json.dumps(info, indent=2) + "\n")
         return
+    from ..service.process import holder_text
+
     if info["running"]:
         out.print(f"daemon: [green]running[/green], pid {info['pid']} since {info['since']} ({info['state']})")
+        out.print(f"  serving on {escape(info['socket'])}" if info["serving"] else
+                  f"  [yellow]not answering[/yellow] on {escape(info['socket'])}: clients work in-process")
     else:
         out.print(f"daemon: [yellow]{escape(info['state'])}[/yellow]")
         if info["writer"]:
-            out.print(f"  the index is being written by {escape(_holder_text(info['writer']))}")
+            out.print(f"  the index is being written by {escape(holder_text(info['writer']))}")
     if info["error"]:
         out.print(f"  [red]last error:[/red] {escape(info['error'])}")
     sync = info["last_sync"]
@@ -220,29 +140,24 @@ def stop_command(
     timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", min=0.0, help="How long to wait for the daemon to finish its batch in hand."),
 ) -> None:
     """Stop the daemon of this index (SIGTERM): it finishes the batch in hand, releases the lock, exits."""
-    from ..engine.lock import lock_holder
+    from ..service.process import holder_text, stop
 
-    base, db_path = _db_path(root, db)
-    holder = lock_holder(db_path) if db_path.is_dir() else None
-    if not holder:
-        out.print(f"no memsearch daemon is running for {escape(str(base))} (index {escape(str(db_path))})")
+    result = stop(root, db, timeout)
+    base, db_path = escape(str(result.root)), escape(str(result.db))
+    if result.outcome == "not-running":
+        out.print(f"no memsearch daemon is running for {base} (index {db_path})")
+        if result.stale_pid:
+            out.print(f"  writer.json names process {result.stale_pid}, which does not hold the index lock "
+                      "(a record left by a killed daemon; that pid is another process now): not signalled")
         return
-    if holder.get("purpose") != "watch" or not holder.get("pid"):
-        err.print(f"the index is being written by {escape(_holder_text(holder))}, not by a daemon; it stops by itself when done")
+    if result.outcome == "not-a-daemon":
+        err.print(f"the index is being written by {escape(holder_text(result.holder))}, not by a daemon; it stops by itself when done")
         raise typer.Exit(1)
-    pid = int(holder["pid"])
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    deadline = time.monotonic() + timeout
-    while (now := lock_holder(db_path)) and now.get("pid") == pid:
-        if time.monotonic() > deadline:
-            err.print(f"[red]error:[/red] the daemon (pid {pid}) is still running after {timeout:.0f} s (it finishes the batch "
-                      f"in hand first). Wait, or `kill -9 {pid}`: the next start recovers the index")
-            raise typer.Exit(1)
-        time.sleep(0.1)
-    out.print(f"stopped the memsearch daemon (pid {pid}) of {escape(str(base))}")
+    if result.outcome == "timeout":
+        err.print(f"[red]error:[/red] the daemon (pid {result.pid}) is still running after {timeout:.0f} s (it finishes the batch "
+                  f"in hand first). Wait, or `kill -9 {result.pid}`: the next start recovers the index")
+        raise typer.Exit(1)
+    out.print(f"stopped the memsearch daemon (pid {result.pid}) of {base}")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,8 @@
-"""The harness entry point :func:`search` and the process-wide cache of open indexes."""
+"""The harness entry point :func:`search` and the process-wide cache of open indexes.
+
+Importing it stays light: the engine (model, LanceDB) loads only when a search is answered
+in-process, so a harness whose searches a daemon answers never loads a model of its own.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,6 @@ from collections import OrderedDict
 from pathlib import Path
 
 from .. import settings
-from ..engine.index import MemoryIndex, default_db_path
-from ..engine.remote import is_remote
 from ..errors import IndexLocked
 from ..memory.tree import resolve_root
 
@@ -30,6 +32,9 @@ def open_index(root, db=None, model=None) -> MemoryIndex:
     The key holds everything that changes what the index returns (the foreign directories and
     the fusion from the environment too), so a changed setting opens a new index.
     """
+    from ..engine.index import MemoryIndex, default_db_path
+    from ..engine.remote import is_remote
+
     base = resolve_root(root)
     db_path = settings.get("db", db) if db else default_db_path(base)
     db_path = db_path if is_remote(db_path) else Path(db_path).absolute()  # s3://... stays a URI
@@ -58,13 +63,22 @@ def close_indexes() -> None:
         index.close()
 
 
-def search(query: str, root: str | os.PathLike[str], k: int = 10, *, db=None, model=None, sync: bool = True, **options) -> list[dict]:
-    """Search a memory root from harness code: JSON-ready dicts of :class:`Hit`.
+def search(query: str, root: str | os.PathLike[str], k: int = 10, *, db=None, model=None, sync: bool = True,
+           local: bool = False, **options) -> list[dict]:
+    """Search a memory root from harness code: JSON-ready dicts of :class:`~memsearch.engine.index.Hit`.
 
-    Opens (once per process) the index, syncs files changed since the last call unless a
-    writer (a ``memsearch watch`` daemon) holds the index, then searches. ``options``:
-    ``scope``, ``mode``, ``since``, ``until``.
+    A running daemon of the index (``memsearch watch``) answers, so the process loads no
+    model; otherwise (or with ``local=True``) it opens the index once per process, syncs
+    files changed since the last call unless a writer holds the index, then searches.
+    ``options``: ``scope``, ``mode``, ``since``, ``until``.
     """
+    if not local:
+        from ..service.client import ask
+
+        params = {"query": query, "k": k, **options, "model": settings.get("model", model)}
+        answer = ask(root, "search", params, db=db)
+        if answer is not None:
+            return answer["hits"]
     index = open_index(root, db=db, model=model)
     if sync:
         try:

@@ -13,8 +13,9 @@
 * Every result is JSON-ready and fits the token budget (tiktoken, default
   :data:`DEFAULT_BUDGET`): a long result is cut and says in ``note`` what was cut and which
   call reads on. ``null`` for an optional argument means "omitted".
-* Only ``memory_search`` opens the index (and so loads the embedding model), lazily, through
-  :func:`memsearch.harness.api.open_index`; the tools read memory and never write it.
+* ``memory_search`` is answered by the index's daemon (``memsearch watch``) when one serves it;
+  otherwise it opens the index (and so loads the embedding model), lazily, through
+  :func:`memsearch.harness.api.open_index`. The tools read memory and never write it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from .. import settings
 from .arguments import DATE_PATTERN, check_arguments, validator_for
 from ..memory.contract import list_dir, load_core, read
 from ..memory.document import parse_date
@@ -186,6 +188,7 @@ class ToolBox:
     the last search before searching (skipped while a daemon holds the index's writer lock).
     ``writable``: add the ``memory`` tool (writes keeping the tree valid, searchable on return; see
     harness/memory_tool.py); ``core_budget``: its core memory tokens (default ``MEMSEARCH_CORE_BUDGET``).
+    ``daemon``: let a running daemon answer searches when no ``index`` is given (default True).
     """
 
     specs = TOOLS
@@ -193,7 +196,7 @@ class ToolBox:
     def __init__(self, root: str | os.PathLike[str], index=None, budget: int | None = None, *,
                  db: str | os.PathLike[str] | None = None, model: str | None = None,
                  sync: bool = True, encoding: str | None = None, writable: bool = False,
-                 core_budget: int | None = None):
+                 core_budget: int | None = None, daemon: bool = True):
         self.root = resolve_root(root)
         self.budget = DEFAULT_BUDGET if budget is None else budget
         if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < MIN_BUDGET:
@@ -201,6 +204,7 @@ class ToolBox:
         self.db, self.model, self.sync = db, model, sync
         self.encoding = encoding_name(encoding)
         self._index = index
+        self.daemon = daemon and index is None
         self._lock = threading.RLock()  # one search (sync + query) at a time on the shared index
         self._handlers = {"memory_search": self._search, "memory_read": self._read,
                           "memory_list": self._list, "memory_core": self._core}
@@ -239,7 +243,10 @@ class ToolBox:
             return error_object(exc)
 
     def warm(self) -> None:
-        """Open the index, load the model and sync now, so the first search is fast."""
+        """Open the index, load the model and sync now, so the first search is fast (not needed
+        while a daemon serves the index: its model is warm)."""
+        if self.daemon and self._ask("status", {}) is not None:
+            return
         with self._lock:
             self._sync(self.index)
             self.index.embedder.embed_query("warm up")
@@ -277,6 +284,11 @@ class ToolBox:
         return enc.decode(enc.encode_ordinary(text)[: max(limit, 0)]), 0
 
     # --- the tools ------------------------------------------------------------------------
+    def _ask(self, method: str, params: dict):
+        from ..service.client import ask
+
+        return ask(self.root, method, params, db=self.db)
+
     def _sync(self, index) -> None:
         if self.sync:
             try:
@@ -297,14 +309,19 @@ class ToolBox:
             raise InvalidArgument(f"memory_search: {exc}") from None
         if since and until and since > until:
             raise InvalidArgument(f"memory_search: since {since} is after until {until}: swap them")
-        with self._lock:  # validated before this point: a bad call never loads the model
-            index = self.index
-            self._sync(index)
-            hits = index.search(query, k=k, scope=None if rel == "." else rel, mode=mode, since=since, until=until)
+        params = dict(query=query, k=k, scope=None if rel == "." else rel, mode=mode, since=since, until=until)
+        answer = self._ask("search", params | {"model": settings.get("model", self.model)}) if self.daemon else None
+        if answer is not None:
+            hits = answer["hits"]
+        else:
+            with self._lock:  # validated before this point: a bad call never loads the model
+                index = self.index
+                self._sync(index)
+                hits = [h.to_dict() for h in index.search(**params)]
         items = [{
-            "path": h.path, "start_line": h.start_line, "end_line": h.end_line, "heading": h.heading,
-            "date": h.date, "score": h.score, "snippet": h.text,
-            "memory_md": None if h.memory_md is None else {"path": h.memory_md.path, "title": h.memory_md.title, "summary": h.memory_md.summary},
+            "path": h["path"], "start_line": h["start_line"], "end_line": h["end_line"], "heading": h["heading"],
+            "date": h["date"], "score": h["score"], "snippet": h["text"],
+            "memory_md": None if h["memory_md"] is None else {k: h["memory_md"][k] for k in ("path", "title", "summary")},
         } for h in hits]
         result = {"query": query, "hits": items}
         if not items:

@@ -2,7 +2,8 @@
 
 :class:`MemoryFilter` decides which file events matter, :class:`Daemon` turns batches of
 events into incremental syncs under the index's writer lock, keeps ``DB/daemon.json`` up
-to date and compacts the tables on a schedule (the ``COMPACT_*`` constants below).
+to date, compacts the tables on a schedule (the ``COMPACT_*`` constants below) and, with
+``listen=True``, answers clients on its socket (:class:`~memsearch.service.server.Server`).
 """
 
 from __future__ import annotations
@@ -150,14 +151,22 @@ class Daemon:
 
     def __init__(self, root, *, db=None, model=None, debounce=None, index=None, foreign=None,
                  include_core=None, stop_event=None, lock_timeout: float | None = 0.0,
-                 compact: bool = True, state_file: bool = True):
+                 compact: bool = True, state_file: bool = True, listen: bool = False):
         if index is None:
             from ..engine.index import MemoryIndex
 
             index = MemoryIndex(root, db=db, model=model, include_core=include_core, foreign=foreign)
         elif resolve_root(root) != index.root:
             raise InvalidArgument(f"root {str(root)!r} is not the root of the given index ({index.root})")
+        if listen:
+            from .server import SerialEmbedder
+
+            if not isinstance(index.embedder, SerialEmbedder):  # shared with the server's threads
+                index.embedder = SerialEmbedder(index.embedder)
         self.index = index
+        self.listen = listen
+        self.server = None
+        self.reader = None
         self.root = index.root
         self.db_path = index.db_path
         self.debounce = resolve_debounce(debounce)
@@ -197,7 +206,14 @@ class Daemon:
         self._state = {"pid": os.getpid(), "root": str(self.root), "db": str(self.db_path),
                        "model": self.index.embedder.name, "debounce_ms": self.debounce, "started": _now(),
                        "state": "starting", "syncs": 0, "pending": None, "last_sync": None,
-                       "last_compaction": None, "error": None}
+                       "last_compaction": None, "error": None, "socket": None}
+        if self.listen:
+            try:
+                self._listen()
+            except BaseException:
+                self._state = {}
+                self.close()
+                raise
         self._write_state(force=True)
         if self._state_path is not None:
             (self.db_path / PID_FILE).write_text(f"{os.getpid()}\n")
@@ -205,9 +221,28 @@ class Daemon:
                     self.index.embedder.name, self.debounce, os.getpid())
         return self
 
+    def _listen(self) -> None:
+        """Load the model, then answer clients on the socket (so a client never waits for the load)."""
+        from ..engine.index import MemoryIndex
+        from .protocol import PROTOCOL_VERSION
+        from .server import Server
+
+        index = self.index
+        index.embedder.embed_query("warm up")
+        self.reader = MemoryIndex(self.root, db=self.db_path, embedder=index.embedder, foreign=index.foreign,
+                                  include_core=index.include_core, encoding=index.encoding, fusion=index.fusion)
+        try:
+            self.server = Server(self.reader, status=lambda: dict(self._state)).start()
+        except OSError as exc:
+            raise MemsearchError(f"cannot serve on {exc.filename or 'the socket'}: {exc.strerror or exc}. "
+                                 f"Fix the folder's owner or mode, or pass a shorter --db") from None
+        self._state.update(socket=str(self.server.path), protocol=PROTOCOL_VERSION)
+
     def close(self) -> None:
         """Let a sync in flight finish its batch, then release the lock. Idempotent."""
         self._closing = True
+        if self.server is not None:  # no new answers from an index about to lose its writer
+            self.server.close()
         with self._busy:
             if not self._owns_lock and not self._state:
                 return

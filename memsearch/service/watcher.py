@@ -26,6 +26,8 @@ How it works:
   hand commit, then releases the lock; whatever is left is caught up at the next start.
 * State for ``memsearch status`` goes to ``DB/daemon.json`` (written atomically), logs go
   through :mod:`logging` (logger ``memsearch.watch``), one line per sync.
+* ``listen=True`` also answers clients (search, read, ls, core, status) on the index's Unix
+  socket while it watches: see :mod:`memsearch.service.server` and :mod:`memsearch.service.protocol`.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from .daemon import (COMPACT_EVERY_SYNCS, COMPACT_MAX_INTERVAL_S, COMPACT_QUIET_
                      resolve_debounce)
 from ..engine.sync import IndexReport
 
-__all__ = ["watch", "awatch", "serve", "Daemon", "MemoryFilter", "resolve_debounce", "read_state",
+__all__ = ["watch", "awatch", "serve", "follow", "Daemon", "MemoryFilter", "resolve_debounce", "read_state",
            "DEBOUNCE_ENV", "DEFAULT_DEBOUNCE_MS", "STATE_FILE", "PID_FILE", "LOG_FILE", "COMPACT_QUIET_S",
            "COMPACT_EVERY_SYNCS", "COMPACT_MAX_INTERVAL_S", "VERSION_KEEP_S"]
 
@@ -58,7 +60,7 @@ def _events(daemon: Daemon, stop_event, watcher=watchfiles.watch, **extra):
 
 def watch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | None = None, stop_event=None,
           index=None, foreign=None, include_core: bool | None = None, lock_timeout: float | None = 0.0,
-          compact: bool = True, state_file: bool = True) -> Iterator[IndexReport]:
+          compact: bool = True, state_file: bool = True, listen: bool = False) -> Iterator[IndexReport]:
     """Keep the index of ``root`` fresh; yield an :class:`IndexReport` per sync (the catch-up first).
 
     ``index``: a :class:`~memsearch.engine.index.MemoryIndex` to use (else one is opened from ``db``,
@@ -66,12 +68,19 @@ def watch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | 
     ``stop_event`` (anything with ``is_set()``, e.g. :class:`threading.Event`) ends the
     generator after the batch in hand. ``lock_timeout``: seconds to wait for another writer
     (None: forever) before raising :class:`~memsearch.errors.IndexLocked`. The lock is held
-    until the generator ends or is closed. ``state_file``: write ``DB/daemon.json``.
+    until the generator ends or is closed. ``state_file``: write ``DB/daemon.json``. ``listen``:
+    answer clients on the index's socket too.
     """
     daemon = Daemon(root, db=db, model=model, debounce=debounce, index=index, foreign=foreign,
                     include_core=include_core, stop_event=stop_event, lock_timeout=lock_timeout,
-                    compact=compact, state_file=state_file)
+                    compact=compact, state_file=state_file, listen=listen)
     daemon.start()
+    yield from follow(daemon)
+
+
+def follow(daemon: Daemon) -> Iterator[IndexReport]:
+    """Run a started :class:`Daemon` on file events until its stop event; closes it at the end."""
+    stop_event = daemon.stop_event
     events = None
     try:
         events = _events(daemon, stop_event)
@@ -89,7 +98,8 @@ def watch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | 
 
 async def awatch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | None = None,
                  stop_event=None, index=None, foreign=None, include_core: bool | None = None,
-                 lock_timeout: float | None = 0.0, compact: bool = True, state_file: bool = True) -> AsyncIterator[IndexReport]:
+                 lock_timeout: float | None = 0.0, compact: bool = True, state_file: bool = True,
+                 listen: bool = False) -> AsyncIterator[IndexReport]:
     """:func:`watch` for asyncio: syncs run in a worker thread, the event loop stays free.
 
     ``stop_event``: an :class:`asyncio.Event` (or anything with ``is_set()``); cancelling the
@@ -97,7 +107,7 @@ async def awatch(root: str | os.PathLike[str], *, db=None, model=None, debounce:
     """
     daemon = await asyncio.to_thread(
         Daemon, root, db=db, model=model, debounce=debounce, index=index, foreign=foreign, include_core=include_core,
-        stop_event=stop_event, lock_timeout=lock_timeout, compact=compact, state_file=state_file)
+        stop_event=stop_event, lock_timeout=lock_timeout, compact=compact, state_file=state_file, listen=listen)
     await asyncio.to_thread(daemon.start)
     events = None
     try:

@@ -1,0 +1,143 @@
+"""The thin client of the daemon: one request over its Unix socket, standard library only.
+
+This module and what it imports stay light (no torch, LanceDB, pyarrow or sentence-transformers;
+a test checks), so a shell command answered by the daemon pays for Python's start and little
+more. :func:`ask` is what every client uses: it returns the daemon's result, or None when the
+caller should do the work in-process, which is at once when no daemon listens (no socket, or a
+stale one after a ``kill -9``), and after one warning line when the daemon does not answer in
+time, dies mid-request or refuses the request. A call the daemon finds wrong (a bad argument,
+a path outside the root) raises the same typed error the in-process call would.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import socket
+import struct
+import time
+from pathlib import Path
+from typing import Callable
+
+from .. import errors, settings
+from ..errors import DaemonUnavailable
+from ..memory.tree import resolve_root
+from . import protocol
+from .protocol import PROTOCOL_ERRORS, PROTOCOL_VERSION, ProtocolError, decode, encode
+
+__all__ = ["Client", "ask", "DaemonUnavailable"]
+
+log = logging.getLogger("memsearch.client")
+
+STATE_FILE = "daemon.json"  # as memsearch.service.daemon.STATE_FILE (not imported: it pulls watchfiles)
+_CRED = struct.Struct("3i")
+_QUIET_ERRNOS = {errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK, errno.ENOTDIR}
+
+
+class Client:
+    """Talks to the daemon of ``root``'s index (``db``: as ``--db``). One connection per call.
+
+    ``timeout``: seconds to wait for a reply (default ``$MEMSEARCH_CLIENT_TIMEOUT``, else 3).
+    """
+
+    def __init__(self, root, db=None, *, timeout: float | None = None, path: str | os.PathLike[str] | None = None):
+        self.root = resolve_root(root)
+        self.db_path = protocol.index_dir(self.root, db)
+        self.timeout = settings.get("client_timeout", timeout)
+        self.path = Path(path) if path else self.locate()
+        self._ids = 0
+
+    def locate(self) -> Path | None:
+        """The daemon's socket: the derived path, else the one ``DB/daemon.json`` records; None if neither exists."""
+        derived = protocol.socket_path(self.db_path)
+        if os.path.exists(derived):
+            return derived
+        try:
+            recorded = json.loads((self.db_path / STATE_FILE).read_text()).get("socket")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return Path(recorded) if isinstance(recorded, str) and os.path.exists(recorded) else None
+
+    def call(self, method: str, **params):
+        """The daemon's result of ``method(**params)``.
+
+        Raises :class:`DaemonUnavailable` (``quiet`` when no daemon listens at all) or the
+        :mod:`memsearch.errors` error the daemon reports for the call itself.
+        """
+        if self.path is None:
+            raise DaemonUnavailable(f"no memsearch daemon serves {self.db_path}", quiet=True)
+        self._ids += 1
+        request = {"v": PROTOCOL_VERSION, "id": self._ids, "method": method, "root": str(self.root), "params": params}
+        try:
+            data = encode(request)
+        except (TypeError, ValueError):  # e.g. a datetime.date argument: the in-process call takes it
+            raise DaemonUnavailable("the request does not fit in JSON", quiet=True) from None
+        reply = self._exchange(data)
+        if reply.get("ok") is True and "result" in reply:
+            return reply["result"]
+        error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+        kind, message = str(error.get("type", "ServerError")), str(error.get("message", "no message"))
+        cls = getattr(errors, kind, None) if kind in errors.__all__ and kind not in PROTOCOL_ERRORS else None
+        if isinstance(cls, type) and issubclass(cls, errors.MemsearchError) and cls is not DaemonUnavailable:
+            raise cls(message)
+        raise DaemonUnavailable(f"the memsearch daemon at {self.path} refused the request ({kind}: {message})")
+
+    def _exchange(self, data: bytes) -> dict:
+        deadline = time.monotonic() + self.timeout
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(str(self.path))
+            except OSError as exc:
+                if exc.errno in _QUIET_ERRNOS:  # nobody listens: a stale socket after kill -9, or none
+                    raise DaemonUnavailable(f"no memsearch daemon listens on {self.path}", quiet=True) from None
+                raise DaemonUnavailable(f"cannot connect to the memsearch daemon at {self.path}: {exc}") from None
+            _, uid, _ = _CRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size))
+            if uid != os.getuid():
+                raise DaemonUnavailable(f"the socket {self.path} belongs to uid {uid}, not to this user: not used")
+            buffer = bytearray()
+            try:
+                sock.sendall(data)
+                while not buffer.endswith(b"\n"):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise socket.timeout
+                    sock.settimeout(left)
+                    chunk = sock.recv(1 << 16)
+                    if not chunk:
+                        raise DaemonUnavailable(f"the memsearch daemon at {self.path} closed the connection before answering")
+                    buffer += chunk
+            except socket.timeout:
+                raise DaemonUnavailable(f"the memsearch daemon at {self.path} did not answer within {self.timeout:g} s") from None
+            except OSError as exc:  # reset: the daemon died mid-request
+                raise DaemonUnavailable(f"the memsearch daemon at {self.path} went away mid-request ({exc.strerror or exc})") from None
+        finally:
+            sock.close()
+        try:
+            return decode(bytes(buffer))
+        except ProtocolError as exc:
+            raise DaemonUnavailable(f"the memsearch daemon at {self.path} sent a bad reply: {exc}") from None
+
+
+def _warn(message: str) -> None:
+    log.warning("memsearch: %s", message)
+
+
+def ask(root, method: str, params: dict, *, db=None, timeout: float | None = None,
+        warn: Callable[[str], None] | None = None):
+    """The daemon's result of ``method(**params)``, or None: then do it in-process.
+
+    A missing or stale daemon gives None silently; a daemon that does not answer in time,
+    dies mid-request or refuses gives None after one call of ``warn`` (default: a warning on
+    the ``memsearch.client`` logger, which Python prints on stderr when logging is not set up).
+    Errors of the call itself (:mod:`memsearch.errors`) propagate.
+    """
+    try:
+        return Client(root, db, timeout=timeout).call(method, **params)
+    except DaemonUnavailable as exc:
+        if not exc.quiet:
+            (warn or _warn)(f"{exc}; answering in-process")
+        return None

@@ -1,0 +1,286 @@
+"""Managing the daemon process of an index: start it detached, report on it, stop it.
+
+The commands ``memsearch watch --detach``, ``status`` and ``stop`` are thin over these.
+A pid is only ever signalled after checking that it still holds the index's writer lock
+(:func:`verified_holder`): a ``writer.json`` left by a killed daemon may name a pid the
+system has since given to an unrelated process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import DaemonUnavailable, IndexLocked, MemsearchError
+from ..memory.tree import resolve_root
+from .protocol import index_dir
+
+__all__ = ["index_paths", "holder_text", "verified_holder", "detach", "daemon_status", "stop", "Started", "Stopped",
+           "WatchThread", "START_TIMEOUT_S"]
+
+#: How long ``watch --detach`` waits for the daemon to load its model, take the lock and listen.
+START_TIMEOUT_S = 60.0
+LOCK_FILE = "writer.lock"  # as memsearch.engine.lock.LOCK_FILE
+STATE_FILE, LOG_FILE = "daemon.json", "daemon.log"  # as memsearch.service.daemon
+#: ``status`` waits this long for the daemon to answer on its socket before reporting it not serving.
+STATUS_TIMEOUT_S = 1.0
+
+
+def index_paths(root, db=None) -> tuple[Path, Path]:
+    """The resolved memory root and its absolute index directory."""
+    base = resolve_root(root)
+    return base, index_dir(base, db)
+
+
+def holder_text(holder: dict) -> str:
+    return f"process {holder.get('pid')} ({holder.get('purpose', 'a writer')}, since {holder.get('since', '?')})"
+
+
+def _flock_pids(path: Path) -> set[int] | None:
+    """Pids holding a ``flock`` on ``path`` according to ``/proc/locks``; None where there is none."""
+    try:
+        info = os.stat(path)
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return None if not Path("/proc/locks").exists() else set()
+    key = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    pids = set()
+    for line in table.splitlines():
+        fields = line.split()
+        if "->" in fields:  # a waiter, not a holder
+            continue
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == key:
+            try:
+                pids.add(int(fields[4]))
+            except ValueError:
+                continue
+    return pids
+
+
+def verified_holder(db_path) -> dict | None:
+    """The writer lock's holder record (as :func:`memsearch.engine.lock.lock_holder`), if its pid really holds the lock.
+
+    A record naming a dead pid, or a live pid that does not hold the lock (pid reuse after a
+    ``kill -9``), reads as None. Without ``/proc/locks`` (not Linux) a live pid is trusted.
+    """
+    from ..engine.lock import lock_holder
+
+    db_path = Path(db_path)
+    holder = lock_holder(db_path) if db_path.is_dir() else None
+    if not holder:
+        return None
+    pids = _flock_pids(db_path / LOCK_FILE)
+    if pids is not None and holder.get("pid") not in pids:
+        return None
+    return holder
+
+
+def _ask_status(base: Path, db_path: Path, timeout: float = STATUS_TIMEOUT_S) -> dict | None:
+    from .client import Client
+
+    try:
+        return Client(base, db_path, timeout=timeout).call("status")
+    except DaemonUnavailable:
+        return None
+
+
+@dataclass(frozen=True)
+class Started:
+    """What ``watch --detach`` did: started a daemon, or found one (``already``)."""
+
+    pid: int | None
+    root: Path
+    db: Path
+    log: Path
+    already: bool = False
+    serving: bool = False
+    socket: str | None = None
+    reported: bool = True  # False: still starting after START_TIMEOUT_S
+
+
+def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
+           start_timeout: float = START_TIMEOUT_S) -> Started:
+    """Start ``memsearch watch`` in the background, or report the daemon already keeping the index.
+
+    Idempotent: a daemon (``watch``) already holding the index gives ``already=True``. Another
+    writer (an ``index`` run) raises :class:`IndexLocked` unless ``wait``. A daemon that exits
+    at start raises :class:`MemsearchError` with the last error line of its log.
+    """
+    base, db_path = index_paths(root, db)
+    log_path = db_path / LOG_FILE
+    holder = verified_holder(db_path)
+    if holder and holder.get("purpose") == "watch":
+        status = _ask_status(base, db_path)
+        return Started(pid=holder.get("pid"), root=base, db=db_path, log=log_path, already=True,
+                       serving=status is not None, socket=status.get("socket") if status else None)
+    if holder and not wait:
+        raise IndexLocked(f"the index at {db_path} is being written by {holder_text(holder)}; "
+                          f"`memsearch status {base}` tells more, `memsearch stop {base}` stops a daemon")
+    db_path.mkdir(parents=True, exist_ok=True)
+    given = str(db) if db else None
+    target = given if given and "://" in given else str(db_path)  # a remote index: its URI (db_path: its local state)
+    cmd = [sys.executable, "-m", "memsearch", "watch", str(base), "--db", target,
+           "--log-file", str(log_path), "--wait", str(wait)]
+    if model:
+        cmd += ["--model", model]
+    if debounce is not None:
+        cmd += ["--debounce", str(debounce)]
+    offset = log_path.stat().st_size if log_path.exists() else 0
+    with open(log_path, "ab") as log:  # output before logging is set up (and crashes) land here too
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
+    deadline = time.monotonic() + start_timeout + wait
+    while True:
+        state = _read_state(db_path)
+        if state and state.get("pid") == proc.pid:
+            return Started(pid=proc.pid, root=base, db=db_path, log=log_path, serving=bool(state.get("socket")),
+                           socket=state.get("socket"))
+        code = proc.poll()
+        if code is not None:
+            with open(log_path, "rb") as log:
+                log.seek(offset)
+                lines = [ln for ln in log.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+            last = next((ln for ln in reversed(lines) if "error" in ln.lower()), lines[-1] if lines else "no output")
+            raise MemsearchError(f"the daemon exited at start (status {code}): {last.removeprefix('error: ')} (log: {log_path})")
+        if time.monotonic() > deadline:
+            return Started(pid=proc.pid, root=base, db=db_path, log=log_path, reported=False)
+        time.sleep(0.1)
+
+
+def _read_state(db_path: Path) -> dict | None:
+    import json
+
+    try:
+        return json.loads((db_path / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def daemon_status(root, db=None) -> dict:
+    """What ``memsearch status`` reports, as a dict: daemon, serving and socket, index size, pending changes."""
+    from ..engine.store import Store
+    from ..memory.tree import scan
+    from .protocol import socket_path
+
+    base, db_path = index_paths(root, db)
+    holder = verified_holder(db_path)
+    state = _read_state(db_path) or {}
+    running = bool(holder and holder.get("purpose") == "watch")
+    answer = _ask_status(base, db_path) if running else None
+    info: dict = {"root": str(base), "db": str(db_path), "running": running,
+                  "pid": holder.get("pid") if running else None,
+                  "since": state.get("started") if running else None,
+                  "state": state.get("state") if running else ("not running" if not state else f"not running (last: {state.get('state')})"),
+                  "serving": answer is not None,
+                  "socket": answer.get("socket") if answer else (state.get("socket") if running else None) or str(socket_path(db_path)),
+                  "writer": holder if holder and not running else None,
+                  "last_sync": state.get("last_sync"), "last_compaction": state.get("last_compaction"),
+                  "error": state.get("error"), "log": str(db_path / LOG_FILE) if (db_path / LOG_FILE).exists() else None,
+                  "indexed": False, "files": 0, "chunks": 0, "model": None, "disk_bytes": 0, "pending": None}
+    if not running and state and state.get("state") not in ("stopped", None):
+        info["state"] += ": it did not stop cleanly; the next start catches up"
+    if not (db_path / "index.json").is_file():
+        return info
+    store = Store(db_path)
+    meta = store.read_meta() or {}
+    states = store.file_states()
+    chunks = store.chunks()
+    tree = scan(base)
+    wanted = set(tree.external_files) | (set(tree.core_files) if meta.get("include_core") else set())
+    changed = 0
+    for path in wanted & set(states):
+        try:
+            st = (base / path).stat()
+        except OSError:
+            continue
+        changed += st.st_mtime_ns != states[path].mtime_ns or st.st_size != states[path].size
+    info.update(indexed=True, files=len(states), chunks=chunks.count_rows() if chunks is not None else 0,
+                model=meta.get("model"), disk_bytes=store.disk_bytes(), updated=meta.get("updated"),
+                pending={"added": len(wanted - set(states)), "changed": changed, "removed": len(set(states) - wanted)})
+    info["pending"]["total"] = sum(info["pending"].values())
+    return info
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What ``stop`` did. ``outcome``: ``stopped``, ``not-running``, ``not-a-daemon`` (another writer
+    holds the index: ``holder``) or ``timeout`` (still running after the timeout)."""
+
+    outcome: str
+    root: Path
+    db: Path
+    pid: int | None = None
+    holder: dict | None = None
+    stale_pid: int | None = None  # writer.json named this live pid, which does not hold the lock
+
+
+def stop(root, db=None, timeout: float = 60.0) -> Stopped:
+    """SIGTERM the daemon of the index, once its pid is verified to hold the lock; wait for it to exit."""
+    from ..engine.lock import lock_holder
+
+    base, db_path = index_paths(root, db)
+    holder = verified_holder(db_path)
+    if not holder:
+        recorded = lock_holder(db_path) if db_path.is_dir() else None
+        return Stopped("not-running", base, db_path, stale_pid=recorded.get("pid") if recorded else None)
+    if holder.get("purpose") != "watch" or not holder.get("pid"):
+        return Stopped("not-a-daemon", base, db_path, holder=holder)
+    pid = int(holder["pid"])
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + timeout
+    while (now := verified_holder(db_path)) and now.get("pid") == pid:
+        if time.monotonic() > deadline:
+            return Stopped("timeout", base, db_path, pid=pid)
+        time.sleep(0.1)
+    return Stopped("stopped", base, db_path, pid=pid)
+
+
+class WatchThread:
+    """The daemon (watcher and socket server) inside another process, e.g. ``memsearch serve --watch``.
+
+    ``start()`` takes the writer lock, loads the model and listens (raising
+    :class:`IndexLocked` when another writer holds the index), then follows file events in a
+    background thread until ``close()``.
+    """
+
+    def __init__(self, root, db=None, model=None, debounce=None):
+        import threading
+
+        from .daemon import Daemon
+
+        self.stop_event = threading.Event()
+        self.daemon = Daemon(root, db=db, model=model, debounce=debounce, stop_event=self.stop_event, listen=True)
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "WatchThread":
+        import logging
+        import threading
+
+        from .watcher import follow
+
+        self.daemon.start()
+
+        def run() -> None:
+            try:
+                for _ in follow(self.daemon):
+                    pass
+            except Exception:  # noqa: BLE001 - the server process keeps serving in-process
+                logging.getLogger("memsearch.watch").exception("the watcher stopped")
+
+        self._thread = threading.Thread(target=run, name="memsearch-watch", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop after the batch in hand; the lock is released and the socket removed."""
+        self.stop_event.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self.daemon.close()

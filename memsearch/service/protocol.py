@@ -1,0 +1,146 @@
+"""The daemon's wire protocol (version 1): where its socket lives and how one request and one reply look.
+
+**Transport.** A Unix domain stream socket, owner-only: ``DB/run/daemon.sock`` (mode 0600) in
+a folder of mode 0700 next to the index. A path longer than :data:`MAX_SOCKET_PATH` bytes
+(the kernel allows 107) is replaced by ``$XDG_RUNTIME_DIR/memsearch/<hash>.sock``, or (when that
+is unset or long too) ``<tempdir>/memsearch-<uid>/<hash>.sock``, the hash being of the index path; the daemon also
+records the path it bound in ``DB/daemon.json`` (key ``socket``), where clients look when the
+derived path is absent. There is no TCP listener. The daemon refuses peers of another uid
+(``SO_PEERCRED``); clients check the daemon's uid the same way.
+
+**Framing: JSON lines**, as watchman's JSON protocol: each request and each reply is one line
+of compact UTF-8 JSON ended by ``\\n``; a connection may carry many requests, answered in
+order. Chosen over HTTP over the socket because a client needs only ``socket`` and ``json``
+from the standard library (no HTTP client to import on the hot path of a shell command),
+and because it is trivial to drive by hand (``socat - UNIX-CONNECT:DB/run/daemon.sock``).
+``ruff server`` speaks LSP (JSON-RPC with ``Content-Length`` headers) over stdio, which suits
+one editor per process, not many short-lived shell clients; dmypy, like this daemon, keeps
+one process per tree and a status file telling clients where to connect.
+
+Request::
+
+    {"v": 1, "id": 7, "method": "search", "params": {"query": "...", "k": 5}}
+
+Reply, one per request, with the request's ``id``::
+
+    {"v": 1, "id": 7, "ok": true, "result": {...}, "server_ms": 12.3}
+    {"v": 1, "id": 7, "ok": false, "error": {"type": "InvalidArgument", "message": "..."}}
+
+``error.type`` is the name of a :mod:`memsearch.errors` class when the request itself was
+wrong (a bad argument, a path outside the root): a client raises that error as if it had run
+the call itself. The protocol's own errors are :data:`PROTOCOL_ERRORS`. Methods
+(:data:`METHODS`) and their ``params``:
+
+* ``search``: ``query``, ``k``, ``scope``, ``mode``, ``since``, ``until``, ``model`` (a model name
+  the client expects; the daemon refuses another) -> ``{"hits": [Hit.to_dict(), ...]}``
+* ``read``: ``path``, ``lines`` -> ``ReadResult.to_dict()``
+* ``ls``: ``path``, ``encoding`` -> ``Listing.to_dict()``
+* ``core``: ``encoding`` -> ``CoreMemory.to_dict()``
+* ``status``: none -> ``{"protocol", "memsearch", "pid", "uid", "root", "db", "model", "socket", "state"}``
+
+Every request may also carry ``root`` (the memory root the client means); a daemon of
+another root answers ``WrongRoot``. A version other than :data:`PROTOCOL_VERSION` is answered
+``UnsupportedVersion`` (the client then works in-process).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+
+from .. import settings
+
+__all__ = ["PROTOCOL_VERSION", "METHODS", "PROTOCOL_ERRORS", "MAX_LINE_BYTES", "MAX_SOCKET_PATH",
+           "SOCKET_DIR", "SOCKET_NAME", "index_dir", "socket_path", "secure_dir", "encode", "decode",
+           "ProtocolError"]
+
+PROTOCOL_VERSION = 1
+METHODS = ("search", "read", "ls", "core", "status")
+#: Errors of the protocol itself (not of the call): the client falls back to in-process work.
+PROTOCOL_ERRORS = ("BadRequest", "UnsupportedVersion", "UnknownMethod", "WrongRoot", "WrongModel",
+                   "PermissionDenied", "ServerError")
+#: Longest request line the daemon reads; a longer one is answered ``BadRequest`` and the connection closed.
+MAX_LINE_BYTES = 1 << 20
+#: Longest socket path used as is; ``sun_path`` holds 108 bytes with the final NUL (Linux), 104 on BSDs.
+MAX_SOCKET_PATH = 100
+SOCKET_DIR = "run"
+SOCKET_NAME = "daemon.sock"
+DB_DIRNAME = ".memsearch"  # as memsearch.engine.index.DB_DIRNAME (a test checks they agree)
+
+
+class ProtocolError(ValueError):
+    """A line that is not a valid message of this protocol."""
+
+
+def index_dir(root: Path, db: str | os.PathLike[str] | None = None) -> Path:
+    """The index directory of the resolved ``root``: ``db``, else ``$MEMSEARCH_DB``, else ``ROOT/.memsearch``.
+
+    The same rule as :func:`memsearch.engine.index.default_db_path`, without importing the engine.
+    """
+    target = db if db else (settings.get("db") or root / DB_DIRNAME)
+    if isinstance(target, str) and "://" in target:  # a remote index: its local state directory
+        from ..engine.remote import local_dir
+
+        return Path(os.path.abspath(local_dir(target)))
+    return Path(os.path.abspath(Path(target).expanduser()))
+
+
+def _short_bases() -> list[Path]:
+    bases = []
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
+        bases.append(Path(runtime) / "memsearch")
+    import tempfile
+
+    return bases + [Path(tempfile.gettempdir()) / f"memsearch-{os.getuid()}", Path("/tmp") / f"memsearch-{os.getuid()}"]
+
+
+def socket_path(db_path: str | os.PathLike[str]) -> Path:
+    """Where the daemon of the index at ``db_path`` listens (see the module docstring)."""
+    db_path = Path(os.path.abspath(db_path))
+    near = db_path / SOCKET_DIR / SOCKET_NAME
+    if len(os.fsencode(near)) <= MAX_SOCKET_PATH:
+        return near
+    name = hashlib.sha256(os.fsencode(db_path)).hexdigest()[:24] + ".sock"
+    bases = _short_bases()
+    return next((base / name for base in bases if len(os.fsencode(base / name)) <= MAX_SOCKET_PATH), bases[-1] / name)
+
+
+def secure_dir(path: Path, create: bool = False) -> Path:
+    """``path`` as a folder that only this user can enter (0700, owned by us, not a link).
+
+    ``create``: make it (and fix a mode we own) if needed. Raises :class:`PermissionError`
+    when someone else owns it or could reach into it: a socket there could be hijacked.
+    """
+    if create:
+        try:
+            path.mkdir(mode=0o700, parents=True)
+        except FileExistsError:
+            pass
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise PermissionError(f"{path} is not a folder owned by this user (uid {os.getuid()})")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        if not create:
+            raise PermissionError(f"{path} is open to other users (mode {stat.S_IMODE(info.st_mode):o}); it must be 0700")
+        os.chmod(path, 0o700)
+    return path
+
+
+def encode(message: dict) -> bytes:
+    """One message as a protocol line (compact JSON, UTF-8, ending in a newline)."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def decode(line: bytes) -> dict:
+    """One protocol line back to a message; :class:`ProtocolError` when it is not a JSON object."""
+    try:
+        message = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ProtocolError(f"not a line of UTF-8 JSON: {exc}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError(f"a message is a JSON object, not {type(message).__name__}")
+    return message

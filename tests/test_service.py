@@ -1,0 +1,363 @@
+"""The daemon's socket server and its thin client, with real Unix sockets and real processes.
+
+The index here uses the HashEmbedder (fast); tests/test_service_e2e.py runs the same paths
+with the real model and real daemon processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from memsearch import errors
+from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.index import DB_DIRNAME, MemoryIndex, default_db_path
+from memsearch.memory.contract import list_dir, load_core, read
+from memsearch.service import protocol
+from memsearch.service.client import Client, ask
+from memsearch.service.process import verified_holder
+from memsearch.service.server import Server
+from tests.conftest import REPO
+
+TREE = {
+    "MEMORY.md": "# Memory\n\nRoot index.\n",
+    "persona.md": "# Persona\n\nCalm and precise.\n",
+    "notes/MEMORY.md": "# Notes\n\nWorking notes.\n",
+    "notes/atlas.md": "# Atlas\n\n## Goals\n\nShip the atlas search.\n\n## Risks\n\nThe vendor is late.\n",
+    "people/MEMORY.md": "# People\n\nWho is who.\n",
+    "people/bob.md": "# Bob\n\nBob likes kayaks.\n",
+}
+ENV = dict(os.environ, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+
+
+@pytest.fixture
+def served(make_tree):
+    """A memory root, its index (HashEmbedder, synced) and a Server on its socket."""
+    root = make_tree(TREE)
+    index = MemoryIndex(root, embedder=HashEmbedder())
+    index.sync()
+    server = Server(index).start()
+    yield root, index, server
+    server.close()
+
+
+def raw(path: Path, *lines: bytes, timeout: float = 5.0) -> list[dict]:
+    """Send ``lines`` on one connection; the replies, one per non-blank line."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(str(path))
+        replies = []
+        with sock.makefile("rb") as stream:
+            for line in lines:
+                sock.sendall(line)
+                if line.strip():
+                    replies.append(json.loads(stream.readline()))
+        return replies
+
+
+def test_the_index_dir_rule_matches_the_engine(make_tree, monkeypatch):
+    root = make_tree(TREE).resolve()
+    assert protocol.DB_DIRNAME == DB_DIRNAME
+    assert protocol.index_dir(root) == default_db_path(root)
+    monkeypatch.setenv("MEMSEARCH_DB", str(root.parent / "elsewhere"))
+    assert protocol.index_dir(root) == default_db_path(root)
+
+
+def test_socket_is_owner_only_and_answers_like_the_library(served):
+    root, index, server = served
+    assert server.path == index.db_path.absolute() / "run" / "daemon.sock"
+    assert stat.S_IMODE(os.stat(server.path).st_mode) == 0o600 and stat.S_ISSOCK(os.stat(server.path).st_mode)
+    assert stat.S_IMODE(os.stat(server.path.parent).st_mode) == 0o700
+    client = Client(root)
+    hits = client.call("search", query="vendor late", k=3)["hits"]
+    assert hits == [h.to_dict() for h in index.search("vendor late", k=3)] and hits[0]["path"] == "notes/atlas.md"
+    keyword = client.call("search", query="kayaks", k=2, mode="keyword", scope="people")["hits"]
+    assert keyword == [h.to_dict() for h in index.search("kayaks", k=2, mode="keyword", scope="people")]
+    assert client.call("read", path="notes/atlas.md", lines="3:5") == read(root, "notes/atlas.md", "3:5").to_dict()
+    assert client.call("ls", path=".") == json.loads(json.dumps(list_dir(root, ".").to_dict()))
+    assert client.call("core") == json.loads(json.dumps(load_core(root).to_dict()))
+    status = client.call("status")
+    assert status["pid"] == os.getpid() and status["root"] == str(root.resolve()) and status["protocol"] == 1
+    assert status["socket"] == str(server.path) and status["model"] == "hash-test"
+
+
+def test_a_bad_call_raises_the_error_the_library_raises(served):
+    root, _, _ = served
+    client = Client(root)
+    for method, params, local in (
+        ("read", {"path": "../outside.md"}, lambda: read(root, "../outside.md")),
+        ("read", {"path": "notes/nope.md"}, lambda: read(root, "notes/nope.md")),
+        ("search", {"query": "x", "since": "2026-13-40"}, lambda: MemoryIndex(root, embedder=HashEmbedder()).search("x", since="2026-13-40")),
+        ("search", {"query": "  "}, lambda: MemoryIndex(root, embedder=HashEmbedder()).search("  ")),
+    ):
+        with pytest.raises(errors.MemsearchError) as remote:
+            client.call(method, **params)
+        with pytest.raises(errors.MemsearchError) as here:
+            local()
+        assert type(remote.value) is type(here.value) and str(remote.value) == str(here.value)
+
+
+def test_malformed_requests_get_error_replies_and_the_server_keeps_serving(served):
+    root, _, server = served
+    ok = b'{"v": 1, "id": 9, "method": "status"}\n'
+    replies = raw(server.path,
+                  b"this is not json\n", b"[1, 2, 3]\n", b"\xff\xfe\n", b"\n",
+                  b'{"v": 2, "id": 1, "method": "status"}\n',
+                  b'{"v": 1, "id": 2, "method": "drop_tables"}\n',
+                  b'{"v": 1, "id": 3, "method": "search", "params": []}\n',
+                  b'{"v": 1, "id": 4, "method": "search", "params": {"query": "x", "rm": true}}\n',
+                  b'{"v": 1, "id": 5, "method": "read", "params": {}}\n',
+                  b'{"v": 1, "id": 6, "method": "status", "root": "/somewhere/else"}\n',
+                  b'{"v": 1, "id": 7, "method": "search", "params": {"query": "x", "model": "another-model"}}\n',
+                  ok)
+    kinds = [(r["id"], r["ok"], r.get("error", {}).get("type")) for r in replies]
+    assert kinds == [(None, False, "BadRequest"), (None, False, "BadRequest"), (None, False, "BadRequest"),
+                     (1, False, "UnsupportedVersion"), (2, False, "UnknownMethod"), (3, False, "BadRequest"),
+                     (4, False, "BadRequest"), (5, False, "BadRequest"), (6, False, "WrongRoot"),
+                     (7, False, "WrongModel"), (9, True, None)]
+    assert all(r["error"]["message"] for r in replies if not r["ok"])
+    # a line over the limit: an error reply, that connection closed, the server still serves others
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(str(server.path))
+        sock.sendall(b"x" * (protocol.MAX_LINE_BYTES + 10) + b"\n")
+        with sock.makefile("rb") as stream:
+            assert json.loads(stream.readline())["error"]["type"] == "BadRequest"
+            assert stream.readline() == b""
+    assert raw(server.path, ok)[0]["ok"] and Client(root).call("search", query="kayaks")["hits"]
+
+
+def test_concurrent_clients_while_the_index_is_written(served):
+    root, index, server = served
+    errors_seen: list[BaseException] = []
+    stop = threading.Event()
+
+    def client_loop() -> None:
+        client = Client(root)
+        while not stop.is_set():
+            try:
+                assert client.call("search", query="vendor", k=2)["hits"]
+            except BaseException as exc:  # noqa: BLE001
+                errors_seen.append(exc)
+                return
+
+    threads = [threading.Thread(target=client_loop) for _ in range(8)]
+    for t in threads:
+        t.start()
+    writer = MemoryIndex(root, embedder=index.embedder)
+    for i in range(5):
+        (root / "notes" / f"extra{i}.md").write_text(f"# Extra {i}\n\nThe vendor sent note {i}.\n")
+        writer.sync()
+    stop.set()
+    for t in threads:
+        t.join(30)
+    assert not errors_seen, errors_seen[:3]
+    assert any(h["path"] == "notes/extra4.md" for h in Client(root).call("search", query="vendor sent note 4", k=10)["hits"])
+
+
+def test_long_index_paths_get_a_short_hashed_socket_recorded_for_clients(make_tree, tmp_path, monkeypatch):
+    root = make_tree(TREE)
+    deep = tmp_path / ("d" * 60) / ("e" * 60) / "index"
+    import tempfile
+
+    runtime = Path(tempfile.mkdtemp(prefix="xdg-", dir="/tmp"))  # short, as /run/user/UID is
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    index = MemoryIndex(root, db=deep, embedder=HashEmbedder())
+    index.sync()
+    with Server(index) as server:
+        assert server.path.parent == runtime / "memsearch" and len(os.fsencode(server.path)) <= protocol.MAX_SOCKET_PATH
+        assert stat.S_IMODE(os.stat(server.path.parent).st_mode) == 0o700
+        assert Client(root, deep).call("search", query="kayaks")["hits"]
+        # a client with another XDG_RUNTIME_DIR finds the path the daemon recorded in daemon.json
+        (deep / "daemon.json").write_text(json.dumps({"socket": str(server.path)}))
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "nowhere"))
+        assert Client(root, deep).path == server.path and Client(root, deep).call("status")["socket"] == str(server.path)
+    assert not server.path.exists()
+    shutil.rmtree(runtime)
+
+
+def test_a_folder_open_to_others_is_refused(make_tree, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    with pytest.raises(PermissionError):
+        protocol.secure_dir(shared)
+    assert protocol.secure_dir(shared, create=True) == shared and stat.S_IMODE(os.stat(shared).st_mode) == 0o700
+    os.symlink(shared, tmp_path / "link")
+    with pytest.raises(PermissionError):
+        protocol.secure_dir(tmp_path / "link")
+
+
+def test_no_daemon_or_a_stale_socket_falls_back_at_once_and_silently(make_tree, tmp_path):
+    root = make_tree(TREE)
+    warnings: list[str] = []
+    assert ask(root, "status", {}, warn=warnings.append) is None  # no socket at all
+    path = protocol.socket_path(protocol.index_dir(root.resolve()))
+    protocol.secure_dir(path.parent, create=True)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(path))  # what kill -9 leaves: a socket file nobody listens on
+    dead.close()
+    started = time.monotonic()
+    assert ask(root, "status", {}, warn=warnings.append, timeout=5) is None
+    assert time.monotonic() - started < 1 and warnings == []
+
+
+def test_a_daemon_that_does_not_answer_in_time_gives_one_warning(make_tree):
+    root = make_tree(TREE)
+    path = protocol.socket_path(protocol.index_dir(root.resolve()))
+    protocol.secure_dir(path.parent, create=True)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as mute:
+        mute.bind(str(path))
+        mute.listen(1)  # accepts connections (backlog) and never answers
+        warnings: list[str] = []
+        started = time.monotonic()
+        assert ask(root, "search", {"query": "x"}, warn=warnings.append, timeout=0.3) is None
+        assert 0.3 <= time.monotonic() - started < 3
+    assert len(warnings) == 1 and "did not answer within 0.3 s" in warnings[0]
+
+
+SLOW_SERVER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.index import MemoryIndex
+    from memsearch.service.server import Server
+
+    class Slow(HashEmbedder):
+        def embed_query(self, text):
+            Path(sys.argv[2]).touch()  # the request is in hand
+            time.sleep(60)
+            return super().embed_query(text)
+
+    index = MemoryIndex(sys.argv[1], embedder=Slow())
+    server = Server(index).start()
+    print("ready", flush=True)
+    time.sleep(120)
+""")
+
+
+def test_daemon_killed_mid_request_then_the_client_falls_back(make_tree, tmp_path):
+    root = make_tree(TREE)
+    MemoryIndex(root, embedder=HashEmbedder()).sync()
+    entered = tmp_path / "entered"
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_SERVER, str(root), str(entered)], env=ENV,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        warnings: list[str] = []
+        answer: list = []
+        asking = threading.Thread(target=lambda: answer.append(ask(root, "search", {"query": "kayaks"}, warn=warnings.append, timeout=30)))
+        asking.start()
+        deadline = time.monotonic() + 20
+        while not entered.exists():
+            assert time.monotonic() < deadline, "the server never took the request"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        asking.join(10)
+        proc.wait(10)
+        assert answer == [None] and len(warnings) == 1
+        assert "mid-request" in warnings[0] or "closed the connection" in warnings[0]
+        # the socket file is left behind: the next client falls back at once, without a word
+        assert protocol.socket_path(protocol.index_dir(root.resolve())).exists()
+        started = time.monotonic()
+        assert ask(root, "search", {"query": "kayaks"}, warn=warnings.append, timeout=30) is None
+        assert time.monotonic() - started < 1 and len(warnings) == 1
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv to act as another user")
+def test_another_uid_cannot_reach_the_socket_and_is_refused_by_peer_credentials(served, tmp_path):
+    root, _, server = served
+    probe = textwrap.dedent("""
+        import json, socket, sys
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(10)
+        try:
+            s.connect(sys.argv[1])
+        except PermissionError:
+            print("EACCES"); sys.exit(0)
+        s.sendall(b'{"v": 1, "id": 1, "method": "status"}\\n')
+        print(json.loads(s.makefile("rb").readline())["error"]["type"])
+    """)
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-I", "-c", probe, str(server.path)]
+    # 1. the file modes alone keep another user out (the folder is 0700, the socket 0600)
+    assert subprocess.run(as_nobody, capture_output=True, text=True, timeout=60).stdout.strip() == "EACCES"
+    # 2. even with the modes opened up, the daemon refuses a peer of another uid (SO_PEERCRED)
+    for p in [server.path.parent, *server.path.parents]:
+        if p == Path("/"):
+            break
+        os.chmod(p, os.stat(p).st_mode | 0o005)
+    os.chmod(server.path, 0o666)
+    result = subprocess.run(as_nobody, capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "PermissionDenied", result.stderr
+    assert Client(root).call("status")["uid"] == os.getuid()  # the owner is still served
+
+
+def test_stop_never_signals_a_stale_pid_that_another_live_process_now_has(make_tree):
+    root = make_tree(TREE)
+    db = root / ".memsearch"
+    db.mkdir()
+    (db / "writer.lock").touch()
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:  # what a kill -9 leaves behind when the pid is later given to an unrelated process
+        (db / "writer.json").write_text(json.dumps({"pid": bystander.pid, "purpose": "watch", "since": "2026-01-01T00:00:00"}))
+        assert verified_holder(db) is None
+        run = lambda *a: subprocess.run([sys.executable, "-m", "memsearch", *a], capture_output=True, text=True, timeout=120, env=ENV)  # noqa: E731
+        stopped = run("stop", str(root), "--timeout", "2")
+        assert stopped.returncode == 0, stopped.stderr
+        assert "no memsearch daemon is running" in stopped.stdout and f"process {bystander.pid}" in stopped.stdout
+        assert "not signalled" in stopped.stdout
+        status = json.loads(run("status", str(root), "--json").stdout)
+        assert status["running"] is False and status["pid"] is None and status["serving"] is False
+        time.sleep(0.2)
+        assert bystander.poll() is None  # still alive: never signalled
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_the_client_path_imports_nothing_heavy():
+    code = ("import sys, memsearch.service.client, memsearch.service.protocol, memsearch.cli.fast, memsearch.cli.render, "
+            "memsearch.harness.api, memsearch.harness.tools; "
+            "print([m for m in ('torch', 'lancedb', 'pyarrow', 'sentence_transformers', 'typer', 'watchfiles') if m in sys.modules])")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=ENV)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_cli_answered_by_the_daemon_imports_neither_typer_nor_the_engine(served):
+    root, index, _ = served
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "memsearch", "search", str(root), "vendor late", "--json"],
+                            capture_output=True, text=True, timeout=120, env=ENV)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["hits"] == [h.to_dict() for h in index.search("vendor late", k=10)]
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "memsearch.service.client" in imported
+    assert not imported & {"typer", "torch", "lancedb", "pyarrow", "sentence_transformers", "memsearch.engine.index"}
+
+
+def test_fast_path_leaves_everything_unusual_to_the_full_cli():
+    from memsearch.cli.fast import parse
+
+    assert parse(["search", "r", "q", "-k3", "--json", "--mode=keyword"]) == (
+        "search", {"root": "r", "query": "q"}, {"-k": "3", "--mode": "keyword"}, {"--json"})
+    assert parse(["search", "r", "--", "-dash"]) == ("search", {"root": "r", "query": "-dash"}, {}, set())
+    assert parse(["ls", "r"]) == ("ls", {"root": "r", "directory": "."}, {}, set())
+    for argv in (["search", "r", "q", "--help"], ["search", "r", "--queries", "f"], ["search", "r", "q", "--local"],
+                 ["search", "r", "q", "-k", "0"], ["search", "r", "q", "-k", "x"], ["search", "r"], ["read", "r"],
+                 ["search", "r", "q", "extra"], ["search", "r", "q", "--scope"], ["core", "r", "--jsn"], ["index", "r"], []):
+        assert parse(argv) is None, argv
