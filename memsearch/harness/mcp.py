@@ -8,9 +8,10 @@
 * Resources: ``memory://core`` (core memory as rendered into a system prompt) and every
   ``MEMORY.md`` as ``memory://file/<path>``; the template ``memory://file/{path}`` reads any
   memory file. Resources are never cut to the token budget.
-* One :class:`~memsearch.tools.ToolBox` per server: one model and one index stay open; every
-  search first syncs the files changed since the last call, unless a daemon
-  (``memsearch watch``) holds the index. Memory files are only ever read, unless the toolbox
+* One :class:`~memsearch.tools.ToolBox` per server. While a daemon (``memsearch watch``, or
+  this server with ``serve --watch``) serves the index, it answers the searches and the server
+  loads no model; otherwise one model and one index stay open here and every search first
+  syncs the files changed since the last call. Memory files are only ever read, unless the toolbox
   is writable (``serve --writable``): then the ``memory`` tool writes them, keeping the tree valid.
 * Transports: stdio (:func:`serve_stdio`), or streamable HTTP on a loopback address only
   (:func:`serve_http`): there is no authentication.

@@ -66,6 +66,10 @@ class Client:
         Raises :class:`DaemonUnavailable` (``quiet`` when no daemon listens at all) or the
         :mod:`memsearch.errors` error the daemon reports for the call itself.
         """
+        return self.request(method, **params)["result"]
+
+    def request(self, method: str, **params) -> dict:
+        """The daemon's whole reply to ``method(**params)`` (``result``, ``server_ms``, ...); errors as :meth:`call`."""
         if self.path is None:
             raise DaemonUnavailable(f"no memsearch daemon serves {self.db_path}", quiet=True)
         self._ids += 1
@@ -76,7 +80,7 @@ class Client:
             raise DaemonUnavailable("the request does not fit in JSON", quiet=True) from None
         reply = self._exchange(data)
         if reply.get("ok") is True and "result" in reply:
-            return reply["result"]
+            return reply
         error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
         kind, message = str(error.get("type", "ServerError")), str(error.get("message", "no message"))
         cls = getattr(errors, kind, None) if kind in errors.__all__ and kind not in PROTOCOL_ERRORS else None
@@ -100,7 +104,10 @@ class Client:
                 raise DaemonUnavailable(f"the socket {self.path} belongs to uid {uid}, not to this user: not used")
             buffer = bytearray()
             try:
-                sock.sendall(data)
+                try:
+                    sock.sendall(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # refused at once (another uid, too busy): the reply saying why may be waiting
                 while not buffer.endswith(b"\n"):
                     left = deadline - time.monotonic()
                     if left <= 0:
