@@ -34,9 +34,10 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["run", "main"]
+from benchmarks.common import REPO, child_env
 
-REPO = Path(__file__).resolve().parents[1]
+__all__ = ["run", "main", "report"]
+
 EXAMPLES = REPO / "examples" / "memory"
 QUERIES = ["when is the next milestone", "who owns the billing migration", "what did we decide about the vendor",
            "holiday before the deadline", "database outage last week", "how does Priya like to work"]
@@ -46,7 +47,7 @@ WORDS = ("harbour budget vendor contract kayak rental deadline spring hiring des
 
 
 def _env() -> dict:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env = child_env()
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     env.pop("MEMSEARCH_DB", None)
     return env
