@@ -28,7 +28,8 @@ from .lock import WriterLock
 from .remote import RemoteDB, RemoteWriterLock, is_remote
 from .sync import IndexReport, Progress, sync_tree
 from .flat import FlatVectors
-from .fusion import CANDIDATE_FACTOR, DEFAULT_FUSION, FUSIONS, MIN_CANDIDATES, fuse, merge_rows
+from .cjk import keyword_text
+from .fusion import CANDIDATE_FACTOR, DEFAULT_FUSION, FUSIONS, MIN_CANDIDATES, fuse, merge_rows, vector_weight
 from .store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, Filter, Store
 from ..memory.tokens import encoding_name
 from ..memory.tree import resolve_root, safe_path, scan
@@ -41,6 +42,11 @@ MODES = ("hybrid", "vector", "keyword")
 
 MAX_K = 1000
 _COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "date"]
+
+
+def _multilingual(embedder) -> bool:
+    """Whether the embedder's model reads more than English (``multilingual`` in models.toml)."""
+    return bool(getattr(getattr(embedder, "spec", None), "multilingual", False))
 
 
 def default_db_path(root: Path) -> Path:
@@ -284,7 +290,8 @@ class MemoryIndex:
             keyword = None
         vector = self._vector(table, query, n, flt)
         bm25 = keyword.result() if keyword is not None else self._keyword(table, query, n, flt)
-        return self._merge(fuse(self.fusion, vector, bm25), k)
+        weight = vector_weight(query, multilingual=_multilingual(self.embedder))
+        return self._merge(fuse(self.fusion, vector, bm25, weight), k)
 
     def _pool(self):
         with self._pool_lock:
@@ -312,6 +319,7 @@ class MemoryIndex:
         return rows
 
     def _keyword(self, table, query: str, n: int, flt: Filter) -> list[dict]:
+        query = keyword_text(query)  # CJK runs as unigrams + bigrams, as in search_text
         try:
             rows = self._fts(table, query, n, flt)
         except (ValueError, RuntimeError, OSError) as exc:

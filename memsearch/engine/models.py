@@ -36,6 +36,7 @@ class ModelSpec:
     document_prefix: str = ""
     normalize: bool = True
     trust_remote_code: bool = False
+    multilingual: bool = False  # trained on many languages: CJK queries keep the full vector weight
 
 
 def _registry_file() -> Path:
@@ -58,6 +59,7 @@ def registry() -> tuple[str, dict[str, ModelSpec]]:
             document_prefix=entry.get("document_prefix", ""),
             normalize=bool(entry.get("normalize", True)),
             trust_remote_code=bool(entry.get("trust_remote_code", False)),
+            multilingual=bool(entry.get("multilingual", False)),
         )
     return data.get("default", next(iter(specs), "")), specs
 
@@ -80,6 +82,7 @@ def _local_spec(path: Path) -> ModelSpec:
         document_prefix=base.document_prefix if base else "",
         normalize=base.normalize if base else True,
         trust_remote_code=base.trust_remote_code if base else False,
+        multilingual=base.multilingual if base else False,
     )
 
 

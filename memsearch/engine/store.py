@@ -33,7 +33,8 @@ FILES = "files"
 META_FILE = "index.json"
 #: Bumped when the table layout changes; an older index must be rebuilt.
 #: 2: the full-text index stores term positions (phrase queries such as ``"hello world"``).
-FORMAT_VERSION = 2
+#: 3: ``search_text`` holds CJK runs as unigrams + bigrams (memsearch.engine.cjk).
+FORMAT_VERSION = 3
 #: Rows from which the vector column gets an ANN index (IVF_PQ, cosine). Measured with
 #: LanceDB on 2 busy cores, 384-d vectors, top 100: flat search took 19.5 ms at 10k rows,
 #: 153 ms at 50k and 327 ms at 100k, IVF_PQ 8-9 ms at each size. Past ~25k rows flat
@@ -104,7 +105,7 @@ def chunk_schema(dimension: int) -> pa.Schema:
         ("start_line", pa.int32()),
         ("end_line", pa.int32()),
         ("text", pa.string()),
-        ("search_text", pa.string()),  # context header + text: what BM25 sees
+        ("search_text", pa.string()),  # context header + text, CJK as unigrams + bigrams: what BM25 sees
         ("tokens", pa.int32()),
         ("file_hash", pa.string()),
         ("embed_hash", pa.string()),

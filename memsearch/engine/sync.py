@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from .. import settings
 from .chunker import Chunk, ChunkerConfig, chunk_document
+from .cjk import keyword_text
 from ..memory.document import Document, decode, parse_document
 from .embedder import Embedder
 from .store import Store, chunk_schema
@@ -290,7 +291,7 @@ def _rows(pending: list[_Pending], vectors: dict[str, np.ndarray], embedder: Emb
             cols["start_line"].append(chunk.start_line)
             cols["end_line"].append(chunk.end_line)
             cols["text"].append(chunk.text)
-            cols["search_text"].append(text)
+            cols["search_text"].append(keyword_text(text))  # CJK runs as unigrams + bigrams
             cols["tokens"].append(chunk.tokens)
             cols["file_hash"].append(item.state["file_hash"])
             cols["embed_hash"].append(h)
