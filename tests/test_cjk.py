@@ -75,6 +75,8 @@ def test_real_cjk_keyword_and_hybrid_search(cjk_index):
     assert hits and hits[0].path == "zh/project-phoenix.md"
     assert "数据库" in hits[0].text  # hits show the stored text, never the search terms
     assert cjk_index.search("会議", k=3, mode="keyword")[0].path.startswith("ja/")
+    phrase = cjk_index.search('"数据迁移脚本"', k=3, mode="keyword")  # a phrase: consecutive terms
+    assert phrase and "数据迁移脚本" in phrase[0].text
     assert cjk_index.search("예산은", k=3, mode="keyword")[0].path.startswith("ko/")
 
 
