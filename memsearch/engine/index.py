@@ -29,7 +29,7 @@ from .remote import RemoteDB, RemoteWriterLock, is_remote
 from .sync import IndexReport, Progress, sync_tree
 from .flat import FlatVectors
 from .cjk import keyword_text
-from .fusion import CANDIDATE_FACTOR, DEFAULT_FUSION, FUSIONS, MIN_CANDIDATES, fuse, merge_rows, vector_weight
+from .fusion import CANDIDATE_FACTOR, DEFAULT_FUSION, FUSIONS, MIN_CANDIDATES, hybrid, merge_rows
 from .store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, Filter, Store
 from ..memory.tokens import encoding_name
 from ..memory.tree import resolve_root, safe_path, scan
@@ -290,8 +290,7 @@ class MemoryIndex:
             keyword = None
         vector = self._vector(table, query, n, flt)
         bm25 = keyword.result() if keyword is not None else self._keyword(table, query, n, flt)
-        weight = vector_weight(query, multilingual=_multilingual(self.embedder))
-        return self._merge(fuse(self.fusion, vector, bm25, weight), k)
+        return self._merge(hybrid(self.fusion, query, vector, bm25, multilingual=_multilingual(self.embedder)), k)
 
     def _pool(self):
         with self._pool_lock:

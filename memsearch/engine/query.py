@@ -1,0 +1,103 @@
+"""What a query says about itself: the dates it names and whether it looks up an identifier.
+
+Both are read from the query text alone, with no model and no network, and steer fusion
+(:mod:`memsearch.engine.fusion`): an identifier ("atlas-00042", ``retry_budget``,
+``ClickHouse``, "ERR503") is matched by its exact spelling, which BM25 sees and a small
+embedding model blurs; a date ("on 9 November, 2022", "in March 2024", "2026-02-10", "in
+June") points at memory written then, which dated memory records in its front matter or file
+name (:func:`memsearch.memory.document.date_of`). Relative dates ("yesterday", "last week")
+are not resolved: "now" for the agent is not "now" for the memory.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+__all__ = ["DateRange", "query_dates", "is_identifier", "has_identifier"]
+
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
+_MON = "|".join(sorted(_MONTHS, key=len, reverse=True))
+#: A bare month only counts after a preposition and in full ("in June", "during May"), so
+#: "may" the verb and "mar" the word are never read as months.
+_FULL = "|".join(name.lower() for name in calendar.month_name if name)
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MON})\.?,?\s+(\d{{4}})\b", re.I)
+_MONTH_DAY_YEAR = re.compile(rf"\b({_MON})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)
+_MONTH_YEAR = re.compile(rf"\b({_MON})\.?,?\s+(?:of\s+)?(\d{{4}})\b", re.I)
+_MONTH = re.compile(rf"\b(?:in|during|since|by|until|of|early|late|mid)\s+({_FULL})\b", re.I)
+_YEAR = re.compile(r"\b(?:in|during|since|of)\s+((?:19|20)\d{2})\b", re.I)
+
+_TOKEN = re.compile(r"[\w.\-:#@]+")
+_PLAIN_NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s|am|pm|k|m|km|kg|h|min)?", re.I)
+_ABBREVIATION = re.compile(r"[A-Za-z]\.(?:[A-Za-z]\.)*[A-Za-z]?")  # e.g., U.S.
+
+
+@dataclass(frozen=True)
+class DateRange:
+    """Inclusive ISO dates; ``month`` alone (``first``/``last`` None): that month of any year."""
+
+    first: str | None = None
+    last: str | None = None
+    month: int | None = None
+
+    def contains(self, date: str | None, slack_days: int = 0) -> bool:
+        """Whether ``date`` (ISO) falls in the range or up to ``slack_days`` after it."""
+        if not date:
+            return False
+        try:
+            day = dt.date.fromisoformat(date)
+        except ValueError:
+            return False
+        if self.month is not None:
+            return day.month == self.month or (day - dt.timedelta(days=slack_days)).month == self.month
+        late = (dt.date.fromisoformat(self.last) + dt.timedelta(days=slack_days)).isoformat()
+        return self.first <= date <= late
+
+
+def _day(year: str, month: int, day: str) -> DateRange | None:
+    try:
+        iso = dt.date(int(year), month, int(day)).isoformat()
+    except ValueError:
+        return None
+    return DateRange(iso, iso)
+
+
+def query_dates(query: str) -> tuple[DateRange, ...]:
+    """The absolute dates ``query`` names, most precise form first (days, then months, then years)."""
+    found = [_day(m[1], int(m[2]), m[3]) for m in _ISO.finditer(query)]
+    found += [_day(m[3], _MONTHS[m[2].lower()], m[1]) for m in _DAY_MONTH_YEAR.finditer(query)]
+    found += [_day(m[3], _MONTHS[m[1].lower()], m[2]) for m in _MONTH_DAY_YEAR.finditer(query)]
+    ranges = [r for r in found if r]
+    if not ranges:
+        for m in _MONTH_YEAR.finditer(query):
+            year, month = int(m[2]), _MONTHS[m[1].lower()]
+            last = calendar.monthrange(year, month)[1]
+            ranges.append(DateRange(dt.date(year, month, 1).isoformat(), dt.date(year, month, last).isoformat()))
+    if not ranges:
+        ranges = [DateRange(month=_MONTHS[m[1].lower()]) for m in _MONTH.finditer(query)]
+    if not ranges:
+        ranges = [DateRange(f"{m[1]}-01-01", f"{m[1]}-12-31") for m in _YEAR.finditer(query)]
+    return tuple(dict.fromkeys(ranges))
+
+
+def is_identifier(token: str) -> bool:
+    """A code-like token: letters with digits (``atlas-00042``, ``v2``), snake_case,
+    camelCase (``ClickHouse``), or dotted names (``config.yaml``); plain numbers, ordinals,
+    times and abbreviations are not."""
+    token = token.strip(".-:#@")
+    if len(token) < 2 or _PLAIN_NUMBER.fullmatch(token):
+        return False
+    if any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
+        return True
+    if re.search(r"[^\W_]_[^\W_]", token) or re.search(r"[a-z][A-Z]", token):
+        return True
+    return bool(re.search(r"[A-Za-z][.:#][A-Za-z]", token)) and not _ABBREVIATION.fullmatch(token)
+
+
+def has_identifier(query: str) -> bool:
+    """Whether any token of ``query`` is an identifier (:func:`is_identifier`)."""
+    return any(is_identifier(token) for token in _TOKEN.findall(query))

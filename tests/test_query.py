@@ -1,0 +1,58 @@
+"""Query analysis (dates, identifiers) and the fusion steps it drives."""
+
+from __future__ import annotations
+
+from memsearch.engine.fusion import DATE_BOOST, IDENTIFIER_VECTOR_WEIGHT, VECTOR_WEIGHT, date_boost, hybrid, vector_weight
+from memsearch.engine.query import DateRange, has_identifier, is_identifier, query_dates
+
+
+def test_query_dates_forms():
+    assert query_dates("What did Gina find on 1 February, 2023?") == (DateRange("2023-02-01", "2023-02-01"),)
+    assert query_dates("painting shown on October 13, 2023") == (DateRange("2023-10-13", "2023-10-13"),)
+    assert query_dates("the decision of 2026-02-10") == (DateRange("2026-02-10", "2026-02-10"),)
+    assert query_dates("a workout class started in December 2023") == (DateRange("2023-12-01", "2023-12-31"),)
+    assert query_dates("camping in June") == (DateRange(month=6),)
+    assert query_dates("beach trips in 2023") == (DateRange("2023-01-01", "2023-12-31"),)
+    assert query_dates("you may want the cache") == ()  # "may" the verb is no month
+    assert query_dates("what happened yesterday") == ()  # relative dates are not resolved
+    assert query_dates("on 31 February, 2023") == (DateRange("2023-02-01", "2023-02-28"),)  # no such day: the month
+
+
+def test_date_range_contains_with_slack():
+    june = DateRange(month=6)
+    assert june.contains("2023-06-30") and june.contains("2024-07-05", slack_days=7)
+    assert not june.contains("2023-07-20", slack_days=7) and not june.contains(None)
+    day = DateRange("2023-10-13", "2023-10-13")
+    assert day.contains("2023-10-13") and day.contains("2023-10-19", 7) and not day.contains("2023-10-21", 7)
+    assert not day.contains("2023-10-12", 7) and not day.contains("not a date")
+
+
+def test_identifiers():
+    for token in ("atlas-00042", "ERR503", "v2", "retry_budget", "ClickHouse", "config.yaml", "GS-E1043"):
+        assert is_identifier(token), token
+    for token in ("2023", "3pm", "1st", "U.S.", "e.g.", "Caroline", "and/or", "hello"):
+        assert not is_identifier(token), token
+    assert has_identifier("who owns the atlas-00042 rollout")
+    assert not has_identifier("When did Melanie go camping in June?")
+    assert vector_weight("who owns the atlas-00042 rollout") == IDENTIFIER_VECTOR_WEIGHT
+    assert vector_weight("When did Melanie go camping in June?") == VECTOR_WEIGHT
+
+
+def _row(i, score, date):
+    return {"id": i, "path": f"{i}.md", "start_line": 1, "end_line": 1, "score": score, "date": date}
+
+
+def test_date_boost_moves_dated_memory_up():
+    ranked = [_row("a", 1.0, "2023-05-01"), _row("b", 0.9, "2023-06-10"), _row("c", 0.5, None)]
+    out = date_boost(ranked, query_dates("camping in June"))
+    assert [r["id"] for r in out] == ["b", "a", "c"]
+    assert out[0]["score"] == 0.9 + DATE_BOOST * 1.0
+    assert date_boost(ranked, ()) is ranked
+
+
+def test_hybrid_applies_weight_and_dates():
+    vector = [_row("a", 0.9, "2023-05-01"), _row("b", 0.2, "2023-06-10")]
+    keyword = [_row("b", 3.0, "2023-06-10"), _row("a", 2.0, "2023-05-01")]
+    assert hybrid("convex", "camping in June", vector, keyword)[0]["id"] == "b"
+    assert hybrid("convex", "camping trip", vector, keyword)[0]["id"] == "a"
+    assert hybrid("rrf", "camping in June", vector, keyword)[0]["id"] == "b"
