@@ -6,7 +6,12 @@ Corpora (each a :class:`Corpus`: trees to index, questions with line-level relev
 * ``locomo`` - LoCoMo, one tree per conversation, each question searched in its own tree;
 * ``locomo-merged`` - all ten conversations in one tree, searched without scope, so the
   other conversations act as distractors;
-* ``synthetic`` - a generated tree (benchmarks/synthetic.py) with planted facts.
+* ``synthetic`` - a generated tree (benchmarks/synthetic.py) with planted facts;
+* ``cjk`` - ``benchmarks/corpora/cjk``: notes in Chinese, Japanese and Korean with
+  hand-written queries in the same languages (category = language); read hit@1.
+
+LoCoMo questions carry a split: conversations 0-4 are the tuning split (every engine
+constant was chosen on them), 5-9 the held-out test split; both are scored beside all ten.
 
 Ablations run on one index per tree: every search mode (keyword, vector, hybrid) and, for
 hybrid, every fusion the engine offers (``convex``, ``rrf``). Peers (benchmarks/peers)
@@ -27,10 +32,13 @@ from benchmarks.common import REPO
 from benchmarks.metrics import Item, Span
 
 __all__ = ["Question", "Corpus", "CONFIGS", "CORPORA", "examples_corpus", "locomo_corpus", "synthetic_corpus",
-           "load_corpus", "CachingEmbedder", "run_engine", "score", "LINE_BUDGET", "TOKEN_BUDGET", "K"]
+           "cjk_corpus", "load_corpus", "LOCOMO_TUNING", "CachingEmbedder", "run_engine", "score", "LINE_BUDGET", "TOKEN_BUDGET", "K"]
 
 FIXTURE = REPO / "tests" / "fixtures" / "examples_queries.json"
-CORPORA = ("examples", "locomo", "locomo-merged", "synthetic")
+CJK_DIR = REPO / "benchmarks" / "corpora" / "cjk"
+CORPORA = ("examples", "locomo", "locomo-merged", "synthetic", "cjk")
+#: LoCoMo conversations (in file order) of the tuning split; the rest are the held-out test split.
+LOCOMO_TUNING = 5
 #: label -> (search mode, hybrid fusion). One index serves them all.
 CONFIGS = {"keyword": ("keyword", None), "vector": ("vector", None),
            "hybrid-convex": ("hybrid", "convex"), "hybrid-rrf": ("hybrid", "rrf")}
@@ -51,6 +59,7 @@ class Question:
     items: tuple[Item, ...]
     category: str | None = None
     tree: str = ""  # which tree of the corpus to search
+    split: str | None = None  # "tune" or "test" (LoCoMo)
 
 
 @dataclass
@@ -62,10 +71,11 @@ class Corpus:
 
 
 # --- corpora ----------------------------------------------------------------------------------
-def examples_corpus(work: Path, fixture: Path = FIXTURE) -> Corpus:
-    root = work / "examples-memory"
+def examples_corpus(work: Path, fixture: Path = FIXTURE, tree: Path = REPO / "examples" / "memory",
+                    name: str = "examples") -> Corpus:
+    root = work / f"{name}-memory"
     shutil.rmtree(root, ignore_errors=True)
-    shutil.copytree(REPO / "examples" / "memory", root, ignore=shutil.ignore_patterns(".memsearch"))
+    shutil.copytree(tree, root, ignore=shutil.ignore_patterns(".memsearch"))
     data = json.loads(fixture.read_text())
     if data.get("version") != 1:
         raise ValueError(f"{fixture}: unknown fixture version {data.get('version')!r} (expected 1)")
@@ -73,7 +83,12 @@ def examples_corpus(work: Path, fixture: Path = FIXTURE) -> Corpus:
                           tuple(Item(e["path"], tuple(e["lines"]) if e.get("lines") else None) for e in q["expected"]),
                           q.get("category"))
                  for q in data["queries"]]
-    return Corpus("examples", {"": root}, questions, {"questions": len(questions)})
+    return Corpus(name, {"": root}, questions, {"questions": len(questions)})
+
+
+def cjk_corpus(work: Path) -> Corpus:
+    """The zh/ja/ko tree and its queries (same fixture format as ``examples``)."""
+    return examples_corpus(work, CJK_DIR / "queries.json", CJK_DIR / "memory", name="cjk")
 
 
 def locomo_corpus(work: Path, data=None, merged: bool = False) -> Corpus:
@@ -83,8 +98,9 @@ def locomo_corpus(work: Path, data=None, merged: bool = False) -> Corpus:
     shutil.rmtree(out, ignore_errors=True)
     built = build_trees(out, data, merged=merged)
     trees = {"": built.root} if merged else {name: built.root / name for name in built.conversations}
+    tuning = set(built.conversations[:LOCOMO_TUNING])
     questions = [Question(q.qid, q.question, tuple(Item(p, (n, n)) for p, n in q.evidence), CATEGORIES[q.category],
-                          "" if merged else q.conversation)
+                          "" if merged else q.conversation, "tune" if q.conversation in tuning else "test")
                  for q in built.questions]
     return Corpus("locomo-merged" if merged else "locomo", trees, questions, built.stats)
 
@@ -108,6 +124,8 @@ def load_corpus(name: str, work: Path, *, locomo=None, size: int = 1000) -> Corp
         return locomo_corpus(work, locomo, merged=name == "locomo-merged")
     if name == "synthetic":
         return synthetic_corpus(work, chunks=size)
+    if name == "cjk":
+        return cjk_corpus(work)
     raise ValueError(f"unknown corpus {name!r}: choose from {', '.join(CORPORA)}")
 
 
@@ -213,6 +231,7 @@ def question_scores(hits: list[Span], q: Question, tokens: Callable[[str, int], 
         f"turn_recall@{TOKEN_BUDGET}tok": metrics.token_budget_recall(hits, items, TOKEN_BUDGET, tokens),
         "mrr@10": metrics.mrr(hits, items, 10),
         "ndcg@10": metrics.ndcg(hits, items, 10),
+        "hit@1": metrics.mrr(hits, items, 1),
     }
 
 
@@ -237,6 +256,12 @@ def score(corpus: Corpus, hits: dict[str, dict[str, list]]) -> dict:
                 curves["turn_recall@tokens"][b].append(metrics.token_budget_recall(found, q.items, b, tokens))
         out[config] = {"scores": metrics.summarize(rows, cats),
                        "curves": {name: {str(x): round(metrics.mean(v), 4) for x, v in c.items()} for name, c in curves.items()}}
+        splits = sorted({q.split for q in corpus.questions if q.split})
+        if splits:
+            out[config]["splits"] = {
+                split: metrics.summarize([r for r, q in zip(rows, corpus.questions) if q.split == split],
+                                         [q.category for q in corpus.questions if q.split == split])
+                for split in splits}
     return out
 
 

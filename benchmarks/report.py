@@ -19,7 +19,12 @@ __all__ = ["machine", "write", "render_markdown", "plot"]
 
 REPO = Path(__file__).resolve().parents[1]
 MEASURES = [("file_recall@5", "file R@5"), ("file_recall@10", "file R@10"), ("turn_recall@60lines", "turn recall, 60 lines"),
-            ("turn_recall@1000tok", "turn recall, 1,000 tokens"), ("mrr@10", "MRR@10"), ("ndcg@10", "nDCG@10")]
+            ("turn_recall@1000tok", "turn recall, 1,000 tokens"), ("mrr@10", "MRR@10"), ("ndcg@10", "nDCG@10"),
+            ("hit@1", "hit@1")]
+#: The measures of the tuning/test split table (LoCoMo).
+SPLIT_MEASURES = [("file_recall@5", "file R@5"), ("file_recall@10", "file R@10"),
+                  ("turn_recall@60lines", "turn recall, 60 lines"), ("mrr@10", "MRR@10")]
+SPLIT_LABELS = {"tune": "tuning (conversations 0-4)", "test": "held-out test (conversations 5-9)"}
 DEFAULT_CONFIG = "hybrid-convex"
 
 
@@ -122,7 +127,36 @@ def _quality_section(q: dict) -> list[str]:
             cells = [f"{_f(q['results'][c]['scores'][cat]['turn_recall@60lines'])} ({_f(q['results'][c]['scores'][cat]['file_recall@5'], 2)})"
                      for c in configs]
             lines.append(f"| {cat} | {n} | " + " | ".join(cells) + " |")
+    lines += _split_section(q)
     lines += ["", f"![recall on {name}](recall-{name}.png)", ""]
+    return lines
+
+
+def _split_section(q: dict) -> list[str]:
+    """All questions beside the tuning and held-out test splits, overall and per category."""
+    configs = [c for c, res in q["results"].items() if "splits" in res]
+    if not configs:
+        return []
+    splits = ["all"] + list(q["results"][configs[0]]["splits"])
+    lines = ["", "Every engine constant was chosen on the tuning split; the held-out test split was only scored:", "",
+             "| configuration | questions | n | " + " | ".join(label for _, label in SPLIT_MEASURES) + " |",
+             "|---|---|---:|" + "---:|" * len(SPLIT_MEASURES)]
+    for config in configs:
+        for split in splits:
+            res = q["results"][config]
+            row = res["scores"]["all"] if split == "all" else res["splits"][split]["all"]
+            label = f"**{config}**" if config == DEFAULT_CONFIG else config
+            lines.append(f"| {label} | {SPLIT_LABELS.get(split, split)} | {row['n']} | "
+                         + " | ".join(_f(row.get(key)) for key, _ in SPLIT_MEASURES) + " |")
+    default = q["results"].get(DEFAULT_CONFIG)
+    if default and "splits" in default:
+        cats = [c for c in default["scores"] if c != "all"]
+        lines += ["", f"**{DEFAULT_CONFIG}** per category, all ten / held-out test (file R@5, file R@10, turn recall 60 lines, MRR@10):", "",
+                  "| category | n (all / test) | all ten | held-out test |", "|---|---:|---|---|"]
+        for cat in cats:
+            every, test = default["scores"][cat], default["splits"].get("test", {}).get(cat, {})
+            cell = lambda r: " / ".join(_f(r.get(key)) for key, _ in SPLIT_MEASURES) if r else "-"  # noqa: E731
+            lines.append(f"| {cat} | {every['n']} / {test.get('n', 0)} | {cell(every)} | {cell(test)} |")
     return lines
 
 

@@ -271,3 +271,33 @@ def test_bench_command_without_the_benchmarks_says_how_to_get_them(tmp_path):
     assert "Traceback" not in done.stderr
     assert "the benchmarks are not installed with memsearch" in done.stderr and "`make bench`" in done.stderr
     assert not (tmp_path / "bench-results").exists()
+
+
+def test_cjk_fixture_is_valid_and_points_at_real_lines():
+    base = REPO / "benchmarks/corpora/cjk"
+    data = json.loads((base / "queries.json").read_text())
+    assert data["version"] == 1 and len(data["queries"]) >= 30
+    assert {q["category"] for q in data["queries"]} == {"zh", "ja", "ko"}
+    for q in data["queries"]:
+        for e in q["expected"]:
+            lines = (base / "memory" / e["path"]).read_text().split("\n")
+            a, b = e["lines"]
+            assert 1 <= a <= b <= len(lines) and lines[a - 1].strip(), (q["id"], e)
+
+
+def test_split_scores_and_report(tmp_path):
+    """Questions with a split are scored per split beside all; the report shows the split table."""
+    from benchmarks import quality, report
+
+    root = tmp_path / "t"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "x.md").write_text("one\ntwo\n")
+    qs = [quality.Question("q1", "one", (Item("a/x.md", (1, 1)),), "single-hop", "", "tune"),
+          quality.Question("q2", "two", (Item("a/y.md", (1, 1)),), "single-hop", "", "test")]
+    corpus = quality.Corpus("locomo", {"": root}, qs)
+    hits = {"hybrid-convex": {"q1": [Span("a/x.md", 1, 1)], "q2": [Span("a/x.md", 2, 2)]}}
+    scored = quality.score(corpus, hits)["hybrid-convex"]
+    assert scored["scores"]["all"]["hit@1"] == 0.5
+    assert scored["splits"]["tune"]["all"]["file_recall@5"] == 1.0 and scored["splits"]["test"]["all"]["file_recall@5"] == 0.0
+    section = "\n".join(report._split_section({"results": {"hybrid-convex": scored}}))
+    assert "held-out test (conversations 5-9)" in section and "| single-hop | 2 / 1 |" in section

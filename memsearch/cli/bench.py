@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
     @app.command("bench")
     def bench(
         what: str = typer.Argument("all", help="quality, speed or all.", show_default=True),
-        corpus: Optional[List[str]] = typer.Option(None, "--corpus", help="examples, locomo, locomo-merged, synthetic (repeat or comma-separate; default: examples, locomo, locomo-merged)."),
+        corpus: Optional[List[str]] = typer.Option(None, "--corpus", help="examples, locomo, locomo-merged, synthetic, cjk (repeat or comma-separate; default: examples, locomo, locomo-merged, cjk)."),
         size: Optional[List[str]] = typer.Option(None, "--size", help="Synthetic sizes in chunks (repeat or comma-separate; default 1000,10000; 100000 is opt-in)."),
         out: Path = typer.Option(Path("bench-results"), "--out", help="Where results.json, report.md and the PNG plots go."),
         locomo: Optional[Path] = typer.Option(None, "--locomo", help="Path of locomo10.json (default ../shared/data/locomo10.json or $MEMSEARCH_LOCOMO)."),
