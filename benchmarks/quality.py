@@ -256,7 +256,7 @@ def score(corpus: Corpus, hits: dict[str, dict[str, list]]) -> dict:
                 curves["turn_recall@tokens"][b].append(metrics.token_budget_recall(found, q.items, b, tokens))
         out[config] = {"scores": metrics.summarize(rows, cats),
                        "curves": {name: {str(x): round(metrics.mean(v), 4) for x, v in c.items()} for name, c in curves.items()}}
-        splits = sorted({q.split for q in corpus.questions if q.split})
+        splits = sorted({q.split for q in corpus.questions if q.split}, key=lambda x: (x != "tune", x))
         if splits:
             out[config]["splits"] = {
                 split: metrics.summarize([r for r, q in zip(rows, corpus.questions) if q.split == split],
