@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test bench dist-check clean
 
 setup: $(STAMP)
 
@@ -32,6 +32,11 @@ test: setup
 
 bench: setup
 	TORCH='$(TORCH)' $(BIN)/python -m benchmarks all --peers setup
+
+# Build the wheel, install it into a fresh virtualenv outside the checkout (CPU torch first) and
+# run the CLI on a copy of examples/memory: packaging cannot rot (.ci/run calls it after `make test`).
+dist-check:
+	PYTHON='$(PYTHON)' TORCH='$(TORCH)' .ci/dist-check
 
 clean:
 	rm -rf $(VENV) examples/memory/.memsearch .pytest_cache

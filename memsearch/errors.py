@@ -27,6 +27,7 @@ __all__ = [
     "StoreAccessDenied",
     "StoreUnreachable",
     "ExtraNotInstalled",
+    "UnsupportedPlatform",
     "shown",
     "MemoryFileExists",
     "EditRefused",
@@ -100,6 +101,10 @@ class MemoryUnreadable(MemsearchError, PermissionError):
 
 class StorageFull(MemsearchError, OSError):
     """The disk holding the index is full (ENOSPC) or over quota; the previous index stays searchable."""
+
+
+class UnsupportedPlatform(MemsearchError):
+    """The operating system lacks what memsearch needs (Windows: no ``flock`` for the index's writer lock)."""
 
 
 #: Longest rendering of a user value inside an error message (a 1 MB path is never echoed back).

@@ -18,7 +18,6 @@ Inside one process, two things are kept apart:
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 import time
@@ -26,8 +25,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import IndexLocked
+from ..errors import IndexLocked, UnsupportedPlatform
 from ..memory.files import atomic_write_json, read_json
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    raise UnsupportedPlatform("memsearch's index needs a POSIX system (Linux, macOS): its writer lock is an flock "
+                              "(fcntl), which Windows lacks. On Windows, run memsearch under WSL") from None
 
 __all__ = ["WriterLock", "lock_holder"]
 

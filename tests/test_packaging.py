@@ -1,0 +1,99 @@
+"""Packaging: every distribution the code imports is declared, and the wheel's data files are listed.
+
+The end-to-end check (build the wheel, install it into a fresh virtualenv, run the CLI on a copy of
+examples/memory) is ``make dist-check``, run by ``.ci/run``: it needs pip and minutes, not a unit test.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
+
+from tests.conftest import REPO
+
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _declared(*extras: str) -> set[str]:
+    project = PYPROJECT["project"]
+    reqs = list(project["dependencies"]) + [r for e in extras for r in project["optional-dependencies"][e]]
+    return {_normal(re.match(r"[A-Za-z0-9._-]+", r).group()) for r in reqs}
+
+
+def _imports(*folders: str, skip: tuple[str, ...] = ()) -> dict[str, set[str]]:
+    """Top-level third-party import name -> the files importing it (absolute imports, at any depth)."""
+    found: dict[str, set[str]] = {}
+    for folder in folders:
+        for path in sorted((REPO / folder).rglob("*.py")):
+            rel = str(path.relative_to(REPO))
+            if rel.startswith(skip):
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    names = [node.module]
+                for name in names:
+                    top = name.split(".")[0]
+                    if top not in sys.stdlib_module_names and top not in ("memsearch", "benchmarks", "tests", "__future__"):
+                        found.setdefault(top, set()).add(rel)
+    return found
+
+
+def _undeclared(imports: dict[str, set[str]], declared: set[str]) -> list[str]:
+    owners = packages_distributions()
+    missing = []
+    for top, files in sorted(imports.items()):
+        dists = {_normal(d) for d in owners.get(top, [])}
+        if not dists & declared:
+            missing.append(f"{top} ({', '.join(sorted(dists)) or 'not installed'}; imported by {', '.join(sorted(files))})")
+    return missing
+
+
+def test_every_import_of_the_package_is_a_declared_dependency():
+    missing = _undeclared(_imports("memsearch"), _declared())
+    assert not missing, f"imported but not in [project] dependencies: {missing}"
+
+
+def test_benchmarks_and_tests_need_only_the_bench_and_dev_extras():
+    # the peer adapters run in the peers' own virtual environments, never in ours
+    missing = _undeclared(_imports("benchmarks", skip=("benchmarks/peers/",)), _declared("bench"))
+    missing += _undeclared(_imports("tests"), _declared("dev", "bench"))
+    assert not missing, f"imported but not declared: {missing}"
+
+
+def test_bundled_model_package_is_a_dependency_and_the_registry_ships_in_the_wheel():
+    registry = tomllib.loads((REPO / "memsearch/engine/models.toml").read_text())
+    default = registry["models"][registry["default"]]
+    assert _normal(default["package"]) in _declared(), "the default model must install with memsearch (offline)"
+    assert "engine/models.toml" in PYPROJECT["tool"]["setuptools"]["package-data"]["memsearch"]
+    assert PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"] == ["memsearch*"]  # no benchmarks, no tests
+
+
+def test_pins_match_the_code():
+    deps = {_normal(re.match(r"[A-Za-z0-9._-]+", r).group()): r for r in PYPROJECT["project"]["dependencies"]}
+    assert deps["mcp"].replace(" ", "") == "mcp>=2,<3"  # mcp_types and MCPError are mcp 2
+    assert isinstance(PYPROJECT["project"]["license"], str)  # an SPDX expression, not a deprecated table
+
+
+def test_without_fcntl_the_index_is_a_typed_error_and_the_cli_says_so_in_one_line(tmp_path):
+    """Windows has no fcntl: importing the index layer raises UnsupportedPlatform, the CLI prints one line."""
+    import subprocess
+
+    (tmp_path / "MEMORY.md").write_text("# m\n")
+    code = ("import sys; sys.modules['fcntl'] = None\n"  # what `import fcntl` does on Windows: ImportError
+            "from memsearch.errors import UnsupportedPlatform\n"
+            "try:\n    import memsearch.engine.lock\nexcept UnsupportedPlatform:\n    pass\n"
+            "else:\n    sys.exit('imported without fcntl')\n"
+            "from memsearch.cli import main\nsys.exit(main(['index', sys.argv[1]]))\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "needs a POSIX system" in done.stderr and "WSL" in done.stderr
