@@ -43,7 +43,8 @@ def _imports(*folders: str, skip: tuple[str, ...] = ()) -> dict[str, set[str]]:
                     names = [node.module]
                 for name in names:
                     top = name.split(".")[0]
-                    if top not in sys.stdlib_module_names and top not in ("memsearch", "benchmarks", "tests", "__future__"):
+                    local = (path.parent / f"{top}.py").is_file() or (path.parent / top).is_dir()  # e.g. conftest
+                    if not local and top not in sys.stdlib_module_names and top not in ("memsearch", "benchmarks", "tests", "__future__"):
                         found.setdefault(top, set()).add(rel)
     return found
 
