@@ -158,17 +158,26 @@ def index_command(
     """Index external memory (incremental: only changed files are re-chunked, only changed chunks re-embedded)."""
     from ..engine.index import MemoryIndex
 
+    from ..errors import IndexDamaged
+
     embedder = None
     if ray:
         from ..engine.distributed import RayEmbedder
 
         embedder = RayEmbedder(ray, model=model)
     try:
-        index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild, embedder=embedder)
+        try:
+            index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild, embedder=embedder)
+        except IndexDamaged as exc:
+            err.print(f"[yellow]warning:[/yellow] {escape(str(exc))}: rebuilding it now")
+            index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
         report = _progress_sync(index, show=not as_json and err.is_terminal, wait=wait)
+        report = index.check_and_repair(wait=wait) or report  # reads the index through: damage is rebuilt, and said
     finally:
         if embedder is not None:
             embedder.close()
+    if report.repaired:
+        err.print(f"[yellow]warning:[/yellow] {escape(report.repaired)}: the index was rebuilt from the Markdown")
     if as_json:
         emit_json(report.to_dict() | {"db": index.location})
         return
@@ -239,12 +248,16 @@ def _local_index(root, db, model, sync: bool):
     from ..errors import IndexLocked
     from ..engine.index import MemoryIndex
 
+    from ..errors import StorageFull
+
     index = MemoryIndex(root, db=db, model=model)
     if sync:
         try:
             index.sync(wait=0.0)
         except IndexLocked:
             pass  # a daemon keeps the index fresh
+        except StorageFull as exc:  # search what is there
+            err.print(f"[yellow]warning:[/yellow] not synced: {escape(str(exc))}")
     return index
 
 

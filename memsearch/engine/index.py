@@ -10,7 +10,9 @@ line ranges overlap are merged, and every hit carries the nearest enclosing ``ME
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import logging
 import os
 import threading
 import uuid
@@ -23,7 +25,8 @@ from .chunker import ChunkerConfig
 from ..memory.contract import MemoryRef, memory_chain, memory_ref
 from ..memory.document import parse_date
 from .embedder import Embedder, load_embedder
-from ..errors import IndexLocked, IndexMismatch, InvalidArgument, MemsearchError
+from ..errors import IndexDamaged, IndexLocked, IndexMismatch, InvalidArgument, MemsearchError
+from .damage import check_store, index_error
 from .lock import WriterLock
 from .remote import RemoteDB, RemoteWriterLock, is_remote
 from .sync import IndexReport, Progress, sync_tree
@@ -41,6 +44,7 @@ DB_DIRNAME = ".memsearch"
 MODES = ("hybrid", "vector", "keyword")
 
 MAX_K = 1000
+logger = logging.getLogger("memsearch.index")
 _COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "date"]
 
 
@@ -129,7 +133,11 @@ class MemoryIndex:
         # --rebuild drops the tables inside the first sync, under the same hold of the lock
         self._rebuild_pending = rebuild
         meta = None if rebuild else self.store.read_meta()
-        self.chunker = chunker or (ChunkerConfig(**meta["chunker"]) if meta and "chunker" in meta else ChunkerConfig())
+        try:
+            self.chunker = chunker or (ChunkerConfig(**meta["chunker"]) if meta and "chunker" in meta else ChunkerConfig())
+        except (TypeError, ValueError) as exc:
+            raise IndexDamaged(f"the index at {self.db_path} records chunker settings this version does not know "
+                               f"({str(exc)[:100]}): rebuild it with `memsearch index {self.root} --rebuild`") from None
         if include_core is None:
             include_core = bool(meta and meta.get("include_core"))
         self.include_core = include_core
@@ -170,19 +178,75 @@ class MemoryIndex:
 
     # --- indexing -------------------------------------------------------------------------
     def sync(self, *, only: Sequence[str] | None = None, progress: Progress | None = None,
-             wait: float | None = 0.0) -> IndexReport:
+             wait: float | None = 0.0, repair: bool = True) -> IndexReport:
         """Index what changed since the last sync (``only``: just these relative paths).
 
         Takes the index's writer lock for the calling thread, waiting ``wait`` seconds (None:
         forever) for another writer, thread or process, before raising :class:`IndexLocked`.
         A daemon's hold on the lock is shared; its syncs still queue with other threads'.
-        A pending ``rebuild`` drops the tables first, under the same hold.
+        A pending ``rebuild`` drops the tables first, under the same hold. A damaged index is
+        rebuilt from the Markdown (``repair``, logged, and said in the report's ``repaired``),
+        else raised as :class:`IndexDamaged`; a full disk raises
+        :class:`~memsearch.errors.StorageFull` and leaves the previous index searchable.
         """
+        try:
+            with self.lock.writing(timeout=wait):
+                if self._rebuild_pending:
+                    self.store.drop()
+                    self._rebuild_pending = False
+                return self._guarded(only, progress, repair)
+        except (OSError, RuntimeError) as exc:  # taking the lock itself failed (full disk, permissions)
+            if isinstance(exc, MemsearchError):
+                raise
+            raise index_error(exc, self.db_path, self.root) from None
+
+    def check(self) -> str | None:
+        """Read the whole index through and query each of its indexes: the first problem found, or None."""
+        return check_store(self.store)
+
+    def check_and_repair(self, wait: float | None = 0.0, progress: Progress | None = None) -> IndexReport | None:
+        """:meth:`check`, and when it finds damage, :meth:`rebuild` under the writer lock (its report), else None."""
+        problem = self.check()
+        if problem is None:
+            return None
         with self.lock.writing(timeout=wait):
-            if self._rebuild_pending:
-                self.store.drop()
-                self._rebuild_pending = False
+            return self.rebuild(f"the index is damaged ({problem})", progress)
+
+    @classmethod
+    def open_repairing(cls, root, **options) -> "MemoryIndex":
+        """A :class:`MemoryIndex`, rebuilt from scratch (and logged) if its parameters are damaged."""
+        try:
+            return cls(root, **options)
+        except IndexDamaged as exc:
+            logger.warning("%s: rebuilding", exc)
+            return cls(root, **(options | {"rebuild": True}))
+
+    def _guarded(self, only, progress, repair: bool) -> IndexReport:
+        try:
             return self._sync(only, progress)
+        except (OSError, RuntimeError, ValueError) as exc:
+            if isinstance(exc, MemsearchError):
+                raise
+            error = index_error(exc, self.db_path, self.root)
+        except IndexDamaged as exc:
+            error = exc
+        if not repair or not isinstance(error, IndexDamaged):
+            raise error from None
+        return self.rebuild(str(error).split(". It is derived")[0].split(": run `")[0].split(": rebuild it with")[0], progress)
+
+    def rebuild(self, reason: str, progress: Progress | None = None) -> IndexReport:
+        """Drop the index and build it again from the Markdown (the writer lock must be held)."""
+        logger.warning("rebuilding the index at %s: %s", self.db_path, reason)
+        self._indexes_checked = False
+        self._flat, self._ann_version = None, None
+        try:
+            self.store.drop()
+            report = self._sync(None, progress)
+        except (OSError, RuntimeError, ValueError) as exc:
+            if isinstance(exc, MemsearchError):
+                raise
+            raise index_error(exc, self.db_path, self.root) from None
+        return dataclasses.replace(report, repaired=reason)
 
     def _sync(self, only, progress) -> IndexReport:
         tree = scan(self.root, foreign=self.foreign)
@@ -273,6 +337,14 @@ class MemoryIndex:
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
             raise InvalidArgument(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
         flt = self._filter(scope, since, until)
+        try:
+            return self._search(query, k, mode, flt)
+        except (OSError, RuntimeError, ValueError) as exc:
+            if isinstance(exc, MemsearchError):
+                raise
+            raise index_error(exc, self.db_path, self.root) from None
+
+    def _search(self, query: str, k: int, mode: str, flt: Filter) -> list[Hit]:
         self._follow_build()
         self.store.refresh()
         table = self.store.chunks()

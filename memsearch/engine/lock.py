@@ -19,6 +19,7 @@ Inside one process, two things are kept apart:
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from contextlib import contextmanager
@@ -158,7 +159,7 @@ class WriterLock:
 
     def _lock_file(self, deadline: float | None) -> int:
         self.db_path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = self._open()
         try:
             while True:
                 try:
@@ -172,9 +173,26 @@ class WriterLock:
             os.close(fd)
             raise
 
+    def _open(self) -> int:
+        """The lock file's descriptor; a directory or link in its place (damage) is replaced by a file."""
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            return os.open(self.path, flags, 0o644)
+        except OSError as exc:
+            if not (isinstance(exc, IsADirectoryError) or self.path.is_symlink()):
+                raise
+        if self.path.is_symlink() or not self.path.is_dir():
+            self.path.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(self.path, ignore_errors=True)
+        return os.open(self.path, flags, 0o644)
+
     def _record(self) -> None:
         record = {"pid": os.getpid(), "purpose": self.purpose, "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        atomic_write_json(self.db_path / HOLDER_FILE, record)
+        try:
+            atomic_write_json(self.db_path / HOLDER_FILE, record)
+        except OSError:  # a full disk: the record only names the holder in messages; the flock is what counts
+            pass
 
     def _busy_message(self, in_process: bool = False) -> str:
         if in_process:

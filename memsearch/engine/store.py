@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import warnings
 from dataclasses import dataclass
 from datetime import timedelta
@@ -23,7 +24,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from ..errors import IndexMismatch
+from ..errors import IndexDamaged
 from ..memory.files import atomic_write_json
 
 __all__ = ["Store", "FileState", "Filter", "sql_str", "scope_filter", "CHUNKS", "FILES", "FORMAT_VERSION"]
@@ -153,11 +154,16 @@ class Store:
         if self.remote is not None:
             return self.remote.read_meta()
         try:
-            return json.loads(self.meta_path.read_text())
+            meta = json.loads(self.meta_path.read_text())
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as err:
-            raise IndexMismatch(f"the index parameters in {self.meta_path} are unreadable ({err}): run `memsearch index ROOT --rebuild`") from err
+            raise IndexDamaged(f"the index parameters in {self.meta_path} are unreadable ({str(err)[:120]}): "
+                               "run `memsearch index ROOT --rebuild`") from None
+        if not isinstance(meta, dict) or not isinstance(meta.get("chunker", {}), dict):
+            raise IndexDamaged(f"the index parameters in {self.meta_path} are not the object memsearch writes: "
+                               "run `memsearch index ROOT --rebuild`")
+        return meta
 
     def write_meta(self, meta: dict) -> None:
         if self.remote is not None:
@@ -167,8 +173,15 @@ class Store:
     def drop(self) -> None:
         """Remove both tables and the parameters (``--rebuild``)."""
         for name in (CHUNKS, FILES):
-            if name in self._table_names():
-                self.db.drop_table(name)
+            try:
+                if name in self._table_names():
+                    self.db.drop_table(name)
+            except Exception:  # noqa: BLE001 - a damaged table LanceDB cannot drop: remove its files
+                if self.remote is not None:
+                    raise
+                shutil.rmtree(self.path / f"{name}.lance", ignore_errors=True)
+            if self.remote is None:
+                shutil.rmtree(self.path / f"{name}.lance", ignore_errors=True)
         if self.remote is not None:
             self.remote.delete(META_FILE)
         else:
@@ -239,7 +252,8 @@ class Store:
         """
         if not paths:
             return
-        assert len(set(rows.column("path").to_pylist()) - set(paths[:_IN_CHUNK])) == 0, "re-indexed paths go first"
+        if set(rows.column("path").to_pylist()) - set(paths[:_IN_CHUNK]):
+            raise ValueError("replace_files: the re-indexed paths must come first in paths")
         table = self.chunks(dimension=rows.schema.field("vector").type.list_size)
         for i, where in enumerate(_in_list("path", list(paths))):
             part = rows if i == 0 else rows.slice(0, 0)

@@ -61,6 +61,8 @@ class IndexReport:
     seconds: float = 0.0
     changed_paths: tuple[str, ...] = field(default=(), repr=False)
     removed_paths: tuple[str, ...] = field(default=(), repr=False)
+    #: Why the index was rebuilt from scratch during this sync (it was damaged), else None.
+    repaired: str | None = None
 
     @property
     def changed(self) -> bool:

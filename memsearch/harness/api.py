@@ -12,7 +12,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from .. import settings
-from ..errors import IndexLocked
+from ..errors import IndexLocked, StorageFull
 from ..memory.tree import resolve_root
 
 __all__ = ["search", "open_index", "close_indexes", "MAX_OPEN_INDEXES"]
@@ -83,6 +83,6 @@ def search(query: str, root: str | os.PathLike[str], k: int = 10, *, db=None, mo
     if sync:
         try:
             index.sync(wait=0.0)
-        except IndexLocked:
-            pass  # a daemon holds the index and keeps it fresh
+        except (IndexLocked, StorageFull):
+            pass  # a daemon holds the index and keeps it fresh; or the disk is full: search what is there
     return [hit.to_dict() for hit in index.search(query, k=k, **options)]

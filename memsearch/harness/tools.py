@@ -32,7 +32,7 @@ from .. import settings
 from .arguments import DATE_PATTERN, check_arguments, validator_for
 from ..memory.contract import list_dir, load_core, read
 from ..memory.document import parse_date
-from ..errors import IndexLocked, InvalidArgument, MemoryFileNotFound, MemsearchError, UnknownTool
+from ..errors import IndexLocked, InvalidArgument, MemoryFileNotFound, MemsearchError, StorageFull, UnknownTool
 from ..memory.tokens import count_tokens, encoding_name, get_encoding
 from ..memory.tree import resolve_root, safe_path
 from .memory_tool import MEMORY_DESCRIPTION, MEMORY_SCHEMA, MEMORY_TOOL_NAME, WRITE_INSTRUCTIONS, run_memory
@@ -293,8 +293,8 @@ class ToolBox:
         if self.sync:
             try:
                 index.sync(wait=0.0)
-            except IndexLocked:
-                pass  # a daemon (or an indexing run) holds the index and keeps it fresh
+            except (IndexLocked, StorageFull):
+                pass  # a daemon (or an indexing run) holds the index and keeps it fresh; a full disk: search what is there
 
     def _search(self, query: str, k: int = 5, scope: str | None = None, mode: str = "hybrid",
                 since: str | None = None, until: str | None = None) -> dict:

@@ -155,7 +155,7 @@ class Daemon:
         if index is None:
             from ..engine.index import MemoryIndex
 
-            index = MemoryIndex(root, db=db, model=model, include_core=include_core, foreign=foreign)
+            index = MemoryIndex.open_repairing(root, db=db, model=model, include_core=include_core, foreign=foreign)
         elif resolve_root(root) != index.root:
             raise InvalidArgument(f"root {str(root)!r} is not the root of the given index ({index.root})")
         if listen:
@@ -298,8 +298,9 @@ class Daemon:
         if report is not None:
             try:  # a process killed before its last sync finished may have left them unbuilt
                 self.index.store.ensure_indexes()
+                report = self.index.check_and_repair() or report  # damage: rebuilt from the Markdown, logged
             except Exception:  # noqa: BLE001 - searches still work (flat scans); retried next start
-                logger.exception("could not build the search indexes")
+                logger.exception("could not build or check the search indexes")
         return report
 
     def _progress(self, phase: str, done: int, total: int, chunks: int) -> None:
