@@ -125,7 +125,10 @@ class MemoryIndex:
         self.db_path = self.remote.state_dir() if self.remote else Path(db).expanduser()
         self.location = self.remote.uri if self.remote else str(self.db_path)  # where the index is, for messages
         self.embedder = embedder or load_embedder(model)
-        self.store = store or Store(self.remote or self.db_path)
+        try:
+            self.store = store or Store(self.remote or self.db_path)
+        except (OSError, RuntimeError) as exc:  # e.g. a read-only memory root and no --db
+            raise index_error(exc, self.db_path, self.root) from None
         self.foreign = foreign
         self.encoding = encoding_name(encoding)
         self.fusion = settings.get("fusion", fusion)

@@ -96,11 +96,20 @@ def parent_dir(relpath: str) -> str:
 def resolve_root(root: str | os.PathLike[str]) -> Path:
     """The absolute, resolved memory root; raises :class:`NotAMemoryRoot` if unusable."""
     path = Path(root).expanduser()
-    if not path.exists():
-        raise NotAMemoryRoot(f"memory root {str(root)!r} does not exist: pass the path of a memory directory")
-    if not path.is_dir():
-        raise NotAMemoryRoot(f"memory root {str(root)!r} is not a directory: pass the folder that holds MEMORY.md")
-    return path.resolve()
+    try:
+        os.stat(path)
+        if not path.is_dir():
+            raise NotAMemoryRoot(f"memory root {shown(str(root))} is not a directory: pass the folder that holds MEMORY.md")
+        resolved = path.resolve()
+        os.listdir(resolved)
+    except (FileNotFoundError, NotADirectoryError):
+        raise NotAMemoryRoot(f"memory root {shown(str(root))} does not exist: pass the path of a memory directory") from None
+    except PermissionError:
+        raise NotAMemoryRoot(f"memory root {shown(str(root))} cannot be read: permission denied. Run as its owner or "
+                             "fix its permissions (chmod)") from None
+    except (OSError, RuntimeError, ValueError) as err:
+        raise NotAMemoryRoot(f"memory root {shown(str(root))} cannot be used ({getattr(err, 'strerror', None) or err})") from None
+    return resolved
 
 
 def foreign_dirs(foreign: str | os.PathLike[str] | tuple | list | None = None) -> tuple[str, ...]:
