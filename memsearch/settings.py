@@ -141,6 +141,8 @@ _ROWS = [
             "Texts per model call when indexing."),
     Setting("batch_chunks", "MEMSEARCH_BATCH_CHUNKS", 512, _whole(1, 10_000_000), "a whole number of chunks, at least 1",
             "Chunks embedded and committed per store write when indexing."),
+    Setting("max_file_mb", "MEMSEARCH_MAX_FILE_MB", 10, _whole(1, 100_000), "a whole number of megabytes, at least 1",
+            "Markdown files larger than this are not indexed (a warning names them); bounds indexing memory."),
     Setting("fusion", "MEMSEARCH_FUSION", "convex", _choice("convex", "rrf"), "convex or rrf",
             "How hybrid search fuses the keyword and vector rankings."),
     Setting("encoding", "MEMSEARCH_ENCODING", "cl100k_base", _text, "a tiktoken encoding name",

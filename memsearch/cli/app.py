@@ -178,6 +178,8 @@ def index_command(
             embedder.close()
     if report.repaired:
         err.print(f"[yellow]warning:[/yellow] {escape(report.repaired)}: the index was rebuilt from the Markdown")
+    for path in report.too_large:
+        err.print(f"[yellow]warning:[/yellow] {escape(path)} is over the size limit (MEMSEARCH_MAX_FILE_MB): not indexed")
     if as_json:
         emit_json(report.to_dict() | {"db": index.location})
         return

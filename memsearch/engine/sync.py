@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import time
 from collections import Counter
@@ -31,6 +32,8 @@ from ..memory.tokens import get_encoding
 from ..errors import MemsearchError
 from ..memory import rootfs
 from ..memory.tree import MemoryTree, parent_dir
+
+logger = logging.getLogger("memsearch.index")
 
 __all__ = ["IndexReport", "sync_tree", "context_header", "embedded_texts", "Progress"]
 
@@ -63,6 +66,8 @@ class IndexReport:
     removed_paths: tuple[str, ...] = field(default=(), repr=False)
     #: Why the index was rebuilt from scratch during this sync (it was damaged), else None.
     repaired: str | None = None
+    #: Files left out for their size (over ``MEMSEARCH_MAX_FILE_MB``).
+    too_large: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def changed(self) -> bool:
@@ -156,6 +161,8 @@ def sync_tree(
     removed = sorted(p for p in states if p not in wanted and (scope is None or p in scope))
 
     to_index: list[tuple[str, bytes, dict, bool]] = []  # path, raw, state, is_new
+    too_large: list[str] = []
+    max_bytes = settings.get("max_file_mb") * 1_000_000
     touched: list[dict] = []
     unchanged = 0
     for path in candidates:
@@ -170,8 +177,15 @@ def sync_tree(
         if old is not None and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
             unchanged += 1
             continue
+        if st.st_size > max_bytes:  # bounded memory: such a file is left out, and said
+            too_large.append(path)
+            logger.warning("%s is %.1f MB, over the %d MB limit (%s): not indexed", path, st.st_size / 1e6,
+                           max_bytes // 1_000_000, settings.env_name("max_file_mb"))
+            if path in states:
+                removed.append(path)
+            continue
         try:
-            raw = _read(tree, path)
+            raw = _read(tree, path, max_bytes)
         except (MemsearchError, OSError):
             continue  # unreadable or swapped for a link: the validator reports it; keep what the index had
         digest = _hash(raw)
@@ -248,15 +262,16 @@ def sync_tree(
         seconds=time.perf_counter() - started,
         changed_paths=tuple(p for p, *_ in to_index),
         removed_paths=tuple(removed),
+        too_large=tuple(too_large),
     )
 
 
-def _read(tree: MemoryTree, path: str) -> bytes:
+def _read(tree: MemoryTree, path: str, limit: int | None = None) -> bytes:
     """A file's bytes through a descriptor opened inside the root (never a second lookup by name)."""
     root_fd = rootfs.open_root(tree.root)
     try:
         with rootfs.walk(root_fd, str(tree.root), path.split("/"), path) as opened:
-            return rootfs.read_fd(opened.fd)
+            return rootfs.read_fd(opened.fd, limit)
     finally:
         os.close(root_fd)
 

@@ -30,6 +30,7 @@ from urllib.parse import quote, unquote
 from .. import __version__, settings
 from ..memory.contract import load_core, memory_ref, read
 from ..errors import InvalidArgument, MemsearchError
+from .bounds import REFUSED_TOOL, bounded_error, screen_message
 from .tools import TOOLS, ToolBox, error_object
 from ..memory.tree import INDEX_NAME, scan
 
@@ -53,11 +54,14 @@ def file_uri(rel: str) -> str:
 
 def _call(toolbox: ToolBox, name: str, arguments) -> dict:
     """Run a tool; every failure becomes an error object (a bug also goes to the log)."""
+    if name == REFUSED_TOOL:  # the stand-in for a request too large or too deep to parse (see bounds)
+        reason = str((arguments or {}).get("reason", "the request was refused"))[:200]
+        return {"error": {"type": "InvalidArgument", "message": f"{reason}: send a smaller, flatter request"}}
     try:
         return toolbox.dispatch(name, arguments)
     except Exception as exc:  # a bug: the model gets an error, the operator a traceback
-        log.exception("memsearch tool %s failed", name)
-        return error_object(exc)
+        log.exception("memsearch tool %s failed", str(name)[:80])
+        return bounded_error(error_object(exc), str(toolbox.root))
 
 
 def _memory_resources(toolbox: ToolBox) -> list:
@@ -156,12 +160,32 @@ def serve_stdio(toolbox: ToolBox, *, warm: bool = True) -> None:
     server = build_server(toolbox)
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):  # stray prints now go to stderr
+        async with stdio_server(stdin=_ScreenedLines()) as (read_stream, write_stream):  # stray prints now go to stderr
             if warm:
                 _warm_in_background(toolbox)
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)
+
+
+class _ScreenedLines:
+    """stdin as the stdio transport reads it, each line screened by :func:`bounds.screen_message`."""
+
+    def __init__(self) -> None:
+        import io
+
+        import anyio
+
+        self._lines = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+
+    def __aiter__(self):
+        return self._screened()
+
+    async def _screened(self):
+        async for line in self._lines:
+            screened = screen_message(line)
+            if screened:
+                yield screened
 
 
 def check_loopback(host: str) -> str:

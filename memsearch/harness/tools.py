@@ -32,8 +32,9 @@ from .. import settings
 from .arguments import DATE_PATTERN, check_arguments, validator_for
 from ..memory.contract import list_dir, load_core, read
 from ..memory.document import parse_date
-from ..errors import IndexLocked, InvalidArgument, MemoryFileNotFound, MemsearchError, StorageFull, UnknownTool
+from ..errors import IndexLocked, InvalidArgument, MemoryFileNotFound, MemsearchError, StorageFull, UnknownTool, shown
 from ..memory.tokens import count_tokens, encoding_name, get_encoding
+from .bounds import MAX_WRITE_REQUEST_CHARS, bounded_error, check_request
 from ..memory.tree import resolve_root, safe_path
 from .memory_tool import MEMORY_DESCRIPTION, MEMORY_SCHEMA, MEMORY_TOOL_NAME, WRITE_INSTRUCTIONS, run_memory
 
@@ -43,6 +44,8 @@ __all__ = ["ToolSpec", "TOOLS", "TOOL_NAMES", "MEMORY_TOOL", "UnknownTool", "Too
 #: Tokens one tool result may take by default (JSON as the model sees it).
 DEFAULT_BUDGET = 4000
 MIN_BUDGET = 200
+#: A result repeats at most this much of its query.
+QUERY_ECHO_CHARS = 200
 MAX_K = 50
 
 
@@ -169,7 +172,7 @@ def validate_arguments(tool: str, arguments: Any) -> dict:
     """
     spec = _SPECS.get(tool) if isinstance(tool, str) else None
     if spec is None:
-        raise UnknownTool(f"unknown tool {tool!r}: the memory tools are {', '.join(TOOL_NAMES)}")
+        raise UnknownTool(f"unknown tool {shown(tool)}: the memory tools are {', '.join(TOOL_NAMES)}")
     return spec.validate(arguments)
 
 
@@ -227,6 +230,11 @@ class ToolBox:
 
     def call(self, name: str, arguments: Any = None) -> dict:
         """Run tool ``name``; raises :class:`~memsearch.errors.MemsearchError` subclasses on bad calls."""
+        label = shown(name, 60) if not isinstance(name, str) or len(name) > 60 else name
+        if name == MEMORY_TOOL_NAME:  # a whole file may travel in its arguments: only size and shape bounded
+            arguments = check_request(label, arguments, max_chars=MAX_WRITE_REQUEST_CHARS, max_string=None)
+        else:
+            arguments = check_request(label, arguments)
         if name == MEMORY_TOOL_NAME:
             if self.editor is None:
                 raise UnknownTool(f"the memory tool writes, and these tools are read-only ({', '.join(TOOL_NAMES)}): "
@@ -239,8 +247,8 @@ class ToolBox:
         """Like :meth:`call`, but a bad call returns :func:`error_object` for the model to read."""
         try:
             return self.call(name, arguments)
-        except (MemsearchError, OSError) as exc:
-            return error_object(exc)
+        except (MemsearchError, OSError) as exc:  # short, and never the absolute root
+            return bounded_error(error_object(exc), str(self.root))
 
     def warm(self) -> None:
         """Open the index, load the model and sync now, so the first search is fast (not needed
@@ -323,7 +331,7 @@ class ToolBox:
             "date": h["date"], "score": h["score"], "snippet": h["text"],
             "memory_md": None if h["memory_md"] is None else {k: h["memory_md"][k] for k in ("path", "title", "summary")},
         } for h in hits]
-        result = {"query": query, "hits": items}
+        result = {"query": query if len(query) <= QUERY_ECHO_CHARS else query[:QUERY_ECHO_CHARS] + "...", "hits": items}
         if not items:
             result["note"] = "no hits: try other words, mode 'keyword' for exact names, a wider scope, or browse with memory_list"
         return self._fit_search(result)

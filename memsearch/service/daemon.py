@@ -248,7 +248,7 @@ class Daemon:
                 return
             try:
                 if self._state:
-                    self._set(state="stopped", stopped=_now(), force=True)
+                    self._set(state="failed" if self._state.get("state") == "failed" else "stopped", stopped=_now(), force=True)
                     self._state = {}
                     if self._state_path is not None:
                         (self.db_path / PID_FILE).unlink(missing_ok=True)
@@ -258,6 +258,16 @@ class Daemon:
                     self.index.lock.release()
                     self.index.lock.purpose = self._purpose
                     logger.info("stopped; the index lock is released")
+
+    def request_rescan(self) -> None:
+        """Re-scan the whole tree at the next batch (the watched directories changed)."""
+        self._needs_rescan, self._retry_at = True, 0.0
+
+    def fail(self, exc: BaseException) -> None:
+        """Record that the daemon died of ``exc``: ``memsearch status`` and ``watch --detach`` say so."""
+        logger.error("the daemon stops: %s: %s", type(exc).__name__, exc)
+        if self._state:
+            self._set(state="failed", error=f"{type(exc).__name__}: {str(exc)[:300]}", force=True)
 
     def stopping(self) -> bool:
         return self._closing or bool(self.stop_event is not None and self.stop_event.is_set())

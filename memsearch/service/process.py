@@ -136,7 +136,9 @@ def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
     deadline = time.monotonic() + start_timeout + wait
     while True:
         state = _read_state(db_path)
-        if state and state.get("pid") == proc.pid:
+        if state and state.get("pid") == proc.pid and state.get("state") == "failed":
+            raise MemsearchError(f"the daemon failed at start: {state.get('error')} (log: {log_path})")
+        if state and state.get("pid") == proc.pid and state.get("state") != "starting":  # its watcher runs
             return Started(pid=proc.pid, root=base, db=db_path, log=log_path, serving=bool(state.get("socket")),
                            socket=state.get("socket"))
         code = proc.poll()

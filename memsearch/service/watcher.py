@@ -46,16 +46,49 @@ from .daemon import (COMPACT_EVERY_SYNCS, COMPACT_MAX_INTERVAL_S, COMPACT_QUIET_
                      resolve_debounce)
 from ..engine.sync import IndexReport
 
-__all__ = ["watch", "awatch", "serve", "follow", "Daemon", "MemoryFilter", "resolve_debounce", "read_state",
+__all__ = ["watch", "awatch", "serve", "follow", "watch_dirs", "Daemon", "MemoryFilter", "resolve_debounce", "read_state",
            "DEBOUNCE_ENV", "DEFAULT_DEBOUNCE_MS", "STATE_FILE", "PID_FILE", "LOG_FILE", "COMPACT_QUIET_S",
            "COMPACT_EVERY_SYNCS", "COMPACT_MAX_INTERVAL_S", "VERSION_KEEP_S"]
 
 logger = logging.getLogger("memsearch.watch")
 
 
-def _events(daemon: Daemon, stop_event, watcher=watchfiles.watch, **extra):
-    return watcher(daemon.root, watch_filter=daemon.filter, debounce=daemon.debounce, step=daemon.step,
-                   stop_event=stop_event, rust_timeout=TICK_MS, yield_on_timeout=True, **extra)
+def _events(daemon: Daemon, stop_event, watcher=watchfiles.watch, dirs=None, **extra):
+    # Each real directory watched on its own (recursive=False): watchfiles' recursive walk follows
+    # directory links (into / or /proc) and dies on a permission error; ours never follows one.
+    return watcher(*(dirs or watch_dirs(daemon)), watch_filter=daemon.filter, debounce=daemon.debounce, step=daemon.step,
+                   stop_event=stop_event, rust_timeout=TICK_MS, yield_on_timeout=True, recursive=False,
+                   ignore_permission_denied=True, **extra)
+
+
+def watch_dirs(daemon: Daemon) -> list[str]:
+    """The directories to watch: the root and every real directory below it that may hold memory
+    (links, hidden and foreign directories and the index itself left out; walked iteratively)."""
+    found, stack = [], [(str(daemon.root), "")]
+    foreign = set(daemon.filter.foreign)
+    while stack:
+        path, rel = stack.pop()
+        if daemon.filter.relative(path) is None and rel:
+            continue  # the index directory (ignored paths)
+        found.append(path)
+        try:
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    child = f"{rel}/{entry.name}" if rel else entry.name
+                    if entry.name.startswith(".") or child in foreign:
+                        continue
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append((entry.path, child))
+                    except OSError:
+                        continue
+        except OSError:  # unreadable: skipped (validate reports it)
+            continue
+    return sorted(found)
+
+
+def _dir_events(changes, daemon: Daemon) -> bool:
+    return any(daemon.filter.kind(change, path) == "dir" for change, path in changes)
 
 
 def watch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | None = None, stop_event=None,
@@ -83,13 +116,27 @@ def follow(daemon: Daemon) -> Iterator[IndexReport]:
     stop_event = daemon.stop_event
     events = None
     try:
-        events = _events(daemon, stop_event)
-        for changes in events:
-            report = daemon.process(changes)
-            if report is not None:
-                yield report
-            if daemon.stopping():
+        dirs = watch_dirs(daemon)
+        while True:
+            events = _events(daemon, stop_event, dirs=dirs)
+            restart = False
+            for changes in events:
+                report = daemon.process(changes)
+                if report is not None:
+                    yield report
+                if daemon.stopping():
+                    break
+                if _dir_events(changes, daemon) and (now := watch_dirs(daemon)) != dirs:
+                    dirs, restart = now, True  # folders came or went: watch the new set, then re-scan
+                    break
+            events.close()
+            events = None
+            if not restart:
                 break
+            daemon.request_rescan()
+    except Exception as exc:
+        daemon.fail(exc)
+        raise
     finally:
         if events is not None:
             events.close()
@@ -111,13 +158,27 @@ async def awatch(root: str | os.PathLike[str], *, db=None, model=None, debounce:
     await asyncio.to_thread(daemon.start)
     events = None
     try:
-        events = _events(daemon, stop_event, watcher=watchfiles.awatch)
-        async for changes in events:
-            report = await asyncio.to_thread(daemon.process, changes)
-            if report is not None:
-                yield report
-            if daemon.stopping():
+        dirs = await asyncio.to_thread(watch_dirs, daemon)
+        while True:
+            events = _events(daemon, stop_event, watcher=watchfiles.awatch, dirs=dirs)
+            restart = False
+            async for changes in events:
+                report = await asyncio.to_thread(daemon.process, changes)
+                if report is not None:
+                    yield report
+                if daemon.stopping():
+                    break
+                if _dir_events(changes, daemon) and (now := await asyncio.to_thread(watch_dirs, daemon)) != dirs:
+                    dirs, restart = now, True
+                    break
+            await events.aclose()
+            events = None
+            if not restart:
                 break
+            daemon.request_rescan()
+    except Exception as exc:
+        daemon.fail(exc)
+        raise
     finally:
         if events is not None:
             await events.aclose()

@@ -210,3 +210,21 @@ def test_churn_while_listing(tmp_path):
         stop.set()
         thread.join(5)
     assert calls > 10 and errors == []
+
+
+def test_files_over_the_size_limit_are_left_out_and_said(tmp_path, monkeypatch, capsys):
+    from memsearch.cli.app import main
+
+    root = build(tmp_path / "memory", {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# N\n", "notes/small.md": "# S\nsmall otter\n",
+                                       "notes/huge.md": "# Huge\n" + "a line of the huge walrus file\n" * 50_000})
+    monkeypatch.setenv("MEMSEARCH_MAX_FILE_MB", "1")
+    index = MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder())
+    report = index.sync()
+    assert report.too_large == ("notes/huge.md",) and "notes/small.md" in report.changed_paths
+    assert not index.search("walrus", k=3, mode="keyword")
+    monkeypatch.setenv("MEMSEARCH_MAX_FILE_MB", "0")
+    try:
+        code = main(["index", str(root), "--db", str(tmp_path / "db2")])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2 and "MEMSEARCH_MAX_FILE_MB" in capsys.readouterr().err

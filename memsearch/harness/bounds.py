@@ -1,0 +1,177 @@
+"""Bounds on what a tool call may send and what a tool answer may echo.
+
+A model (or a hostile client) can send anything: arguments nested 100,000 levels deep, a
+1 MB query, 10,000 unknown keys. :func:`check_request` refuses such a request with one
+:class:`~memsearch.errors.InvalidArgument` *before* it is parsed further or validated, and
+:func:`bounded_error` keeps every error object short (and free of the absolute memory root),
+so results and errors stay within the token budget whatever the input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..errors import InvalidArgument
+
+__all__ = ["check_request", "bounded_error", "screen_message", "MAX_MESSAGE_CHARS", "MAX_MESSAGE_DEPTH", "REFUSED_TOOL", "MAX_REQUEST_CHARS", "MAX_DEPTH", "MAX_KEYS", "MAX_STRING_CHARS",
+           "MAX_ERROR_CHARS", "MAX_WRITE_REQUEST_CHARS"]
+
+#: Largest arguments text accepted (JSON as sent). The biggest honest call is a long query: far less.
+MAX_REQUEST_CHARS = 100_000
+#: Deepest nesting of arrays and objects in the arguments (the tools take flat objects).
+MAX_DEPTH = 16
+#: Most keys (and array items) in the whole arguments value.
+MAX_KEYS = 64
+#: Longest string argument (a query or a scope; a path is bounded by PATH_MAX on its own).
+MAX_STRING_CHARS = 10_000
+#: Largest arguments text of the write tool (``memory``): a whole memory file may travel in it.
+MAX_WRITE_REQUEST_CHARS = 4_000_000
+#: Largest JSON-RPC message (one line of the stdio transport) and its deepest nesting: the
+#: MCP envelope adds a few levels to the arguments' own.
+MAX_MESSAGE_CHARS = 8_000_000
+MAX_MESSAGE_DEPTH = MAX_DEPTH + 8
+#: Largest whole number accepted anywhere in the arguments (a bigger one cannot even be printed).
+MAX_INTEGER = 10 ** 15
+#: Longest error message returned to a model (about 250 tokens).
+MAX_ERROR_CHARS = 1_000
+
+
+def _depth_of_text(text: str, limit: int = MAX_DEPTH) -> int:
+    """Deepest bracket nesting of JSON text, counted without parsing (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def check_request(tool: str, arguments: Any, *, max_chars: int = MAX_REQUEST_CHARS,
+                  max_string: int | None = MAX_STRING_CHARS) -> Any:
+    """``arguments`` unchanged (JSON text parsed) if within the bounds, else :class:`InvalidArgument`.
+
+    ``max_chars`` bounds JSON text as sent, ``max_string`` each string (None: no bound, for
+    a write tool whose content is a whole file; ``max_chars`` still applies to JSON text).
+    """
+    if isinstance(arguments, bytes):
+        try:
+            arguments = arguments.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidArgument(f"{tool}: arguments are not UTF-8 JSON: send one JSON object") from None
+    if isinstance(arguments, str):
+        if len(arguments) > max_chars:
+            raise InvalidArgument(f"{tool}: arguments are {len(arguments):,} characters long, over the limit of "
+                                  f"{max_chars:,}: send shorter arguments")
+        if _depth_of_text(arguments) > MAX_DEPTH:
+            raise InvalidArgument(f"{tool}: arguments are nested deeper than {MAX_DEPTH} levels: the tools take one flat object")
+        if not arguments.strip():
+            return None
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            raise InvalidArgument(f"{tool}: arguments are not valid JSON: send one JSON object, e.g. {{\"path\": \"notes/MEMORY.md\"}}") from None
+    _check_value(tool, arguments, max_string)
+    return arguments
+
+
+def _check_value(tool: str, value: Any, max_string: int | None) -> None:
+    """Walk ``value`` iteratively (no recursion: a deep value cannot overflow the stack)."""
+    stack = [(value, 1)]
+    keys = 0
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if max_string is not None and len(item) > max_string:
+                raise InvalidArgument(f"{tool}: a string argument is {len(item):,} characters long, over the limit of "
+                                      f"{max_string:,}: send a shorter query, path or scope")
+            continue
+        if isinstance(item, int) and not isinstance(item, bool) and not -MAX_INTEGER <= item <= MAX_INTEGER:
+            raise InvalidArgument(f"{tool}: a number argument is out of range (more than {len(str(MAX_INTEGER))} digits): "
+                                  "line numbers and counts are small whole numbers")
+        if not isinstance(item, (dict, list, tuple)):
+            continue
+        if depth > MAX_DEPTH:
+            raise InvalidArgument(f"{tool}: arguments are nested deeper than {MAX_DEPTH} levels: the tools take one flat object")
+        keys += len(item)
+        if keys > MAX_KEYS:
+            raise InvalidArgument(f"{tool}: arguments hold over {MAX_KEYS} keys or items: the tools take a few named arguments")
+        children = list(item.keys()) + list(item.values()) if isinstance(item, dict) else list(item)
+        stack.extend((child, depth + 1) for child in children)
+
+
+def bounded_error(error: dict, root: str | None = None) -> dict:
+    """An error object (``{"error": {"type", "message"}}``) with a short message free of ``root``."""
+    body = error.get("error", {})
+    message = str(body.get("message", ""))
+    if root:
+        message = message.replace(str(root).rstrip("/") + "/", "").replace(str(root), "ROOT")
+    if len(message) > MAX_ERROR_CHARS:
+        message = message[: MAX_ERROR_CHARS - 40] + f"... ({len(message):,} characters, cut)"
+    return {"error": {"type": str(body.get("type", "Error"))[:80], "message": message}}
+
+
+_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+
+
+def screen_message(line: str) -> str:
+    """One JSON-RPC line as received, or, if it is too large or too deep to parse safely, a
+    stand-in request with the same ``id`` that the server answers with an error naming the
+    limit (the MCP SDK drops a message it cannot parse without any reply)."""
+    problem = None
+    if len(line) > MAX_MESSAGE_CHARS:
+        problem = f"the request is {len(line):,} characters long, over the limit of {MAX_MESSAGE_CHARS:,}"
+    elif _depth_of_text(line, MAX_MESSAGE_DEPTH) > MAX_MESSAGE_DEPTH:
+        problem = f"the request is nested deeper than {MAX_MESSAGE_DEPTH} levels"
+    if problem is None:
+        return line
+    ident = None
+    for match in _ID.finditer(line[:MAX_REQUEST_CHARS]):
+        if _open_depth(line[: match.start()]) == 1:
+            ident = json.loads(match.group(1))
+            break
+    if ident is None:  # a notification (or no readable id): nothing to answer
+        return ""
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
+                       "params": {"name": REFUSED_TOOL, "arguments": {"reason": problem}}}) + "\n"
+
+
+#: The tool name of a refused request's stand-in: the server answers it with an error (see mcp).
+REFUSED_TOOL = "memsearch/refused-request"
+
+
+def _open_depth(prefix: str) -> int:
+    """Brackets open at the end of ``prefix`` (strings skipped)."""
+    depth = 0
+    in_string = escaped = False
+    for ch in prefix:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+    return depth
