@@ -82,7 +82,9 @@ class SentenceTransformerEmbedder:
             except ModelUnavailable:
                 if not spec.hub:
                     raise
-        assert spec.hub, f"model {spec.name} has no source"
+        if not spec.hub:
+            raise ModelUnavailable(f"model {spec.name!r} has neither a package nor a hub id in models.toml: "
+                                   "add `package = ...` or `hub = ...` to its entry")
         return spec.hub
 
     @property
