@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping
 
 from .errors import InvalidArgument
 
-__all__ = ["Setting", "SETTINGS", "get", "env_name", "describe"]
+__all__ = ["Setting", "SETTINGS", "get", "env_name", "describe", "cache_dir"]
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -137,6 +137,15 @@ _ROWS = [
             "Another model registry instead of the bundled `models.toml`.", "the bundled registry"),
     Setting("device", "MEMSEARCH_DEVICE", None, _text, "a torch device such as cpu, cuda or cuda:1",
             "Where the model runs.", "CUDA when available, else CPU"),
+    Setting("backend", "MEMSEARCH_BACKEND", "auto", _choice("auto", "onnx", "torch"), "auto, onnx or torch",
+            "What runs the model: ONNX Runtime or torch (sentence-transformers). `auto`: ONNX Runtime for a local "
+            "model on the CPU, torch for a hub model or a GPU device."),
+    Setting("quantize", "MEMSEARCH_QUANTIZE", "none", _choice("none", "int8"), "none or int8",
+            "ONNX Runtime only: `int8` runs a dynamically quantized copy of the model (faster, other vectors: "
+            "an index needs `--rebuild`, recall in benchmarks/README.md)."),
+    Setting("cache", "MEMSEARCH_CACHE", None, _path, "a directory path",
+            "Where derived files live (the model exported to ONNX, per model fingerprint).",
+            "`$XDG_CACHE_HOME/memsearch`, else `~/.cache/memsearch`"),
     Setting("batch_size", "MEMSEARCH_BATCH_SIZE", 32, _whole(1, 65536), "a whole number from 1 to 65536",
             "Texts per model call when indexing."),
     Setting("batch_chunks", "MEMSEARCH_BATCH_CHUNKS", 512, _whole(1, 10_000_000), "a whole number of chunks, at least 1",
@@ -198,6 +207,16 @@ def get(name: str, value: Any = None, *, environ: Mapping[str, str] | None = Non
     except (TypeError, ValueError):
         shown = source if source.startswith(setting.env) else f"{source} {value!r}"
         raise InvalidArgument(f"{shown} is not valid: {setting.name} accepts {setting.accepts}") from None
+
+
+def cache_dir(value: Any = None, *, environ: Mapping[str, str] | None = None) -> Path:
+    """The ``cache`` setting, defaulting to ``$XDG_CACHE_HOME/memsearch`` (``~/.cache/memsearch``)."""
+    found = get("cache", value, environ=environ)
+    if found is not None:
+        return found
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CACHE_HOME", "").strip()
+    return (Path(base).expanduser() if base else Path.home() / ".cache") / "memsearch"
 
 
 def describe() -> list[dict[str, str]]:

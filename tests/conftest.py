@@ -46,7 +46,7 @@ def real_embedder():
     from memsearch.engine.embedder import load_embedder
 
     embedder = load_embedder()
-    embedder.model  # noqa: B018 - load now, once
+    embedder.load()  # load now, once
     return embedder
 
 

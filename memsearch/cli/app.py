@@ -180,16 +180,31 @@ def index_command(
         err.print(f"[yellow]warning:[/yellow] {escape(report.repaired)}: the index was rebuilt from the Markdown")
     for path in report.too_large:
         err.print(f"[yellow]warning:[/yellow] {escape(path)} is over the size limit (MEMSEARCH_MAX_FILE_MB): not indexed")
+    built = _progress_vector_index(index, show=not as_json and err.is_terminal, wait=wait)
     if as_json:
-        emit_json(report.to_dict() | {"db": index.location})
+        emit_json(report.to_dict() | {"db": index.location, "vector_index_built": built})
         return
     out.print(
         f"indexed {escape(str(index.root))} -> {escape(index.location)}\n"
         f"  files: {report.files_added} added, {report.files_changed} changed, {report.files_removed} removed, "
         f"{report.files_unchanged} unchanged\n"
         f"  chunks: {report.chunks_embedded} embedded, {report.chunks_reused} reused, {report.chunks_total} in the index\n"
-        f"  {report.seconds:.2f} s"
+        f"  {report.seconds:.2f} s" + ("\n  vector index (ANN) built" if built else "")
     )
+
+
+def _progress_vector_index(index, show: bool, wait: float) -> bool:
+    """Build the ANN index once the table is past its threshold, with its own (indeterminate) bar."""
+    if not index.vector_index_due():
+        return False
+    if not show:
+        return index.build_vector_index(wait=wait)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[bold]building the vector index (ANN)"), BarColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        bar.add_task("ann", total=None)
+        return index.build_vector_index(wait=wait)
 
 
 @app.command("search")

@@ -1,8 +1,10 @@
 """Embedders: turn chunk texts and queries into vectors.
 
-:class:`SentenceTransformerEmbedder` is the real one (loaded lazily, on first use);
+:func:`load_embedder` is the factory the index uses by default: the model on ONNX Runtime
+(:class:`memsearch.engine.onnx.OnnxEmbedder`) when it is a local model run on the CPU, else
+:class:`SentenceTransformerEmbedder` (torch; ``MEMSEARCH_BACKEND`` chooses). Both load
+lazily, on first use, and give the same vectors under the same fingerprint.
 :class:`HashEmbedder` is a deterministic stand-in for fast unit tests of other layers.
-:func:`load_embedder` is the factory the index uses by default.
 """
 
 from __future__ import annotations
@@ -22,17 +24,13 @@ from .. import settings
 from ..errors import ModelUnavailable
 from .models import ModelSpec, resolve_model
 
-__all__ = ["Embedder", "SentenceTransformerEmbedder", "HashEmbedder", "load_embedder", "DEVICE_ENV"]
+__all__ = ["Embedder", "SentenceTransformerEmbedder", "HashEmbedder", "load_embedder", "model_fingerprint", "DEVICE_ENV"]
 
 DEVICE_ENV = settings.env_name("device")
 BATCH_ENV = settings.env_name("batch_size")
 #: Texts per encode call. 32 keeps CPU memory small; GPUs like more (MEMSEARCH_BATCH_SIZE).
 DEFAULT_BATCH_SIZE = settings.SETTINGS["batch_size"].default
-#: CPU threads for embedding one query. A single short sequence gains nothing from more,
-#: and on a busy machine (a daemon indexing beside a searching harness) torch's spinning
-#: worker threads made one query embedding take ~1 s with 2 threads vs ~60 ms with 1
-#: (measured on 2 cores under load; ~10 ms either way when idle).
-QUERY_THREADS = 1
+BACKENDS = ("auto", "onnx", "torch")
 
 
 class Embedder(Protocol):
@@ -50,6 +48,42 @@ class Embedder(Protocol):
     def token_lengths(self, texts: Sequence[str]) -> list[int]: ...
 
 
+def model_fingerprint(spec: ModelSpec, source: str) -> str:
+    """Identifies the weights: name plus, for local copies, config and weight file sizes.
+
+    The same for every backend: they give the same vectors (cosine 1.000), so an index
+    built with one opens with the other.
+    """
+    digest = hashlib.sha256(spec.name.encode())
+    path = Path(source)
+    if path.is_dir():
+        for name in ("config.json", "modules.json", "sentence_bert_config.json"):
+            if (path / name).is_file():
+                digest.update((path / name).read_bytes())
+        for weights in sorted(path.glob("*.safetensors")) + sorted(path.glob("*.bin")):
+            digest.update(f"{weights.name}:{weights.stat().st_size}".encode())
+    else:
+        digest.update(source.encode())
+    digest.update(json.dumps([spec.query_prefix, spec.document_prefix, spec.normalize]).encode())
+    return f"{spec.name}:{digest.hexdigest()[:16]}"
+
+
+def locate(spec: ModelSpec) -> str:
+    """Where ``spec`` loads from: its local path, its package's copy, else its hub id."""
+    if spec.path:
+        return spec.path
+    if spec.package:
+        try:
+            return str(_package_path(spec.package))
+        except ModelUnavailable:
+            if not spec.hub:
+                raise
+    if not spec.hub:
+        raise ModelUnavailable(f"model {spec.name!r} has neither a package nor a hub id in models.toml: "
+                               "add `package = ...` or `hub = ...` to its entry")
+    return spec.hub
+
+
 def _package_path(package: str) -> Path:
     try:
         module = importlib.import_module(package)
@@ -59,7 +93,12 @@ def _package_path(package: str) -> Path:
 
 
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model from a bundled package, a local directory, or the hub."""
+    """A sentence-transformers model (torch) from a bundled package, a local directory, or the hub.
+
+    Torch's CPU threads are the process's: this class never changes them.
+    """
+
+    backend = "torch"
 
     def __init__(self, spec: ModelSpec, device: str | None = None, batch_size: int | None = None):
         self.spec = spec
@@ -69,23 +108,9 @@ class SentenceTransformerEmbedder:
         self.max_tokens = spec.max_seq_length
         self._model = None
         self._lock = threading.Lock()
-        self._source = self._locate()
+        self._source = locate(spec)
         self.dimension = spec.dimension or 0
 
-    def _locate(self) -> str:
-        spec = self.spec
-        if spec.path:
-            return spec.path
-        if spec.package:
-            try:
-                return str(_package_path(spec.package))
-            except ModelUnavailable:
-                if not spec.hub:
-                    raise
-        if not spec.hub:
-            raise ModelUnavailable(f"model {spec.name!r} has neither a package nor a hub id in models.toml: "
-                                   "add `package = ...` or `hub = ...` to its entry")
-        return spec.hub
 
     @property
     def source(self) -> str:
@@ -94,19 +119,7 @@ class SentenceTransformerEmbedder:
 
     @property
     def fingerprint(self) -> str:
-        """Identifies the weights: name plus, for local copies, config and weight file sizes."""
-        digest = hashlib.sha256(self.name.encode())
-        source = Path(self._source)
-        if source.is_dir():
-            for name in ("config.json", "modules.json", "sentence_bert_config.json"):
-                if (source / name).is_file():
-                    digest.update((source / name).read_bytes())
-            for weights in sorted(source.glob("*.safetensors")) + sorted(source.glob("*.bin")):
-                digest.update(f"{weights.name}:{weights.stat().st_size}".encode())
-        else:
-            digest.update(self._source.encode())
-        digest.update(json.dumps([self.spec.query_prefix, self.spec.document_prefix, self.spec.normalize]).encode())
-        return f"{self.name}:{digest.hexdigest()[:16]}"
+        return model_fingerprint(self.spec, self._source)
 
     @property
     def model(self):
@@ -115,22 +128,20 @@ class SentenceTransformerEmbedder:
                 self._model = self._load()
         return self._model
 
+    def load(self) -> None:
+        """Load now rather than at the first query (the dimension is known afterwards)."""
+        self.model  # noqa: B018
+
     def _load(self):
         local = Path(self._source).is_dir()
-        if local:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as err:  # pragma: no cover - a broken install
             raise ModelUnavailable("sentence-transformers is not installed: pip install sentence-transformers") from err
         try:
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()  # no "Loading weights" bar in CLI output
-        except ImportError:  # pragma: no cover
-            pass
-        try:
-            model = SentenceTransformer(self._source, device=self.device, trust_remote_code=self.spec.trust_remote_code)
+            # a local directory never asks the hub for anything
+            model = SentenceTransformer(self._source, device=self.device, trust_remote_code=self.spec.trust_remote_code,
+                                        local_files_only=local)
         except Exception as err:
             if local:
                 raise ModelUnavailable(f"cannot load the model at {self._source}: {err}") from err
@@ -153,10 +164,8 @@ class SentenceTransformerEmbedder:
         return vectors.astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> np.ndarray:
-        model = self.model
-        with _few_threads(model.device.type == "cpu"):
-            vector = model.encode([self.spec.query_prefix + text], normalize_embeddings=self.spec.normalize,
-                                  convert_to_numpy=True, show_progress_bar=False)[0]
+        vector = self.model.encode([self.spec.query_prefix + text], normalize_embeddings=self.spec.normalize,
+                                   convert_to_numpy=True, show_progress_bar=False)[0]
         return vector.astype(np.float32, copy=False)
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
@@ -166,31 +175,6 @@ class SentenceTransformerEmbedder:
         prefixed = [self.spec.document_prefix + t for t in texts]
         encoded = self.model.tokenizer(prefixed, add_special_tokens=True, truncation=False)["input_ids"]
         return [len(ids) for ids in encoded]
-
-
-_THREADS_LOCK = threading.Lock()
-
-
-class _few_threads:
-    """Run a block with torch limited to QUERY_THREADS CPU threads (restored afterwards)."""
-
-    def __init__(self, active: bool):
-        self.active = active
-
-    def __enter__(self):
-        if self.active:
-            import torch
-
-            _THREADS_LOCK.acquire()
-            self.saved = torch.get_num_threads()
-            torch.set_num_threads(QUERY_THREADS)
-
-    def __exit__(self, *exc):
-        if self.active:
-            import torch
-
-            torch.set_num_threads(self.saved)
-            _THREADS_LOCK.release()
 
 
 class HashEmbedder:
@@ -231,15 +215,47 @@ class HashEmbedder:
         return [len(re.findall(r"\w+|[^\w\s]", t)) + 2 for t in texts]
 
 
-_CACHE: dict[tuple, SentenceTransformerEmbedder] = {}
+_CACHE: dict[tuple, Embedder] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def load_embedder(model: str | os.PathLike[str] | None = None, device: str | None = None) -> SentenceTransformerEmbedder:
-    """The embedder for ``model`` (see :func:`memsearch.models.resolve_model`), shared per process."""
+def _onnx_runs(spec: ModelSpec, device: str | None) -> bool:
+    """Whether ``auto`` picks ONNX Runtime: a local plain model, on the CPU, with onnxruntime installed."""
+    import importlib.util
+
+    from .onnx import supported
+
+    if device not in (None, "cpu") or importlib.util.find_spec("onnxruntime") is None:
+        return False
+    try:
+        return supported(locate(spec))
+    except ModelUnavailable:
+        return False
+
+
+def load_embedder(model: str | os.PathLike[str] | None = None, device: str | None = None, *,
+                  backend: str | None = None, quantize: str | None = None) -> Embedder:
+    """The embedder for ``model`` (see :func:`memsearch.models.resolve_model`), shared per process.
+
+    ``backend`` (``MEMSEARCH_BACKEND``): ``onnx``, ``torch``, or ``auto`` (the default): ONNX
+    Runtime for a local model on the CPU, torch otherwise (a hub model, a GPU device).
+    ``quantize`` (``MEMSEARCH_QUANTIZE``, ONNX only): ``int8`` vectors are not the FP32 ones,
+    so an index built with them has its own fingerprint.
+    """
     spec = resolve_model(model)
-    key = (spec, settings.get("device", device))
+    device = settings.get("device", device)
+    backend = settings.get("backend", backend)
+    quantize = settings.get("quantize", quantize)
+    if backend == "auto":
+        backend = "onnx" if _onnx_runs(spec, device) else "torch"
+    key = (spec, device, backend, quantize if backend == "onnx" else None)
     with _CACHE_LOCK:
         if key not in _CACHE:
-            _CACHE[key] = SentenceTransformerEmbedder(spec, device=device)
+            if backend == "onnx":
+                from .onnx import OnnxEmbedder
+
+                source = locate(spec)
+                _CACHE[key] = OnnxEmbedder(spec, source, fingerprint=model_fingerprint(spec, source), quantize=quantize)
+            else:
+                _CACHE[key] = SentenceTransformerEmbedder(spec, device=device)
         return _CACHE[key]

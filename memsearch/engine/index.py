@@ -33,7 +33,7 @@ from .sync import IndexReport, Progress, sync_tree
 from .flat import FlatVectors
 from .cjk import keyword_text
 from .fusion import CANDIDATE_FACTOR, DEFAULT_FUSION, FUSIONS, MIN_CANDIDATES, hybrid, merge_rows
-from .store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, Filter, Store
+from .store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, VECTOR_INDEX_MIN_ROWS, Filter, Store
 from ..memory.tokens import encoding_name
 from ..memory.tree import resolve_root, safe_path, scan
 
@@ -267,6 +267,26 @@ class MemoryIndex:
         if report.changed:
             self._write_meta()
         return report
+
+    def vector_index_due(self) -> bool:
+        """Whether the table has reached VECTOR_INDEX_MIN_ROWS without an ANN index."""
+        self.store.refresh()
+        return self.store.vector_index_due(VECTOR_INDEX_MIN_ROWS)
+
+    def build_vector_index(self, *, wait: float | None = 0.0, force: bool = False) -> bool:
+        """Build the ANN index when it is due (``force``: whatever the size); True when one was built.
+
+        Slow (minutes at 100k rows on 2 cores), so never part of :meth:`sync`: ``memsearch index``
+        calls it at its end and the daemon in the background. Takes the writer lock like sync.
+        """
+        if not (force or self.vector_index_due()):
+            return False
+        if self.lock.held:
+            self.store.build_vector_index()
+        else:
+            with self.lock.acquire(timeout=wait):
+                self.store.build_vector_index()
+        return True
 
     def _write_meta(self) -> None:
         meta = self.params() | {"memsearch": __version__, "dimension": self.embedder.dimension, "build": self._build,

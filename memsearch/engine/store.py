@@ -39,7 +39,9 @@ FORMAT_VERSION = 3
 #: Rows from which the vector column gets an ANN index (IVF_PQ, cosine). Measured with
 #: LanceDB on 2 busy cores, 384-d vectors, top 100: flat search took 19.5 ms at 10k rows,
 #: 153 ms at 50k and 327 ms at 100k, IVF_PQ 8-9 ms at each size. Past ~25k rows flat
-#: search alone would overrun the 25 ms query budget, so the index is built there.
+#: search alone would overrun the 25 ms query budget, so the index is built there. It is
+#: built off the write path (:meth:`Store.build_vector_index`: the daemon in the background,
+#: ``memsearch index`` at its end), never inside a sync; until then search stays exact.
 VECTOR_INDEX_MIN_ROWS = 25_000
 #: ANN search settings: partitions probed, and candidates re-ranked with exact distances
 #: (refine_factor x limit) so that PQ compression costs little recall.
@@ -280,6 +282,7 @@ class Store:
 
     # --- indexes and maintenance --------------------------------------------------------
     def ensure_indexes(self) -> None:
+        """The full-text and scalar indexes (quick); the vector index is :meth:`build_vector_index`."""
         table = self.chunks()
         if table is None or table.count_rows() == 0:
             return
@@ -291,8 +294,25 @@ class Store:
             for column in ("path", "dir"):
                 if (column,) not in existing:
                     table.create_scalar_index(column)
-            if ("vector",) not in existing and table.count_rows() >= VECTOR_INDEX_MIN_ROWS:
-                table.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_PQ")
+
+    def vector_index_due(self, min_rows: int = VECTOR_INDEX_MIN_ROWS) -> bool:
+        """Whether the chunks table has ``min_rows`` rows and no vector index yet."""
+        table = self.chunks()
+        return table is not None and table.count_rows() >= min_rows and not self.has_vector_index()
+
+    def build_vector_index(self, *, num_partitions: int | None = None, num_sub_vectors: int | None = None) -> None:
+        """Build the ANN index (IVF_PQ, cosine) over the rows there now: minutes at 100k rows on 2 cores.
+
+        One commit at the end; rows written meanwhile or later are searched exactly beside it
+        (LanceDB scans the unindexed fragments) until :meth:`optimize` folds them in.
+        """
+        table = self.chunks()
+        if table is None:
+            return
+        extra = {k: v for k, v in (("num_partitions", num_partitions), ("num_sub_vectors", num_sub_vectors)) if v}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            table.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_PQ", replace=True, **extra)
 
     def has_vector_index(self) -> bool:
         table = self.chunks()

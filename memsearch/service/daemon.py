@@ -191,6 +191,7 @@ class Daemon:
         self._dirty = False
         self._syncs_since_compact = 0
         self._last_compact = time.monotonic()
+        self._vector_build: threading.Thread | None = None
 
     # --- life cycle ---------------------------------------------------------------------
     def start(self) -> "Daemon":
@@ -299,7 +300,10 @@ class Daemon:
             report = None
             if rescan or files:
                 report = self._sync(None if rescan else sorted(files), "rescan" if rescan else "changes")
-            if self.compact and not self.stopping() and self._compaction_due(time.monotonic()):
+            if report is not None and report.changed:
+                self._start_vector_index()
+            building = self._vector_build is not None and self._vector_build.is_alive()
+            if self.compact and not building and not self.stopping() and self._compaction_due(time.monotonic()):
                 self.compact_now()
             return report
 
@@ -311,7 +315,35 @@ class Daemon:
                 report = self.index.check_and_repair() or report  # damage: rebuilt from the Markdown, logged
             except Exception:  # noqa: BLE001 - searches still work (flat scans); retried next start
                 logger.exception("could not build or check the search indexes")
+        self._start_vector_index()
         return report
+
+    def _start_vector_index(self) -> None:
+        """Build the ANN index in a background thread once the table passes its threshold.
+
+        Searches stay exact (and syncs go on) while it builds; rows written meanwhile are
+        searched beside it. A failure is logged and retried after the next write.
+        """
+        if (self._vector_build is not None and self._vector_build.is_alive()) or self.stopping():
+            return
+        store = self.index.store
+        try:
+            if not self.index.vector_index_due():
+                return
+        except Exception:  # noqa: BLE001 - the next sync retries
+            return
+
+        def build() -> None:
+            started = time.monotonic()
+            try:
+                store.build_vector_index()  # this process holds the writer lock
+            except Exception:  # noqa: BLE001
+                logger.exception("building the vector index failed; retried after the next write")
+                return
+            logger.info("vector index (ANN) built in %.1f s", time.monotonic() - started)
+
+        self._vector_build = threading.Thread(target=build, name="memsearch-ann", daemon=True)
+        self._vector_build.start()
 
     def _progress(self, phase: str, done: int, total: int, chunks: int) -> None:
         if phase != "index":

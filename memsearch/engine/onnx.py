@@ -1,0 +1,262 @@
+"""The ONNX Runtime embedder: a local sentence-transformers model exported once to ONNX, run without torch.
+
+At first use the model's weights are exported (``torch.onnx.export``, the TorchScript exporter)
+into ``$MEMSEARCH_CACHE/onnx/<fingerprint>/``, written atomically, and reused by every later
+process; nothing is downloaded. Texts are tokenized with the model's own fast tokenizer
+(``tokenizer.json``) and mean- or CLS-pooled and normalised exactly as sentence-transformers
+does (cosine 1.000 against it on LoCoMo turns and chunks; ``tests/test_onnx.py``).
+
+Two sessions, each with its own threads (nothing process-wide is touched): queries run on
+QUERY_THREADS, documents on the session default. Measured on 2 busy cores (benchmarks/speed.py
+``encoders``, all-MiniLM-L6-v2): one query 14 ms with torch on one thread, 6-7 ms here (FP32);
+int8 dynamic quantization halves that again but moves vectors (cosine 0.95) and is opt-in
+(MEMSEARCH_QUANTIZE, with its recall in benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import warnings
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .. import settings
+from ..errors import ModelUnavailable
+
+__all__ = ["OnnxEmbedder", "supported", "export_model", "EXPORT_VERSION", "QUERY_THREADS"]
+
+#: Bumped when the exported graph changes (part of the cache key with the model fingerprint).
+EXPORT_VERSION = 1
+OPSET = 17
+#: Threads of the query session: one short sequence gains nothing from more, and on a busy
+#: machine a second spinning thread made a torch query ~1 s instead of ~60 ms.
+QUERY_THREADS = 1
+_MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",
+            "sentence_transformers.models.Normalize"}
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def _pooling(source: Path) -> str | None:
+    """``mean`` or ``cls`` when the model is Transformer + Pooling (+ Normalize) only, else None."""
+    try:
+        modules = json.loads((source / "modules.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not modules or {m.get("type") for m in modules} - _MODULES or not (source / "tokenizer.json").is_file():
+        return None
+    pool = next((m for m in modules if m.get("type", "").endswith("Pooling")), None)
+    if pool is None:
+        return None
+    try:
+        config = json.loads((source / pool.get("path", "") / "config.json").read_text())
+    except (OSError, ValueError):
+        return None
+    modes = [k for k, v in config.items() if k.startswith("pooling_mode_") and v]
+    return {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls"}.get(modes[0]) if len(modes) == 1 else None
+
+
+def supported(source: str | os.PathLike[str]) -> bool:
+    """Whether the model directory ``source`` can run here: a local BERT-like model with mean or CLS pooling."""
+    path = Path(source)
+    return path.is_dir() and _pooling(path) is not None and (path / "config.json").is_file()
+
+
+def export_model(source: Path, target: Path) -> None:
+    """Export the transformer of ``source`` to ``target`` (atomically); needs torch, never the network."""
+    import torch
+    from safetensors.torch import load_file
+    from transformers import AutoConfig, AutoModel
+
+    config = AutoConfig.from_pretrained(str(source), local_files_only=True)
+    config._attn_implementation = "eager"  # plain ops: one graph for every batch shape
+    model = AutoModel.from_config(config)
+    weights = sorted(source.glob("*.safetensors"))
+    if weights:
+        state = {}
+        for file in weights:
+            state.update(load_file(str(file)))
+    else:
+        state = torch.load(str(source / "pytorch_model.bin"), map_location="cpu", weights_only=True)
+    prefix = getattr(model, "base_model_prefix", "") + "."
+    state = {k.removeprefix(prefix): v for k, v in state.items()}
+    missing, _ = model.load_state_dict(state, strict=False)
+    if [k for k in missing if not k.endswith("position_ids")]:
+        raise ModelUnavailable(f"cannot export the model at {source}: weights missing ({', '.join(missing[:3])}); "
+                               "use MEMSEARCH_BACKEND=torch")
+    model.eval()
+    names = [n for n in _INPUTS if n != "token_type_ids" or getattr(config, "type_vocab_size", 0)]
+
+    class Hidden(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args):
+            return self.inner(**dict(zip(names, args))).last_hidden_state
+
+    dummy = tuple(torch.ones(2, 8, dtype=torch.long) if n != "token_type_ids" else torch.zeros(2, 8, dtype=torch.long) for n in names)
+    dummy[1][1, 4:] = 0  # a padded row, so that the mask is traced as data
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the tracer's notes on shapes: the graph is checked in tests
+            torch.onnx.export(Hidden(model), dummy, str(tmp), dynamo=False, opset_version=OPSET, input_names=names,
+                              output_names=["last_hidden_state"],
+                              dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]})
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _quantize(fp32: Path, target: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+class OnnxEmbedder:
+    """The model in ``source`` (a local sentence-transformers directory) on ONNX Runtime's CPU provider.
+
+    ``fingerprint`` is that of the weights (see :func:`memsearch.engine.embedder.model_fingerprint`),
+    so an index built with the torch backend opens here and the other way round; int8
+    vectors differ, so ``quantize="int8"`` adds ``+int8`` to it.
+    """
+
+    backend = "onnx"
+
+    def __init__(self, spec, source: str | os.PathLike[str], *, fingerprint: str, quantize: str | None = None,
+                 cache: str | os.PathLike[str] | None = None, batch_size: int | None = None):
+        self.spec = spec
+        self.name = spec.name
+        self.source = Path(source)
+        self.quantize = settings.get("quantize", quantize)
+        self.batch_size = settings.get("batch_size", batch_size)
+        self.max_tokens = spec.max_seq_length
+        self.dimension = spec.dimension or 0
+        self.pooling = _pooling(self.source)
+        if self.pooling is None:
+            raise ModelUnavailable(f"the model at {self.source} is not a plain Transformer + Pooling model: use MEMSEARCH_BACKEND=torch")
+        self._fingerprint = fingerprint + ("+int8" if self.quantize == "int8" else "")
+        key = f"{fingerprint.replace(':', '-').replace('/', '-')}-e{EXPORT_VERSION}"
+        self.cache_dir = settings.cache_dir(cache) / "onnx" / key
+        self._lock = threading.Lock()
+        self._sessions: dict[str, object] = {}
+        self._tokenizers = None
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    # --- loading ------------------------------------------------------------------------
+    def model_file(self) -> Path:
+        """The ONNX file for this embedder, exported (and quantized) on first use."""
+        fp32 = self.cache_dir / "model.onnx"
+        if not fp32.is_file():
+            export_model(self.source, fp32)
+        if self.quantize != "int8":
+            return fp32
+        int8 = self.cache_dir / "model-int8.onnx"
+        if not int8.is_file():
+            _quantize(fp32, int8)
+        return int8
+
+    def _tokenizer(self, padded: bool):
+        if self._tokenizers is None:
+            from tokenizers import Tokenizer
+
+            plain = Tokenizer.from_file(str(self.source / "tokenizer.json"))
+            plain.no_truncation()
+            plain.no_padding()
+            batch = Tokenizer.from_file(str(self.source / "tokenizer.json"))
+            batch.enable_truncation(self.max_tokens)
+            pad = batch.token_to_id("[PAD]") if batch.token_to_id("[PAD]") is not None else 0
+            batch.enable_padding(pad_id=pad, pad_token=batch.id_to_token(pad) or "[PAD]")
+            self._tokenizers = (plain, batch)
+        return self._tokenizers[1 if padded else 0]
+
+    def _session(self, kind: str):
+        session = self._sessions.get(kind)
+        if session is None:
+            with self._lock:
+                session = self._sessions.get(kind)
+                if session is None:
+                    session = self._sessions[kind] = self._open(kind)
+        return session
+
+    def _open(self, kind: str):
+        try:
+            import onnxruntime as ort
+        except ImportError as err:  # pragma: no cover - a broken install
+            raise ModelUnavailable("onnxruntime is not installed: pip install onnxruntime, or use MEMSEARCH_BACKEND=torch") from err
+        self._tokenizer(True)
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.inter_op_num_threads = 1
+        if kind == "query":
+            options.intra_op_num_threads = QUERY_THREADS
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no busy-wait beside a search
+        session = ort.InferenceSession(str(self.model_file()), options, providers=["CPUExecutionProvider"])
+        self._inputs = [i.name for i in session.get_inputs()]
+        out = session.get_outputs()[0].shape
+        if isinstance(out[-1], int):
+            self.dimension = out[-1]
+        return session
+
+    def load(self) -> None:
+        """Load now rather than at the first query (the dimension is known afterwards)."""
+        self._session("query")
+
+    # --- encoding -----------------------------------------------------------------------
+    def _encode(self, texts: list[str], kind: str) -> np.ndarray:
+        session = self._session(kind)
+        encoded = self._tokenizer(True).encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.array([e.type_ids for e in encoded], dtype=np.int64)
+        hidden = session.run(None, feeds)[0]
+        if self.pooling == "cls":
+            vectors = hidden[:, 0]
+        else:
+            weights = mask[..., None].astype(np.float32)
+            vectors = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        if self.spec.normalize:
+            vectors = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+        return vectors.astype(np.float32, copy=False)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            self.load()
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        prefixed = [self.spec.document_prefix + t for t in texts]
+        # longest first in batches of similar length, as sentence-transformers does: less padding
+        order = sorted(range(len(prefixed)), key=lambda i: -len(prefixed[i]))
+        out = np.empty((len(prefixed), self.dimension or 0), dtype=np.float32) if self.dimension else None
+        for start in range(0, len(order), self.batch_size):
+            part = order[start : start + self.batch_size]
+            vectors = self._encode([prefixed[i] for i in part], "documents")
+            if out is None:
+                out = np.empty((len(prefixed), vectors.shape[1]), dtype=np.float32)
+            out[part] = vectors
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._encode([self.spec.query_prefix + text], "query")[0]
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        """Lengths in the model's own tokens, special tokens and document prefix included."""
+        if not texts:
+            return []
+        encoded = self._tokenizer(False).encode_batch([self.spec.document_prefix + t for t in texts])
+        return [len(e.ids) for e in encoded]
