@@ -111,7 +111,6 @@ class SentenceTransformerEmbedder:
         self._source = locate(spec)
         self.dimension = spec.dimension or 0
 
-
     @property
     def source(self) -> str:
         """Where the weights load from: a local model directory or a Hugging Face hub id."""

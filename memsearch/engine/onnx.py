@@ -138,14 +138,15 @@ class OnnxEmbedder:
                  cache: str | os.PathLike[str] | None = None, batch_size: int | None = None):
         self.spec = spec
         self.name = spec.name
-        self.source = Path(source)
+        self._dir = Path(source)
+        self.source = str(source)  # where the weights load from, as for the torch embedder
         self.quantize = settings.get("quantize", quantize)
         self.batch_size = settings.get("batch_size", batch_size)
         self.max_tokens = spec.max_seq_length
         self.dimension = spec.dimension or 0
-        self.pooling = _pooling(self.source)
+        self.pooling = _pooling(self._dir)
         if self.pooling is None:
-            raise ModelUnavailable(f"the model at {self.source} is not a plain Transformer + Pooling model: use MEMSEARCH_BACKEND=torch")
+            raise ModelUnavailable(f"the model at {self._dir} is not a plain Transformer + Pooling model: use MEMSEARCH_BACKEND=torch")
         self._fingerprint = fingerprint + ("+int8" if self.quantize == "int8" else "")
         key = f"{fingerprint.replace(':', '-').replace('/', '-')}-e{EXPORT_VERSION}"
         self.cache_dir = settings.cache_dir(cache) / "onnx" / key
@@ -162,7 +163,7 @@ class OnnxEmbedder:
         """The ONNX file for this embedder, exported (and quantized) on first use."""
         fp32 = self.cache_dir / "model.onnx"
         if not fp32.is_file():
-            export_model(self.source, fp32)
+            export_model(self._dir, fp32)
         if self.quantize != "int8":
             return fp32
         int8 = self.cache_dir / "model-int8.onnx"
@@ -174,10 +175,10 @@ class OnnxEmbedder:
         if self._tokenizers is None:
             from tokenizers import Tokenizer
 
-            plain = Tokenizer.from_file(str(self.source / "tokenizer.json"))
+            plain = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
             plain.no_truncation()
             plain.no_padding()
-            batch = Tokenizer.from_file(str(self.source / "tokenizer.json"))
+            batch = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
             batch.enable_truncation(self.max_tokens)
             pad = batch.token_to_id("[PAD]") if batch.token_to_id("[PAD]") is not None else 0
             batch.enable_padding(pad_id=pad, pad_token=batch.id_to_token(pad) or "[PAD]")
