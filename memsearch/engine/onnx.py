@@ -118,7 +118,8 @@ def _quantize(fp32: Path, target: Path) -> None:
 
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8)
+        # per channel: cosine 0.99 to FP32 on LoCoMo text, where one scale per tensor gave 0.95
+        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
@@ -166,7 +167,7 @@ class OnnxEmbedder:
             export_model(self._dir, fp32)
         if self.quantize != "int8":
             return fp32
-        int8 = self.cache_dir / "model-int8.onnx"
+        int8 = self.cache_dir / "model-int8-per-channel.onnx"
         if not int8.is_file():
             _quantize(fp32, int8)
         return int8
