@@ -24,7 +24,8 @@ from benchmarks import quality
 from benchmarks.common import REPO, bench_embedder, child_env
 from benchmarks.synthetic import generate_chunks
 
-__all__ = ["resync", "size_run", "run_sizes", "daemon_freshness", "main"]
+__all__ = ["resync", "size_run", "run_sizes", "daemon_freshness", "interleaved", "bare_encoder", "encoders",
+           "keyword_options", "paths_run", "main"]
 
 #: Texts of the raw-encode comparison at one size: a random sample of the very texts the
 #: indexer embeds (the whole set up to this many), so 100k chunks need not be encoded twice.
@@ -217,11 +218,160 @@ def daemon_freshness(work: Path, files: int = 300, edits: int = 20, rapid: int =
     return {k: data[k] for k in keep if k in data}
 
 
+# --- the query path against a bare model encode (python -m benchmarks.speed paths) --------------
+def interleaved(calls: dict, queries: list[str], warm: int = 5) -> dict:
+    """p50/p95 ms of each ``calls[name](query)``, run in turn on every query.
+
+    Each query goes through every call back to back, so that a noisy machine's load falls on
+    all of them alike and their ratios stay meaningful when the absolute times do not.
+    """
+    for q in queries[:warm]:
+        for call in calls.values():
+            call(q)
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for q in queries:
+        for name, call in calls.items():
+            t0 = time.perf_counter()
+            call(q)
+            times[name].append((time.perf_counter() - t0) * 1000)
+    out = {}
+    for name, ts in times.items():
+        ts.sort()
+        out[name] = {"p50_ms": round(statistics.median(ts), 2), "p95_ms": round(ts[int(0.95 * (len(ts) - 1))], 2)}
+    return out
+
+
+def bare_encoder():
+    """The reference: ``SentenceTransformer.encode`` of one query on one torch thread, in this process."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from memsearch.engine.embedder import load_embedder
+
+    torch.set_num_threads(1)  # the benchmark's own process: the reference is one thread
+    model = SentenceTransformer(load_embedder(backend="torch").source, device="cpu", local_files_only=True)
+    return lambda q: model.encode([q], normalize_embeddings=True, show_progress_bar=False)
+
+
+def encoders(texts: list[str], queries: list[str], rounds: int = 3) -> dict:
+    """torch vs ONNX Runtime FP32 vs int8: one query (p50), documents (chunks/s), cosine to torch."""
+    import numpy as np
+
+    from memsearch.engine.embedder import load_embedder
+
+    models = {"torch": load_embedder(backend="torch"), "onnx-fp32": load_embedder(backend="onnx", quantize="none"),
+              "onnx-int8": load_embedder(backend="onnx", quantize="int8")}
+    out = {name: {} for name in models}
+    for name, lat in interleaved({n: m.embed_query for n, m in models.items()}, queries).items():
+        out[name]["query"] = lat
+    reference_q = np.stack([models["torch"].embed_query(q) for q in queries])
+    reference_d = models["torch"].embed_documents(texts)
+    spent = {name: [] for name in models}
+    for _ in range(rounds):  # alternating rounds: the load is shared out
+        for name, model in models.items():
+            t0 = time.perf_counter()
+            vectors = model.embed_documents(texts)
+            spent[name].append(time.perf_counter() - t0)
+            out[name]["document_cosine_min"] = round(float((vectors * reference_d).sum(axis=1).min()), 4)
+    for name, model in models.items():
+        out[name]["documents_per_s"] = round(len(texts) / statistics.median(spent[name]), 1)
+        q = np.stack([model.embed_query(t) for t in queries])
+        out[name]["query_cosine_min"] = round(float((q * reference_q).sum(axis=1).min()), 4)
+    return {"texts": len(texts), "queries": len(queries), "rounds": rounds, "results": out}
+
+
+def keyword_options(index, queries: list[str], edits: int = 1000) -> dict:
+    """LanceDB full-text search as the engine runs it, with ``fast_search``, after prewarm, and
+    after ``edits`` single-row commits without ``optimize()`` (an unindexed tail)."""
+    from memsearch.engine.store import Filter
+
+    table, flt, n = index.store.chunks(), Filter(), 50
+
+    def fast(q):
+        return table.search(q, query_type="fts", fts_columns="search_text").fast_search().limit(n).select(["id", "_score"]).to_list()
+
+    out = {"rows": table.count_rows(), "cold": interleaved({"fts": lambda q: index._keyword(table, q, n, flt), "fts_fast_search": fast}, queries)}
+    for ix in table.list_indices():
+        table.prewarm_index(ix.name)
+    out["prewarmed"] = interleaved({"fts": lambda q: index._keyword(table, q, n, flt), "fts_fast_search": fast}, queries)
+    notes = index.root / "bench-edits"
+    notes.mkdir(exist_ok=True)
+    for i in range(edits):
+        (notes / f"e{i % 50:02}.md").write_text(f"# Edit {i}\n\nedit number {i} of the keyword tail benchmark\n")
+        index.sync(only=[f"bench-edits/e{i % 50:02}.md"])
+    table = index.store.chunks()
+    stats = table.index_stats(next(ix.name for ix in table.list_indices() if tuple(ix.columns) == ("search_text",)))
+    out["after_edits"] = {"edits": edits, "unindexed_rows": getattr(stats, "num_unindexed_rows", None),
+                          **interleaved({"fts": lambda q: index._keyword(table, q, n, flt)}, queries)}
+    return out
+
+
+def paths_run(work: Path, locomo=None, copies=(1, 4), queries: int = 200, tail_edits: int = 0) -> dict:
+    """Warm hybrid search against a bare encode of the same query, on all ten LoCoMo conversations
+    in one tree (2.3k chunks) and on ``copies`` of that tree in one index (vectors reused by
+    content hash, so only the first copy is embedded): the issue-11 ratio targets."""
+    import os
+
+    from benchmarks.quality import locomo_corpus
+    from memsearch import MemoryIndex
+
+    corpus = locomo_corpus(work, locomo, merged=True)
+    root = corpus.trees[""]
+    qs = [q.query for q in corpus.questions][:queries]
+    reference = bare_encoder()
+    index = MemoryIndex(root, db=work / "db-paths")
+    result = {"load_start": os.getloadavg(), "queries": len(qs), "runs": []}
+    for n in copies:
+        for c in range(1, n):
+            target = root / f"copy-{c}"
+            if not target.exists():
+                shutil.copytree(root, target, ignore=shutil.ignore_patterns("copy-*", ".memsearch"))
+        started = time.perf_counter()
+        report = index.sync()
+        lat = interleaved({"bare_encode": reference, "hybrid": lambda q: index.search(q, k=10),
+                           "vector": lambda q: index.search(q, k=10, mode="vector"),
+                           "keyword": lambda q: index.search(q, k=10, mode="keyword"),
+                           "query_embedding": index.embedder.embed_query}, qs)
+        result["runs"].append({"copies": n, "chunks": report.chunks_total, "sync_s": round(time.perf_counter() - started, 1),
+                               "latency": lat, "load": os.getloadavg(),
+                               "hybrid_over_bare_encode": round(lat["hybrid"]["p50_ms"] / lat["bare_encode"]["p50_ms"], 3)})
+        print(json.dumps(result["runs"][-1]), flush=True)
+    if tail_edits:
+        result["keyword_options"] = keyword_options(index, qs, tail_edits)
+    result["load_end"] = os.getloadavg()
+    return result
+
+
 def main(argv=None) -> int:
-    """The child of :func:`run_sizes`: ``python -m benchmarks.speed _size CHUNKS WORK OUT.json``."""
+    """``_size CHUNKS WORK OUT.json`` (the child of :func:`run_sizes`), or ``paths`` / ``encoders``."""
+    import argparse
     import sys
 
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("paths", "encoders"):
+        parser = argparse.ArgumentParser(prog=f"python -m benchmarks.speed {argv[0]}")
+        parser.add_argument("--out", type=Path, default=Path("bench-results/speed-paths"))
+        parser.add_argument("--locomo")
+        parser.add_argument("--copies", default="1,4", help="LoCoMo tree copies in one index (paths)")
+        parser.add_argument("--queries", type=int, default=200)
+        parser.add_argument("--tail-edits", type=int, default=0, help="keyword options after this many edits (paths)")
+        parser.add_argument("--texts", type=int, default=256, help="chunk-sized texts to embed (encoders)")
+        parser.add_argument("--rounds", type=int, default=3, help="alternating document rounds (encoders)")
+        args = parser.parse_args(argv[1:])
+        args.out.mkdir(parents=True, exist_ok=True)
+        if argv[0] == "paths":
+            result = paths_run(args.out, args.locomo, [int(c) for c in args.copies.split(",")], args.queries, args.tail_edits)
+        else:
+            from benchmarks.quality import locomo_corpus
+
+            corpus = locomo_corpus(args.out, args.locomo, merged=True)
+            files = sorted(corpus.trees[""].rglob("2*.md"))
+            lines = [line for f in files[:60] for line in f.read_text().splitlines() if line.strip()]
+            texts = ["\n".join(lines[i : i + 6]) for i in range(0, len(lines), 6)][: args.texts]  # chunk-sized
+            result = encoders(texts, [q.query for q in corpus.questions][: args.queries], args.rounds)
+        (args.out / f"{argv[0]}.json").write_text(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2))
+        return 0
     if len(argv) != 4 or argv[0] != "_size":
         print("usage: python -m benchmarks speed [--size 1000,10000] [--out DIR] "
               "(python -m benchmarks.speed only runs one size for it: _size CHUNKS WORK OUT.json)", file=sys.stderr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memsearch.engine import index as index_module
+from memsearch.engine import store as store_module
 from memsearch.engine.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.service.daemon import Daemon
@@ -62,6 +63,14 @@ def test_rows_written_after_the_fulltext_index_are_found(big):
     assert stats is not None and stats.num_unindexed_rows > 0
     for n in range(3):
         assert big.search(f"flibbertigibbet{n}", k=3, mode="keyword")[0].path == f"notes/new{n}.md"
+
+
+def test_a_long_fulltext_tail_is_folded_in_by_the_sync(big, monkeypatch):
+    monkeypatch.setattr(store_module, "FTS_TAIL_MAX_ROWS", 5)
+    (big.root / "notes" / "many.md").write_text("\n\n".join(f"## S{i}\n\n" + f"gobbledygook{i} " * 150 for i in range(8)))
+    big.sync()
+    assert big.store.fulltext_tail() == 0
+    assert big.search("gobbledygook7", k=3, mode="keyword")[0].path == "notes/many.md"
 
 
 def test_the_daemon_builds_the_vector_index_in_the_background(big):

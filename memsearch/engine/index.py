@@ -265,6 +265,7 @@ class MemoryIndex:
             self.store.ensure_indexes()
             self._indexes_checked = True
         if report.changed:
+            self.store.fold_fulltext_tail()  # keyword queries scan what the FTS index lacks
             self._write_meta()
         return report
 
@@ -277,15 +278,13 @@ class MemoryIndex:
         """Build the ANN index when it is due (``force``: whatever the size); True when one was built.
 
         Slow (minutes at 100k rows on 2 cores), so never part of :meth:`sync`: ``memsearch index``
-        calls it at its end and the daemon in the background. Takes the writer lock like sync.
+        calls it at its end. Takes the writer lock like sync (a daemon builds through the store in
+        a thread of its own instead, so that its syncs go on meanwhile).
         """
         if not (force or self.vector_index_due()):
             return False
-        if self.lock.held:
+        with self.lock.writing(timeout=wait):
             self.store.build_vector_index()
-        else:
-            with self.lock.acquire(timeout=wait):
-                self.store.build_vector_index()
         return True
 
     def _write_meta(self) -> None:

@@ -336,7 +336,13 @@ class Daemon:
         def build() -> None:
             started = time.monotonic()
             try:
-                store.build_vector_index()  # this process holds the writer lock
+                # a counted hold of this process's lock (the daemon has one), not a thread's write:
+                # syncs go on beside the build
+                lock = self.index.lock.acquire(timeout=0.0)
+                try:
+                    store.build_vector_index()
+                finally:
+                    lock.release()
             except Exception:  # noqa: BLE001
                 logger.exception("building the vector index failed; retried after the next write")
                 return
