@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import memsearch
 from memsearch.engine.embedder import HashEmbedder
@@ -169,6 +169,8 @@ OPS = st.one_of(
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.lists(OPS, min_size=1, max_size=10))
+@example([{"command": "create", "path": "z/MEMORY.md", "file_text": ""},
+          {"command": "rename", "old_path": "z", "new_path": "x/MEMORY.md"}])  # a directory named like the index
 def test_random_writes_keep_memory_valid_and_the_index_equal_to_a_rebuild(tmp_path_factory, ops):
     root = tmp_path_factory.mktemp("memory")
     (root / "MEMORY.md").write_text("# Memory\n\nroot\n")

@@ -364,6 +364,9 @@ class Editor:
             if source.path.is_dir():
                 if dest.rel.startswith(source.rel + "/"):
                     raise EditRefused(f"{source.shown} cannot be moved into itself ({dest.shown}): choose a path outside it")
+                if dest.rel.lower().endswith(".md"):
+                    raise EditRefused(f"{source.shown} is a directory and cannot take a Markdown file's name ({dest.shown}): "
+                                      "choose a directory name without '.md'")
                 self._check_directory(source, "rename")
                 moved = [f for f in tree.external_files if f.startswith(source.rel + "/")]
                 created = self._make_dirs(dest)
