@@ -34,7 +34,7 @@ _LAZY = {
     "read": "memsearch.memory.contract",
     "search": "memsearch.harness.api",
     "MemoryIndex": "memsearch.engine.index",
-    "Hit": "memsearch.engine.index",
+    "Hit": "memsearch.engine.hits",
     "IndexReport": "memsearch.engine.sync",
     "edit": "memsearch.harness.edit",
     "Editor": "memsearch.memory.editor",

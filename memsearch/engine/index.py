@@ -16,21 +16,22 @@ import logging
 import os
 import threading
 import uuid
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
 from .. import __version__, settings
 from .chunker import ChunkerConfig
-from ..memory.contract import MemoryRef, memory_chain, memory_ref
+from ..memory.contract import MemoryRef
 from ..memory.document import parse_date
 from .embedder import Embedder, load_embedder
-from ..errors import IndexDamaged, IndexLocked, IndexMismatch, InvalidArgument, MemsearchError
+from ..errors import IndexDamaged, IndexLocked, IndexMismatch, InvalidArgument
 from .damage import check_store, index_error
 from .lock import WriterLock
 from .remote import RemoteDB, RemoteWriterLock, is_remote
 from .sync import IndexReport, Progress, sync_tree
 from .flat import FlatVectors
+from .hits import Hit, HitBuilder
+from .query import clean_text
 from .cjk import keyword_text
 from .fusion import CANDIDATE_FACTOR, DEFAULT_FUSION, FUSIONS, MIN_CANDIDATES, hybrid, merge_rows
 from .store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, VECTOR_INDEX_MIN_ROWS, Filter, Store
@@ -60,39 +61,6 @@ def default_db_path(root: Path) -> Path:
     memory and two memory roots can never share one by accident.
     """
     return settings.get("db") or root / DB_DIRNAME
-
-
-@dataclass(frozen=True)
-class Hit:
-    path: str
-    dir: str
-    start_line: int
-    end_line: int
-    heading: str
-    text: str
-    score: float
-    date: str | None
-    memory_md: MemoryRef | None
-    memory_chain: tuple[str, ...]
-
-    def to_dict(self) -> dict:
-        data = asdict(self)
-        data["memory_chain"] = list(self.memory_chain)
-        return data
-
-
-def clean_text(text: str) -> str:
-    """``text`` as valid Unicode: bytes a shell passed undecoded (surrogate escapes) decoded as
-    UTF-8, lone surrogates and undecodable bytes as U+FFFD; tokenizers refuse anything else."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        pass
-    try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 class MemoryIndex:
@@ -146,7 +114,7 @@ class MemoryIndex:
         self.include_core = include_core
         if meta:
             self._check(meta)
-        self._memory_cache: dict[str, tuple[tuple[int, int, int], MemoryRef]] = {}
+        self._hits = HitBuilder(self.root)
         self._indexes_checked = False
         self._executor = None
         self._pool_lock = threading.Lock()
@@ -316,7 +284,7 @@ class MemoryIndex:
             self._build = build
             self.store.reopen()
             self._flat, self._ann, self._ann_version = None, False, None
-            self._memory_cache.clear()
+            self._hits.forget()
         self._meta_stamp = stamp
 
     # --- life cycle -----------------------------------------------------------------------
@@ -329,7 +297,7 @@ class MemoryIndex:
         if executor is not None:
             executor.shutdown(wait=True)
         self._flat, self._ann_version = None, None
-        self._memory_cache.clear()
+        self._hits.forget()
 
     def __enter__(self) -> "MemoryIndex":
         return self
@@ -431,36 +399,13 @@ class MemoryIndex:
         return q.to_list()  # a query of stop words only gives no rows, not an error
 
     def _merge(self, ranked: list[dict], k: int) -> list[Hit]:
-        chains: dict[str, tuple[str, ...]] = {}
-        return [self._hit(m, chains) for m in merge_rows(ranked, k)]
-
-    def _hit(self, row: dict, chains: dict[str, tuple[str, ...]]) -> Hit:
-        lines = row["_lines"]
-        text = "\n".join(lines[i] for i in sorted(lines))
-        if row["dir"] not in chains:
-            chains[row["dir"]] = self.memory_chain(row["dir"])
-        chain = chains[row["dir"]]
-        return Hit(
-            path=row["path"], dir=row["dir"], start_line=row["start_line"], end_line=row["end_line"],
-            heading=row["heading"], text=text, score=round(float(row["score"]), 6), date=row["date"],
-            memory_md=self.memory_ref(chain[0]) if chain else None, memory_chain=chain,
-        )
+        return self._hits.build(merge_rows(ranked, k))
 
     # --- MEMORY.md discovery --------------------------------------------------------------
     def memory_chain(self, directory: str) -> tuple[str, ...]:
         """``MEMORY.md`` paths from the nearest enclosing one up to the root's."""
-        return memory_chain(self.root, directory)
+        return self._hits.chain(directory)
 
     def memory_ref(self, rel: str) -> MemoryRef:
-        """The summary of ``MEMORY.md`` ``rel``, cached while the file's (mtime, size, inode) stay."""
-        try:
-            st = (self.root / rel).stat()
-            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-            cached = self._memory_cache.get(rel)
-            if cached and cached[0] == stamp:
-                return cached[1]
-            ref = memory_ref(self.root, rel)
-        except (OSError, MemsearchError):  # deleted or made unreadable since the hit was found
-            return MemoryRef(path=rel, title=rel, summary="")
-        self._memory_cache[rel] = (stamp, ref)
-        return ref
+        """The summary of ``MEMORY.md`` ``rel`` (cached while the file stays the same)."""
+        return self._hits.ref(rel)

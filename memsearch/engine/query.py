@@ -16,7 +16,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-__all__ = ["DateRange", "query_dates", "is_identifier", "has_identifier"]
+__all__ = ["DateRange", "query_dates", "is_identifier", "has_identifier", "clean_text"]
 
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
@@ -101,3 +101,17 @@ def is_identifier(token: str) -> bool:
 def has_identifier(query: str) -> bool:
     """Whether any token of ``query`` is an identifier (:func:`is_identifier`)."""
     return any(is_identifier(token) for token in _TOKEN.findall(query))
+
+
+def clean_text(text: str) -> str:
+    """``text`` as valid Unicode: bytes a shell passed undecoded (surrogate escapes) decoded as
+    UTF-8, lone surrogates and undecodable bytes as U+FFFD; tokenizers refuse anything else."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
