@@ -13,7 +13,7 @@ from memsearch.engine.fusion import CJK_VECTOR_WEIGHT, VECTOR_WEIGHT, convex, ve
 from memsearch.engine.index import MemoryIndex
 from memsearch.engine.models import resolve_model
 
-from conftest import REPO
+from tests.conftest import REPO
 
 CJK_CORPUS = REPO / "benchmarks" / "corpora" / "cjk"
 
