@@ -364,3 +364,32 @@ def test_fast_path_leaves_everything_unusual_to_the_full_cli():
                  ["search", "r", "q", "-k", "0"], ["search", "r", "q", "-k", "x"], ["search", "r"], ["read", "r"],
                  ["search", "r", "q", "extra"], ["search", "r", "q", "--scope"], ["core", "r", "--jsn"], ["index", "r"], []):
         assert parse(argv) is None, argv
+
+
+def test_sync_requests_are_checked_and_run_by_the_daemons_syncer(make_tree):
+    root = make_tree(TREE)
+    index = MemoryIndex(root, embedder=HashEmbedder())
+    index.sync()
+    asked: list[list[str]] = []
+
+    def syncer(paths):
+        asked.append(paths)
+        return {"files": len(paths), "chunks_embedded": index.sync(only=paths).chunks_embedded}
+
+    plain = Server(index, path=root.parent / "plain.sock").start()
+    try:  # a server that does not index refuses sync
+        assert raw(plain.path, b'{"v": 1, "id": 1, "method": "sync", "params": {"paths": ["a.md"]}}\n')[0]["error"]["type"] == "UnknownMethod"
+    finally:
+        plain.close()
+    with Server(index, sync=syncer) as server:
+        bad = [b'{"v": 1, "id": 1, "method": "sync", "params": {"paths": "people/bob.md"}}\n',
+               b'{"v": 1, "id": 2, "method": "sync", "params": {"paths": ["../outside.md"]}}\n',
+               b'{"v": 1, "id": 3, "method": "sync", "params": {"paths": ["/etc/passwd"]}}\n',
+               b'{"v": 1, "id": 4, "method": "sync", "params": {"paths": [1]}}\n',
+               b'{"v": 1, "id": 5, "method": "sync", "params": {"paths": ["x.md"], "then": "drop"}}\n']
+        assert [r["error"]["type"] for r in raw(server.path, *bad)] == ["BadRequest"] * 5
+        assert asked == []
+        (root / "people" / "bob.md").write_text("# Bob\n\nBob now likes canoes.\n")
+        result = Client(root).call("sync", paths=["people/bob.md"])
+        assert asked == [["people/bob.md"]] and result == {"files": 1, "chunks_embedded": 1}
+        assert Client(root).call("search", query="canoes", mode="keyword")["hits"][0]["path"] == "people/bob.md"

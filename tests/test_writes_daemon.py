@@ -46,12 +46,14 @@ def race(box: ToolBox, names: str, n: int) -> list[dict]:
     return results
 
 
-def test_writes_racing_an_in_process_daemon_are_searchable_on_return(make_tree, tmp_path):
+@pytest.mark.parametrize("listen,via", [(True, "daemon"), (False, "daemon-events")])
+def test_writes_racing_an_in_process_daemon_are_searchable_on_return(make_tree, tmp_path, listen, via):
+    """Serving, the daemon syncs each write when asked on its socket; not serving, its file events do."""
     root = make_tree(BASE)
-    with Running(root, hash_index(root)):
+    with Running(root, hash_index(root), listen=listen):
         box = ToolBox(root, index=hash_index(root), writable=True, sync=False)
         results = race(box, "pq", 4)
-        assert all(r["index"]["synced"] and r["index"]["via"] == "daemon" for r in results), results
+        assert all(r["index"]["synced"] and r["index"]["via"] == via for r in results), results
         hits = box.call("memory_search", {"query": "editedq3", "mode": "keyword"})["hits"]
         assert [h["path"] for h in hits] == ["race/q3.md"]
     assert sorted((root / "notes/atlas.md").read_text().splitlines()[1:-2]) == sorted(f"log {n}{i}" for n in "pq" for i in range(4))
@@ -71,7 +73,7 @@ def test_a_daemon_that_never_syncs_makes_the_write_say_so(make_tree):
         editor = open_editor(root, index=hash_index(root), timeout=0.3)
         assert isinstance(editor.on_change, IndexSync)
         result = editor.run("create", path="notes/late.md", file_text="# Late\n")
-    assert result.index["synced"] is False and result.index["via"] == "daemon" and "memsearch status" in result.index["note"]
+    assert result.index["synced"] is False and result.index["via"] == "daemon-events" and "memsearch status" in result.index["note"]
     assert (root / "notes/late.md").exists()  # the write stands
 
 

@@ -3,8 +3,10 @@
 Read-your-writes: after a write, :class:`IndexSync` brings the index in line with exactly the
 paths it changed. Without a daemon it syncs those paths itself (``MemoryIndex.sync(only=...)``:
 only the changed chunks are embedded). When a daemon (``memsearch watch``) holds the index, the
-daemon owns every index write: it sees the file events and syncs, and this waits until the index
-records the new state of each path (size and mtime), up to ``timeout`` seconds. Either way the
+daemon owns every index write: this asks it over its socket to sync those paths now (``via``
+"daemon"); a daemon that cannot be asked still sees the file events, and this waits until the
+index records the new state of each path (size and mtime), up to ``timeout`` seconds (``via``
+"daemon-events"). Either way the
 result says how (``via``), how long it took, and whether the index holds the change (``synced``).
 """
 
@@ -75,7 +77,21 @@ class IndexSync:
                 return True, "sync", index.sync(only=wanted, wait=self.timeout).chunks_embedded
             except IndexLocked:
                 pass  # a daemon took the index meanwhile: it syncs the change
-        return wait_indexed(index, wanted, self.timeout), "daemon", None
+        answered = _daemon_sync(index, wanted, self.timeout)
+        if answered is not None:
+            return True, "daemon", answered.get("chunks_embedded")
+        return wait_indexed(index, wanted, self.timeout), "daemon-events", None
+
+
+def _daemon_sync(index, paths: list[str], timeout: float) -> dict | None:
+    """Ask the daemon serving ``index`` to sync ``paths`` now; None when it cannot (then wait for its events)."""
+    from ..errors import DaemonUnavailable, MemsearchError
+    from ..service.client import Client
+
+    try:
+        return Client(index.root, index.db_path, timeout=timeout).call("sync", paths=paths)
+    except (DaemonUnavailable, MemsearchError):
+        return None
 
 
 def _matches(index, states: dict, rel: str) -> bool:

@@ -222,6 +222,16 @@ class Daemon:
                     self.index.embedder.name, self.debounce, os.getpid())
         return self
 
+    def sync_paths(self, paths: list[str]) -> dict:
+        """Sync exactly ``paths`` now (a client's write), between the batches of file events."""
+        with self._busy:
+            if self._closing or not self._state:
+                raise MemsearchError("the daemon is stopping: the change is indexed at its next start")
+            report = self._sync(sorted(set(paths)), "write")
+        if report is None:
+            raise MemsearchError("the daemon could not index the change now: it retries with a full re-scan")
+        return {"files": len(set(paths)), "chunks_embedded": report.chunks_embedded}
+
     def _listen(self) -> None:
         """Load the model, then answer clients on the socket (so a client never waits for the load)."""
         from ..engine.index import MemoryIndex
@@ -233,7 +243,7 @@ class Daemon:
         self.reader = MemoryIndex(self.root, db=self.db_path, embedder=index.embedder, foreign=index.foreign,
                                   include_core=index.include_core, encoding=index.encoding, fusion=index.fusion)
         try:
-            self.server = Server(self.reader, status=lambda: dict(self._state)).start()
+            self.server = Server(self.reader, status=lambda: dict(self._state), sync=self.sync_paths).start()
         except OSError as exc:
             raise MemsearchError(f"cannot serve on {exc.filename or 'the socket'}: {exc.strerror or exc}. "
                                  f"Fix the folder's owner or mode, or pass a shorter --db") from None

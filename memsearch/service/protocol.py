@@ -37,6 +37,8 @@ the call itself. The protocol's own errors are :data:`PROTOCOL_ERRORS`. Methods
 * ``ls``: ``path``, ``encoding`` -> ``Listing.to_dict()``
 * ``core``: ``encoding`` -> ``CoreMemory.to_dict()``
 * ``status``: none -> ``{"protocol", "memsearch", "pid", "uid", "root", "db", "model", "socket", "state"}``
+* ``sync``: ``paths`` (root-relative paths a write just changed) -> ``{"files", "chunks_embedded"}``
+  once the daemon's index holds them: read-your-writes for a write made beside a running daemon
 
 Every request may also carry ``root`` (the memory root the client means); a daemon of
 another root answers ``WrongRoot``. A version other than :data:`PROTOCOL_VERSION` is answered
@@ -58,7 +60,9 @@ __all__ = ["PROTOCOL_VERSION", "METHODS", "PROTOCOL_ERRORS", "MAX_LINE_BYTES", "
            "ProtocolError"]
 
 PROTOCOL_VERSION = 1
-METHODS = ("search", "read", "ls", "core", "status")
+METHODS = ("search", "read", "ls", "core", "status", "sync")
+#: Most paths one ``sync`` request may name (a write changes a handful).
+MAX_SYNC_PATHS = 1000
 #: Errors of the protocol itself (not of the call): the client falls back to in-process work.
 PROTOCOL_ERRORS = ("BadRequest", "UnsupportedVersion", "UnknownMethod", "WrongRoot", "WrongModel",
                    "PermissionDenied", "ServerError")

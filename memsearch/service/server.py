@@ -99,12 +99,14 @@ class Server:
     """
 
     def __init__(self, index, *, status: Callable[[], dict] | None = None, path: str | os.PathLike[str] | None = None,
-                 max_clients: int = MAX_CLIENTS, idle_timeout: float = IDLE_TIMEOUT_S):
+                 max_clients: int = MAX_CLIENTS, idle_timeout: float = IDLE_TIMEOUT_S,
+                 sync: Callable[[list[str]], dict] | None = None):
         self.index = index
         self.root = index.root
         self.db_path = Path(os.path.abspath(index.db_path))
         self.path = Path(path) if path else protocol.socket_path(self.db_path)
         self.status = status or (lambda: {})
+        self.syncer = sync
         self.idle_timeout = idle_timeout
         self.requests = 0
         self._slots = threading.BoundedSemaphore(max_clients)
@@ -114,7 +116,7 @@ class Server:
         self._thread: threading.Thread | None = None
         self._closed = threading.Event()
         self._handlers = {"search": self._search, "read": self._read, "ls": self._ls, "core": self._core,
-                          "status": self._status}
+                          "status": self._status, "sync": self._sync}
 
     # --- life cycle ---------------------------------------------------------------------
     def start(self) -> "Server":
@@ -292,6 +294,18 @@ class Server:
         from ..memory.contract import load_core
 
         return load_core(self.root, encoding=encoding).to_dict()
+
+    def _sync(self, paths) -> dict:
+        if self.syncer is None:
+            raise _Refused("UnknownMethod", "this server does not index: it has no sync method")
+        if (not isinstance(paths, list) or len(paths) > protocol.MAX_SYNC_PATHS
+                or not all(isinstance(p, str) and p and "\0" not in p for p in paths)):
+            raise _Refused("BadRequest", f"sync takes paths: a list of at most {protocol.MAX_SYNC_PATHS} relative paths")
+        for rel in paths:
+            parts = rel.split("/")
+            if rel.startswith("/") or ".." in parts:
+                raise _Refused("BadRequest", f"sync paths are relative to the root, without '..': got {rel[:200]!r}")
+        return self.syncer(paths)
 
     def _status(self) -> dict:
         from .. import __version__
