@@ -38,9 +38,9 @@ MAX_INTEGER = 10 ** 15
 MAX_ERROR_CHARS = 1_000
 
 
-def _depth_of_text(text: str, limit: int = MAX_DEPTH) -> int:
-    """Deepest bracket nesting of JSON text, counted without parsing (strings skipped)."""
-    depth = deepest = 0
+def _depths(text: str):
+    """The bracket nesting of JSON text after each character, counted without parsing (strings skipped)."""
+    depth = 0
     in_string = escaped = False
     for ch in text:
         if in_string:
@@ -54,12 +54,19 @@ def _depth_of_text(text: str, limit: int = MAX_DEPTH) -> int:
             in_string = True
         elif ch in "[{":
             depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > limit:
-                    return deepest
         elif ch in "]}":
             depth -= 1
+        yield depth
+
+
+def _depth_of_text(text: str, limit: int = MAX_DEPTH) -> int:
+    """Deepest bracket nesting of JSON text (the scan stops once past ``limit``)."""
+    deepest = 0
+    for depth in _depths(text):
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                break
     return deepest
 
 
@@ -159,19 +166,6 @@ REFUSED_TOOL = "memsearch/refused-request"
 def _open_depth(prefix: str) -> int:
     """Brackets open at the end of ``prefix`` (strings skipped)."""
     depth = 0
-    in_string = escaped = False
-    for ch in prefix:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
+    for depth in _depths(prefix):
+        pass
     return depth
