@@ -24,7 +24,7 @@ from .chunker import ChunkerConfig
 from ..memory.contract import MemoryRef
 from ..memory.document import parse_date
 from .embedder import Embedder, load_embedder
-from ..errors import IndexDamaged, IndexLocked, IndexMismatch, InvalidArgument
+from ..errors import IndexDamaged, IndexLocked, IndexMismatch, InvalidArgument, MemsearchError
 from .damage import check_store, index_error
 from .lock import WriterLock
 from .remote import RemoteDB, RemoteWriterLock, is_remote

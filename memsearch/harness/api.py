@@ -10,10 +10,14 @@ import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import settings
 from ..errors import IndexLocked, StorageFull
 from ..memory.tree import resolve_root
+
+if TYPE_CHECKING:  # the engine loads on the first open, not at import
+    from ..engine.index import MemoryIndex
 
 __all__ = ["search", "open_index", "close_indexes", "MAX_OPEN_INDEXES"]
 
