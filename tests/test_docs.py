@@ -35,3 +35,12 @@ def test_every_setting_is_documented_in_one_table():
     section = readme.split("## Settings", 1)[1].split("\n## ", 1)[0]
     missing = [s.env for s in settings.SETTINGS.values() if f"| `{s.env}` |" not in section]
     assert not missing, f"README.md's settings table lacks: {', '.join(missing)}"
+
+
+def test_every_module_is_in_the_code_layout_table():
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Code layout", 1)[1].split("\n## ", 1)[0]
+    modules = [p.relative_to(REPO / "memsearch").as_posix() for p in (REPO / "memsearch").rglob("*.py")
+               if p.name not in ("__init__.py", "__main__.py") and "__pycache__" not in p.parts]
+    missing = [m for m in modules if f"`{m}`" not in section]
+    assert not missing, f"README.md's Code layout lacks: {', '.join(sorted(missing))}"
