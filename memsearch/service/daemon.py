@@ -11,12 +11,11 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-import stat
 import threading
 import time
 from collections import deque
-from pathlib import Path, PurePosixPath
-from typing import Iterable, Iterator
+from pathlib import Path
+from typing import Iterable
 
 import watchfiles
 
@@ -24,7 +23,8 @@ from .. import settings
 from ..errors import InvalidArgument, MemsearchError
 from ..engine.sync import IndexReport
 from ..memory.files import atomic_write_json, read_json
-from ..memory.tree import classify, foreign_dirs, resolve_root
+from ..memory.tree import resolve_root
+from .events import MemoryFilter, ancestors
 
 __all__ = ["Daemon", "MemoryFilter", "resolve_debounce", "read_state", "DEBOUNCE_ENV", "DEFAULT_DEBOUNCE_MS",
            "STATE_FILE", "PID_FILE", "LOG_FILE"]
@@ -70,66 +70,6 @@ def resolve_debounce(debounce: int | None = None) -> int:
 
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).astimezone().isoformat(timespec="seconds")
-
-
-def _ancestors(rel: str) -> Iterator[str]:
-    parts = PurePosixPath(rel).parts[:-1]
-    for i in range(1, len(parts) + 1):
-        yield "/".join(parts[:i])
-
-
-class MemoryFilter:
-    """A watchfiles filter: keep the events that may change what the index holds.
-
-    Files are judged by :func:`memsearch.memory.tree.classify`, the indexer's own tree model.
-    Directory events are kept (a renamed or deleted folder moves or removes every file in
-    it, and inotify reports only the folder): a folder that exists, or one that held
-    indexed files (``known_dirs``) and is gone.
-    """
-
-    def __init__(self, root: str | os.PathLike[str], *, foreign=None, include_core: bool = False,
-                 ignore_paths: Iterable[str | os.PathLike[str]] = (), known_dirs: Iterable[str] = ()):
-        self.root = str(root).rstrip(os.sep)
-        self.foreign = foreign_dirs(foreign)
-        self.include_core = include_core
-        self.ignore_paths = tuple(str(p).rstrip(os.sep) for p in ignore_paths)
-        self.known_dirs: set[str] = set(known_dirs)
-
-    def relative(self, path: str) -> str | None:
-        """``path`` relative to the root (POSIX), or None for the root, outside it, or ignored."""
-        for ignored in self.ignore_paths:
-            if path == ignored or path.startswith(ignored + os.sep):
-                return None
-        if not path.startswith(self.root + os.sep):
-            return None
-        return path[len(self.root) + 1:].replace(os.sep, "/") or None
-
-    def kind(self, change: watchfiles.Change, path: str) -> str | None:
-        """``"file"`` (a memory file event), ``"dir"`` (re-scan) or None (not memory)."""
-        rel = self.relative(path)
-        if rel is None:
-            return None
-        what = classify(rel, foreign=self.foreign)
-        if what in ("hidden", "foreign"):
-            return None
-        try:
-            is_dir = stat.S_ISDIR(os.lstat(path).st_mode)
-            exists = True
-        except OSError:
-            is_dir = exists = False
-        if is_dir:
-            return "dir"
-        if what == "other":
-            return "dir" if not exists and rel in self.known_dirs else None
-        if what == "core" and not self.include_core:
-            return None
-        return "file"
-
-    def __call__(self, change: watchfiles.Change, path: str) -> bool:
-        return self.kind(change, path) is not None
-
-    def __repr__(self) -> str:
-        return f"MemoryFilter(root={self.root!r}, foreign={self.foreign!r}, include_core={self.include_core})"
 
 
 class _Stopped(Exception):
@@ -388,13 +328,13 @@ class Daemon:
             return None
         if only is None:
             self._needs_rescan = False
-            self.filter.known_dirs = {d for p in self.index.store.file_states() for d in _ancestors(p)}
+            self.filter.known_dirs = {d for p in self.index.store.file_states() for d in ancestors(p)}
         if report.changed:
             self._writes.append((started, time.monotonic()))
             self._dirty = True
             self._syncs_since_compact += 1
         self.syncs += 1
-        self.filter.known_dirs.update(d for p in report.changed_paths for d in _ancestors(p))
+        self.filter.known_dirs.update(d for p in report.changed_paths for d in ancestors(p))
         files = report.files_added + report.files_changed + report.files_removed
         logger.info("sync (%s): %d files (%d added, %d changed, %d removed), %d chunks embedded, %d reused, %.2f s",
                     label, files, report.files_added, report.files_changed, report.files_removed,
