@@ -44,3 +44,12 @@ def test_every_module_is_in_the_code_layout_table():
                if p.name not in ("__init__.py", "__main__.py") and "__pycache__" not in p.parts]
     missing = [m for m in modules if f"`{m}`" not in section]
     assert not missing, f"README.md's Code layout lacks: {', '.join(sorted(missing))}"
+
+
+def test_every_error_is_documented():
+    from memsearch import errors
+
+    readme = (REPO / "README.md").read_text()
+    classes = [name for name in errors.__all__ if isinstance(getattr(errors, name), type)]
+    missing = [name for name in classes if f"`{name}`" not in readme]
+    assert not missing, f"README.md's error list lacks: {', '.join(missing)}"
