@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import InvalidArgument
 
-__all__ = ["check_request", "bounded_error", "screen_message", "MAX_MESSAGE_CHARS", "MAX_MESSAGE_DEPTH", "REFUSED_TOOL", "MAX_REQUEST_CHARS", "MAX_DEPTH", "MAX_KEYS", "MAX_STRING_CHARS",
+__all__ = ["check_request", "bounded_error", "screen_message", "BoundedBodies", "MAX_MESSAGE_CHARS", "MAX_BODY_BYTES", "MAX_MESSAGE_DEPTH", "REFUSED_TOOL", "MAX_REQUEST_CHARS", "MAX_DEPTH", "MAX_KEYS", "MAX_STRING_CHARS",
            "MAX_ERROR_CHARS", "MAX_WRITE_REQUEST_CHARS"]
 
 #: Largest arguments text accepted (JSON as sent). The biggest honest call is a long query: far less.
@@ -32,6 +32,10 @@ MAX_WRITE_REQUEST_CHARS = 4_000_000
 #: MCP envelope adds a few levels to the arguments' own.
 MAX_MESSAGE_CHARS = 8_000_000
 MAX_MESSAGE_DEPTH = MAX_DEPTH + 8
+#: Largest HTTP request body (the streamable HTTP transport): the same bound, in bytes.
+MAX_BODY_BYTES = MAX_MESSAGE_CHARS
+#: A body over the cap is read and dropped up to this many times the cap before the answer.
+DRAIN_FACTOR = 64
 #: Largest whole number accepted anywhere in the arguments (a bigger one cannot even be printed).
 MAX_INTEGER = 10 ** 15
 #: Longest error message returned to a model (about 250 tokens).
@@ -148,11 +152,7 @@ def screen_message(line: str) -> str:
         problem = f"the request is nested deeper than {MAX_MESSAGE_DEPTH} levels"
     if problem is None:
         return line
-    ident = None
-    for match in _ID.finditer(line[:MAX_REQUEST_CHARS]):
-        if _open_depth(line[: match.start()]) == 1:
-            ident = json.loads(match.group(1))
-            break
+    ident = _request_id(line)
     if ident is None:  # a notification (or no readable id): nothing to answer
         return ""
     return json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
@@ -161,6 +161,76 @@ def screen_message(line: str) -> str:
 
 #: The tool name of a refused request's stand-in: the server answers it with an error (see mcp).
 REFUSED_TOOL = "memsearch/refused-request"
+
+
+def _request_id(text: str):
+    """The top-level ``"id"`` of JSON-RPC text too large or deep to parse (None if none is readable)."""
+    for match in _ID.finditer(text[:MAX_REQUEST_CHARS]):
+        if _open_depth(text[: match.start()]) == 1:
+            return json.loads(match.group(1))
+    return None
+
+
+class BoundedBodies:
+    """ASGI middleware for the streamable HTTP transport: every POST body is read with a cap
+    of :data:`MAX_BODY_BYTES` and screened by :func:`screen_message` before the MCP app sees it.
+
+    A body over the cap is answered here (after the rest of it is read and dropped, so that a
+    client still sending sees the answer), ``413`` with a short JSON-RPC error (same ``id`` where
+    readable); a body too deep to parse goes on as the stand-in request, which the server answers
+    with a tool error, as on stdio; a too-deep notification gets ``400``. The server keeps serving.
+    """
+
+    def __init__(self, app, *, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            piece, more = message.get("body", b""), message.get("more_body", False)
+            size += len(piece)
+            if size <= self.max_bytes:
+                chunks.append(piece)
+            elif size > DRAIN_FACTOR * self.max_bytes:  # drained long enough: answer, then the connection closes
+                break
+        body = b"".join(chunks)
+        if size > self.max_bytes:
+            problem = f"the request body is over the limit of {self.max_bytes:,} bytes"
+            return await _refuse(send, 413, _request_id(body[:MAX_REQUEST_CHARS].decode("utf-8", "replace")), problem)
+        text = body.decode("utf-8", "replace")
+        screened = screen_message(text)
+        if screened is not text:
+            if not screened:  # a notification: no id to answer
+                return await _refuse(send, 400, None, f"the request is nested deeper than {MAX_MESSAGE_DEPTH} levels")
+            body = screened.encode()
+            scope = dict(scope, headers=[(k, v) for k, v in scope["headers"] if k != b"content-length"]
+                         + [(b"content-length", str(len(body)).encode())])
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+async def _refuse(send, status: int, ident, problem: str) -> None:
+    """Answer an HTTP request with a JSON-RPC error (``-32600``, invalid request) and close it."""
+    body = json.dumps({"jsonrpc": "2.0", "id": ident,
+                       "error": {"code": -32600, "message": f"{problem}: send a smaller, flatter request"}}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _open_depth(prefix: str) -> int:

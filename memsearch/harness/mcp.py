@@ -14,7 +14,8 @@
   syncs the files changed since the last call. Memory files are only ever read, unless the toolbox
   is writable (``serve --writable``): then the ``memory`` tool writes them, keeping the tree valid.
 * Transports: stdio (:func:`serve_stdio`), or streamable HTTP on a loopback address only
-  (:func:`serve_http`): there is no authentication.
+  (:func:`serve_http`): there is no authentication. Either way each request is screened
+  (:mod:`~memsearch.harness.bounds`): one too large or too deep gets a short error, never a hang.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from urllib.parse import quote, unquote
 from .. import __version__, settings
 from ..memory.contract import load_core, memory_ref, read
 from ..errors import InvalidArgument, MemsearchError
-from .bounds import REFUSED_TOOL, bounded_error, screen_message
+from .bounds import REFUSED_TOOL, BoundedBodies, bounded_error, screen_message
 from .tools import TOOLS, ToolBox, error_object
 from ..memory.tree import INDEX_NAME, scan
 
@@ -212,4 +213,4 @@ def serve_http(toolbox: ToolBox, *, host: str = "127.0.0.1", port: int = DEFAULT
         _warm_in_background(toolbox)
     shown = f"[{host}]" if ":" in host else host
     print(f"memsearch: serving {toolbox.root} over MCP streamable HTTP at http://{shown}:{port}{path}", file=sys.stderr, flush=True)
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
+    uvicorn.Server(uvicorn.Config(BoundedBodies(app), host=host, port=port, log_level="warning")).run()

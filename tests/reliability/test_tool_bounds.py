@@ -110,3 +110,101 @@ def test_mcp_stdio_answers_deep_and_huge_requests(tmp_path):
     finally:
         proc.kill()
         proc.wait(10)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class _Reply:
+    def __init__(self, status: int, headers, text: str) -> None:
+        self.status_code, self.headers, self.text = status, headers, text
+
+    def json(self) -> dict:
+        return json.loads(self.text)
+
+
+def _post(port: int, headers: dict, body, *, chunked: bool = False) -> _Reply:
+    """One POST over a fresh loopback connection (stdlib ``http.client``: chunked when asked)."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        data = json.dumps(body).encode() if isinstance(body, dict) else body
+        if chunked:
+            whole = data
+            data = (whole[start:start + (1 << 20)] for start in range(0, len(whole), 1 << 20))
+        connection.request("POST", "/mcp", body=data, headers=headers, encode_chunked=chunked)
+        response = connection.getresponse()
+        return _Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, response.read().decode())
+    finally:
+        connection.close()
+
+
+def _rpc(response: _Reply) -> dict:
+    """The JSON-RPC message of an HTTP reply: a JSON body, or the data of an SSE event."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        return json.loads([d for d in data if d][-1])
+    return response.json()
+
+
+def test_mcp_http_answers_deep_and_huge_requests(tmp_path):
+    """``serve --http``: a 100,000-deep call, a 20 MB body (declared or chunked) and a deep notification
+    each get a short error (a tool error with the same id, or 413/400), and the server keeps serving."""
+    import socket
+    import time
+
+    env = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PATH": os.environ.get("PATH", "")}
+    env |= {k: v for k, v in os.environ.items() if k.startswith(("TIKTOKEN_", "HF_"))}
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "memsearch", "serve", str(EXAMPLES), "--db", str(tmp_path / "db"),
+                             "--http", "--port", str(port), "--no-warm"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=str(REPO), env=env)
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode()
+                assert time.monotonic() < deadline, "the HTTP server did not start"
+                time.sleep(0.1)
+        init = _post(port, headers, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        assert _rpc(init)["id"] == 1
+        headers["mcp-session-id"] = init.headers["mcp-session-id"]
+        headers["mcp-protocol-version"] = "2025-06-18"
+        assert _post(port, headers, {"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
+
+        deep = ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_read","arguments":{"path":'
+                + _nested_list_text(100_000) + "}}}").encode()
+        answer = _post(port, headers, deep)
+        assert answer.status_code == 200 and len(answer.text) < 10_000, answer.text[:300]
+        message = _rpc(answer)
+        assert message["id"] == 2 and message["result"]["isError"] is True
+        assert "nested deeper" in message["result"]["structuredContent"]["error"]["message"]
+
+        huge = json.dumps({"jsonrpc": "2.0", "id": "three", "method": "tools/call",
+                           "params": {"name": "memory_search", "arguments": {"query": "q" * 20_000_000}}}).encode()
+        for chunked in (False, True):  # declared, or streamed in with no content-length: capped either way
+            answer = _post(port, headers, huge, chunked=chunked)
+            assert answer.status_code == 413 and len(answer.text) < 1_000, answer.text[:300]
+            assert answer.json()["id"] == "three" and "over the limit" in answer.json()["error"]["message"]
+
+        note = ('{"jsonrpc":"2.0","method":"notifications/progress","params":' + _nested_list_text(100_000) + "}").encode()
+        answer = _post(port, headers, note)
+        assert answer.status_code == 400 and len(answer.text) < 1_000, answer.text[:300]
+
+        listed = _post(port, headers, {"jsonrpc": "2.0", "id": 5, "method": "tools/list"})
+        assert _rpc(listed)["id"] == 5 and _rpc(listed)["result"]["tools"]  # still serving
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.wait(10)
