@@ -23,7 +23,6 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
-import os
 import sys
 import threading
 from urllib.parse import quote, unquote
