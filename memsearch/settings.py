@@ -154,6 +154,9 @@ _ROWS = [
             "Markdown files larger than this are not indexed (a warning names them); bounds indexing memory."),
     Setting("fusion", "MEMSEARCH_FUSION", "convex", _choice("convex", "rrf"), "convex or rrf",
             "How hybrid search fuses the keyword and vector rankings."),
+    Setting("keyword", "MEMSEARCH_KEYWORD", "memory", _choice("memory", "lancedb"), "memory or lancedb",
+            "What runs BM25 keyword search: `memory`, a copy of the table version's terms held in the process "
+            "(rebuilt when the table changes), or `lancedb`, LanceDB's full-text index (same analysis and scoring)."),
     Setting("encoding", "MEMSEARCH_ENCODING", "cl100k_base", _text, "a tiktoken encoding name",
             "The tokenizer for token counts and budgets."),
     Setting("foreign", "MEMSEARCH_FOREIGN", ("skills",), _names, "comma-separated paths relative to the root, or none",

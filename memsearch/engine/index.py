@@ -1,7 +1,7 @@
 """One memory root's index: :class:`MemoryIndex` (checked parameters, sync, search) and its :class:`Hit` results.
 
-Hybrid search runs BM25 (LanceDB full-text index) and vector search (cosine) over the same
-filtered rows and fuses them: by default a convex combination of min-max normalised scores,
+Hybrid search runs BM25 (held in memory per table version, :mod:`.bm25`, or LanceDB's full-text
+index) and vector search (cosine) over the same filtered rows and fuses them: by default a convex combination of min-max normalised scores,
 or reciprocal rank fusion (see the constants below and benchmarks/README.md for the
 measurements behind the choice). Hits of one file whose
 line ranges overlap are merged, and every hit carries the nearest enclosing ``MEMORY.md``
@@ -30,6 +30,7 @@ from .lock import WriterLock
 from .remote import RemoteDB, RemoteWriterLock, is_remote
 from .sync import IndexReport, Progress, sync_tree
 from .flat import FlatVectors
+from .bm25 import KeywordCopy
 from .hits import Hit, HitBuilder
 from .query import clean_text
 from .cjk import keyword_text
@@ -84,6 +85,7 @@ class MemoryIndex:
         encoding: str | None = None,
         foreign=None,
         fusion: str | None = None,
+        keyword: str | None = None,
         rebuild: bool = False,
     ):
         self.root = resolve_root(root)
@@ -100,6 +102,7 @@ class MemoryIndex:
         self.foreign = foreign
         self.encoding = encoding_name(encoding)
         self.fusion = settings.get("fusion", fusion)
+        self.keyword = settings.get("keyword", keyword)  # what runs BM25: "memory" (bm25.py) or "lancedb"
         self.lock = RemoteWriterLock(self.db_path, self.remote) if self.remote else WriterLock(self.db_path)
         # --rebuild drops the tables inside the first sync, under the same hold of the lock
         self._rebuild_pending = rebuild
@@ -120,6 +123,8 @@ class MemoryIndex:
         self._pool_lock = threading.Lock()
         self._ann, self._ann_version = False, None
         self._flat: FlatVectors | None = None
+        #: BM25 over the latest table version held in memory (``keyword`` "memory"), built in the background
+        self.keywords = KeywordCopy(_COLUMNS, enabled=self.keyword == "memory")
         #: The build id of the index this object reads (``index.json``'s "build"): a rebuild
         #: restarts table versions, so every cache keyed by version is dropped when it changes.
         self._build = meta.get("build") if meta else None
@@ -210,6 +215,7 @@ class MemoryIndex:
         logger.warning("rebuilding the index at %s: %s", self.db_path, reason)
         self._indexes_checked = False
         self._flat, self._ann_version = None, None
+        self.keywords.forget()
         try:
             self.store.drop()
             report = self._sync(None, progress)
@@ -284,6 +290,7 @@ class MemoryIndex:
             self._build = build
             self.store.reopen()
             self._flat, self._ann, self._ann_version = None, False, None
+            self.keywords.forget()
             self._hits.forget()
         self._meta_stamp = stamp
 
@@ -297,6 +304,8 @@ class MemoryIndex:
         if executor is not None:
             executor.shutdown(wait=True)
         self._flat, self._ann_version = None, None
+        self.keywords.forget()
+        self.keywords.wait()
         self._hits.forget()
 
     def __enter__(self) -> "MemoryIndex":
@@ -381,6 +390,9 @@ class MemoryIndex:
 
     def _keyword(self, table, query: str, n: int, flt: Filter) -> list[dict]:
         query = keyword_text(query)  # CJK runs as unigrams + bigrams, as in search_text
+        copy = self.keywords.get(table, (self._build, table.version))  # a rebuild restarts versions
+        if copy is not None:  # this very version's BM25 in memory; else LanceDB while it is built
+            return copy.search(query, n, flt)
         try:
             rows = self._fts(table, query, n, flt)
         except (ValueError, RuntimeError, OSError) as exc:
