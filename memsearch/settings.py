@@ -149,9 +149,10 @@ _ROWS = [
     Setting("batch_size", "MEMSEARCH_BATCH_SIZE", 32, _whole(1, 65536), "a whole number from 1 to 65536",
             "Texts per model call when indexing."),
     Setting("batch_chunks", "MEMSEARCH_BATCH_CHUNKS", 512, _whole(1, 10_000_000), "a whole number of chunks, at least 1",
-            "Chunks embedded and committed per store write when indexing."),
+            "Chunks embedded and committed per store write when indexing; a file with more chunks streams over several writes."),
     Setting("max_file_mb", "MEMSEARCH_MAX_FILE_MB", 10, _whole(1, 100_000), "a whole number of megabytes, at least 1",
-            "Markdown files larger than this are not indexed (a warning names them); bounds indexing memory."),
+            "Markdown files larger than this are not indexed (a warning names them). Memory no longer grows with a "
+            "file's size; this bounds time: 10 MB is about 19,000 chunks, some 20 minutes of embedding on 2 busy CPU cores."),
     Setting("fusion", "MEMSEARCH_FUSION", "convex", _choice("convex", "rrf"), "convex or rrf",
             "How hybrid search fuses the keyword and vector rankings."),
     Setting("keyword", "MEMSEARCH_KEYWORD", "memory", _choice("memory", "lancedb"), "memory or lancedb",

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..memory.document import FENCE as _FENCE
 from ..memory.document import HEADING as _HEADING
 from ..memory.document import Document
 
-__all__ = ["ChunkerConfig", "Chunk", "chunk_document"]
+__all__ = ["ChunkerConfig", "Chunk", "chunk_document", "iter_chunks"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
@@ -32,6 +32,10 @@ DEFAULT_MAX_TOKENS = 128
 DEFAULT_OVERLAP_LINES = 2
 #: Overlap lines are repeated only while they stay under this share of ``max_tokens``.
 OVERLAP_MAX_SHARE = 0.25
+#: No token of a tiktoken encoding spans more characters than this (cl100k_base's longest is
+#: 128 bytes), so a text over ``max_tokens * MAX_TOKEN_CHARS`` characters cannot fit and is not
+#: counted whole: a section of a 50 MB file is never encoded in one piece.
+MAX_TOKEN_CHARS = 1024
 
 
 @dataclass(frozen=True)
@@ -59,9 +63,8 @@ class _Block:
     atomic: bool  # fence or table: cut only when it does not fit
 
 
-def _blocks(lines: list[str], begin: int, end: int) -> list[_Block]:
+def _blocks(lines: list[str], begin: int, end: int) -> Iterator[_Block]:
     """Split lines[begin:end] into blocks separated by blank lines; fences and tables whole."""
-    blocks: list[_Block] = []
     i = begin
     while i < end:
         line = lines[i]
@@ -75,22 +78,21 @@ def _blocks(lines: list[str], begin: int, end: int) -> list[_Block]:
             while j < end and not lines[j].lstrip().startswith(marker):
                 j += 1
             j = min(j + 1, end)
-            blocks.append(_Block(i, lines[i:j], True))
+            yield _Block(i, lines[i:j], True)
             i = j
             continue
         if line.lstrip().startswith("|"):
             j = i
             while j < end and lines[j].lstrip().startswith("|"):
                 j += 1
-            blocks.append(_Block(i, lines[i:j], True))
+            yield _Block(i, lines[i:j], True)
             i = j
             continue
         j = i
         while j < end and lines[j].strip() and not _FENCE.match(lines[j]) and not (j > i and lines[j].lstrip().startswith("|")):
             j += 1
-        blocks.append(_Block(i, lines[i:j], False))
+        yield _Block(i, lines[i:j], False)
         i = j
-    return blocks
 
 
 def _sections(lines: list[str], begin: int) -> Iterator[tuple[tuple[str, ...], int, int]]:
@@ -154,47 +156,68 @@ def chunk_document(
 ) -> list[Chunk]:
     """Chunk one document. ``count`` gives a text's token count; ``encode_cut`` cuts a text
     into pieces of at most N tokens (defaults to a character-halving fallback)."""
+    return list(iter_chunks(doc, count, config, encode_cut))
+
+
+def iter_chunks(
+    doc: Document,
+    count: Callable[[str], int],
+    config: ChunkerConfig = ChunkerConfig(),
+    encode_cut: Callable[[str, int], list[str]] | None = None,
+    *,
+    lines: list[str] | None = None,
+) -> Iterator[Chunk]:
+    """The chunks of :func:`chunk_document`, one at a time: a big file's chunks are never all
+    held at once (sections, blocks and units are produced lazily too). ``lines``: the
+    document's ``text.splitlines()`` when the caller has them (and dropped the text)."""
     budget = config.max_tokens
     cut = encode_cut or _halving_cut(count)
-    lines = doc.text.splitlines()
-    chunks: list[Chunk] = []
+    lines = doc.text.splitlines() if lines is None else lines
 
-    def emit(heading: tuple[str, ...], first: int, last: int, text: str | None = None) -> None:
+    def fits(first: int, end: int, strip: bool = True) -> bool:
+        if sum(len(line) + 1 for line in lines[first:end]) > budget * MAX_TOKEN_CHARS:
+            return False
+        text = "\n".join(lines[first:end])
+        return count(text.rstrip() if strip else text) <= budget
+
+    def emit(heading: tuple[str, ...], first: int, last: int, text: str | None = None) -> Chunk | None:
         if text is None:
             while first < last and not lines[first].strip():
                 first += 1
         body = "\n".join(lines[first : last + 1]) if text is None else text
-        if body.strip():
-            chunks.append(Chunk(first + 1, last + 1, heading, body, count(body)))
+        return Chunk(first + 1, last + 1, heading, body, count(body)) if body.strip() else None
 
     for heading, begin, end in _sections(lines, doc.body_start - 1):
-        section = "\n".join(lines[begin:end]).rstrip()
-        if count(section) <= budget:
+        if fits(begin, end):
             last = end - 1
             while last > begin and not lines[last].strip():
                 last -= 1
-            emit(heading, begin, last)
+            chunk = emit(heading, begin, last)
+            if chunk is not None:
+                yield chunk
             continue
-        # Units: whole blocks when they fit, else their lines, else pieces of a line.
-        units: list[tuple[int, int, str | None]] = []  # (first index, last index, text override)
-        for block in _blocks(lines, begin, end):
-            block_last = block.start + len(block.lines) - 1
-            if count("\n".join(block.lines)) <= budget:
-                units.append((block.start, block_last, None))
+        yield from _pack(_units(lines, begin, end, budget, count, cut, fits), lines, heading, budget, count, config, emit)
+
+
+def _units(lines, begin, end, budget, count, cut, fits) -> Iterator[tuple[int, int, str | None]]:
+    """Units of an over-long section: whole blocks when they fit, else their lines, else pieces
+    of a line, as (first index, last index, text override)."""
+    for block in _blocks(lines, begin, end):
+        block_last = block.start + len(block.lines) - 1
+        if fits(block.start, block_last + 1, strip=False):
+            yield block.start, block_last, None
+            continue
+        for offset, line in enumerate(block.lines):
+            idx = block.start + offset
+            if not line.strip():
                 continue
-            for offset, line in enumerate(block.lines):
-                idx = block.start + offset
-                if not line.strip():
-                    continue
-                if count(line) <= budget:
-                    units.append((idx, idx, None))
-                else:
-                    units.extend((idx, idx, piece) for piece in _split_text(line, budget, count, cut))
-        _pack(units, lines, heading, budget, count, config, emit)
-    return chunks
+            if count(line) <= budget:
+                yield idx, idx, None
+            else:
+                yield from ((idx, idx, piece) for piece in _split_text(line, budget, count, cut))
 
 
-def _pack(units, lines, heading, budget, count, config, emit) -> None:
+def _pack(units: Iterable, lines, heading, budget, count, config, emit) -> Iterator[Chunk]:
     """Greedily pack units into chunks under ``budget``; overlap by whole lines when cut."""
     current: list[tuple[int, int, str | None]] = []
 
@@ -203,26 +226,28 @@ def _pack(units, lines, heading, budget, count, config, emit) -> None:
             return group[0][2]
         return "\n".join(lines[group[0][0] : group[-1][1] + 1])
 
-    def flush() -> None:
+    def flush() -> list[Chunk]:
         if current:
             override = text_of(current) if current[0][2] is not None else None
-            emit(heading, current[0][0], current[-1][1], override)
+            chunk = emit(heading, current[0][0], current[-1][1], override)
+            return [chunk] if chunk is not None else []
+        return []
 
     for unit in units:
         if unit[2] is not None:  # a piece of a cut line: a chunk of its own
-            flush()
+            yield from flush()
             current = [unit]
-            flush()
+            yield from flush()
             current = []
             continue
         candidate = current + [unit]
         if current and count(text_of(candidate)) > budget:
-            flush()
+            yield from flush()
             tail = _overlap(current, lines, budget, count, config)
             current = tail + [unit] if tail and count(text_of(tail + [unit])) <= budget else [unit]
         else:
             current = candidate
-    flush()
+    yield from flush()
 
 
 def _overlap(group, lines, budget, count, config) -> list[tuple[int, int, None]]:

@@ -3,7 +3,9 @@ a ``files`` table of what was indexed, plus ``index.json`` with the parameters i
 
 Reads never take a lock. Every write of a sync batch is a single LanceDB commit
 (``merge_insert`` that inserts new rows and deletes the old rows of the same files), so a
-reader in another process sees each file either whole-old or whole-new, never half.
+reader in another process sees each file either whole-old or whole-new, never half; a file
+with more chunks than one batch is the exception (``engine/batches``): while it streams in, a
+reader may see its old and new chunks side by side, and its files-table row says incomplete.
 
 Filters are built only from values this module escapes itself (:func:`sql_str`) or from
 values memsearch generated (hex hashes, ISO dates it formatted): user text is never
@@ -13,7 +15,6 @@ formatted into a filter string unescaped.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import warnings
 from dataclasses import dataclass
@@ -255,26 +256,46 @@ class Store:
                     found[h] = v
         return found
 
-    def replace_files(self, rows: pa.Table, paths: Sequence[str], states: Sequence[dict]) -> None:
+    def replace_files(self, rows: pa.Table, paths: Sequence[str], states: Sequence[dict], *,
+                      appended: Sequence[str] = (), completed: Sequence[str] = ()) -> None:
         """Make ``rows`` the only chunks of ``paths`` (deleted files: no rows) in one commit.
 
         Paths past the first ``_IN_CHUNK`` (long deletion lists) are deleted in further
         commits; they must hold no new rows, so callers put the re-indexed paths first.
+        ``appended`` paths (a file streamed over several batches) keep their other rows: their
+        rows in ``rows`` are upserted by id; for those in ``completed`` (their last batch) the
+        rows of any other version of the file are then deleted. The ``states`` of all these
+        paths are written last.
         """
-        if not paths:
+        if not paths and not appended:
             return
-        if set(rows.column("path").to_pylist()) - set(paths[:_IN_CHUNK]):
+        if set(rows.column("path").to_pylist()) - set(paths[:_IN_CHUNK]) - set(appended):
             raise ValueError("replace_files: the re-indexed paths must come first in paths")
         table = self.chunks(dimension=rows.schema.field("vector").type.list_size)
-        for i, where in enumerate(_in_list("path", list(paths))):
+        wheres = list(_in_list("path", list(paths))) or [None]
+        for i, where in enumerate(wheres):
             part = rows if i == 0 else rows.slice(0, 0)
             if table.count_rows() == 0 and i == 0:
                 if part.num_rows:
                     table.add(part)
                 continue
-            (table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
-             .when_not_matched_by_source_delete(where).execute(part))
-        self._write_states(paths, states)
+            merge = table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+            if where is not None:
+                merge = merge.when_not_matched_by_source_delete(where)
+            if part.num_rows or where is not None:
+                merge.execute(part)
+        hashes = {s["path"]: s["file_hash"] for s in states}
+        for path in completed:
+            table.delete(f"path = {sql_str(path)} AND file_hash != {sql_str(hashes[path])}")
+        self._write_states(list(paths) + [p for p in appended if p in hashes], states)
+
+    def mark_incomplete(self, states: Sequence[dict]) -> None:
+        """Write files-table rows for files whose chunks are about to be written in several
+        commits (rows that match no file: a sync killed meanwhile leaves them to redo)."""
+        if states:
+            files = self.files(create=True)
+            (files.merge_insert("path").when_matched_update_all().when_not_matched_insert_all()
+             .execute(pa.Table.from_pylist(list(states), schema=FILE_SCHEMA)))
 
     def _write_states(self, paths: Sequence[str], states: Sequence[dict]) -> None:
         files = self.files(create=True)

@@ -7,47 +7,48 @@
   parameters) is reused. Inserting a line at the top of a file re-embeds nothing that did
   not change; the report counts embedded and reused chunks.
 * Deleted and renamed files leave the index in the same sync (a rename reuses every vector).
+* Files stream through in batches of chunks, however big one file is (:mod:`.batches`): a
+  sync killed at any moment leaves what the next sync completes, never half a file taken
+  for whole.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
 
 from .. import settings
-from .chunker import Chunk, ChunkerConfig, chunk_document
-from .cjk import keyword_text
-from ..memory.document import Document, decode, parse_document
+from . import batches
+from .batches import RECHUNK_SHRINK, Piece, batch_rows, blake, context_header, file_pieces, incomplete_state
+from .chunker import ChunkerConfig
+from ..memory.document import decode
 from .embedder import Embedder
 from .store import Store, chunk_schema
 from ..memory.tokens import get_encoding
 from ..errors import MemsearchError
 from ..memory import rootfs
-from ..memory.tree import MemoryTree, parent_dir
+from ..memory.tree import MemoryTree
 
 logger = logging.getLogger("memsearch.index")
 
-__all__ = ["IndexReport", "sync_tree", "context_header", "embedded_texts", "Progress"]
+__all__ = ["IndexReport", "sync_tree", "context_header", "embedded_texts", "Progress", "RECHUNK_SHRINK"]
 
 #: A write batch closes at this many chunks or BATCH_FILES files: each batch is one atomic
 #: commit and one progress step. Bigger batches let the model sort more texts by length
-#: (less padding); smaller ones show progress sooner and bound memory.
-#: ``MEMSEARCH_BATCH_CHUNKS`` overrides BATCH_CHUNKS (smaller: more, smaller commits).
+#: (less padding); smaller ones show progress sooner and bound memory, which is one file's
+#: text plus one batch: a file with more chunks than this streams over several batches
+#: (:mod:`.batches`). ``MEMSEARCH_BATCH_CHUNKS`` overrides BATCH_CHUNKS.
 BATCH_CHUNKS = settings.SETTINGS["batch_chunks"].default
 BATCH_FILES = 256
 BATCH_ENV = settings.env_name("batch_chunks")
 #: Chunks embedded per model call inside a batch (the model batches further internally).
 EMBED_GROUP = 512
-#: When a chunk's embedded text is over the model's limit, re-chunk with this share of the budget.
-RECHUNK_SHRINK = 0.75
 
 Progress = Callable[[str, int, int, int], None]  # (phase, files done, files total, chunks done)
 
@@ -80,44 +81,6 @@ class IndexReport:
         return data
 
 
-def context_header(doc: Document, chunk: Chunk) -> str:
-    """The line prepended to a chunk's text before embedding: where it sits, and when."""
-    parts: list[str] = []
-    for item in (doc.title, *chunk.heading):
-        if item and item not in parts:
-            parts.append(item)
-    header = " > ".join(parts)
-    if doc.date and doc.date not in header:
-        header += f" ({doc.date})"
-    return header
-
-
-def _hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-@dataclass
-class _Pending:
-    path: str
-    doc: Document
-    chunks: list[Chunk]
-    headers: list[str]
-    state: dict
-
-
-def _chunk_file(path: str, text: str, count, cut, config: ChunkerConfig, embedder: Embedder) -> tuple[Document, list[Chunk], list[str]]:
-    doc = parse_document(path, text)
-    budget = config.max_tokens
-    for _ in range(6):
-        chunks = chunk_document(doc, count, ChunkerConfig(budget, config.overlap_lines), cut)
-        headers = [context_header(doc, c) for c in chunks]
-        lengths = embedder.token_lengths([f"{h}\n{c.text}" for h, c in zip(headers, chunks)])
-        if all(n <= embedder.max_tokens for n in lengths):
-            break
-        budget = max(16, int(budget * RECHUNK_SHRINK))
-    return doc, chunks, headers
-
-
 def _counters(encoding: str | None):
     """``count(text)`` and ``cut(text, budget)`` in tokens of ``encoding`` (the chunker's helpers)."""
     enc = get_encoding(encoding)
@@ -132,9 +95,7 @@ def _counters(encoding: str | None):
 
 def embedded_texts(path: str, text: str, config: ChunkerConfig, embedder: Embedder, encoding: str | None = None) -> list[str]:
     """The texts a sync embeds for the file ``path`` holding ``text``: context header and chunk text, in order."""
-    count, cut = _counters(encoding)
-    _, chunks, headers = _chunk_file(path, text, count, cut, config, embedder)
-    return [f"{h}\n{c.text}" for h, c in zip(headers, chunks)]
+    return batches.embedded_texts(path, text, config, embedder, _counters(encoding))
 
 
 def sync_tree(
@@ -160,7 +121,7 @@ def sync_tree(
     candidates = sorted(wanted if scope is None else wanted & scope)
     removed = sorted(p for p in states if p not in wanted and (scope is None or p in scope))
 
-    to_index: list[tuple[str, bytes, dict, bool]] = []  # path, raw, state, is_new
+    to_index: list[tuple[str, dict, bool]] = []  # path, state, is_new (bytes are read again when indexed)
     too_large: list[str] = []
     max_bytes = settings.get("max_file_mb") * 1_000_000
     touched: list[dict] = []
@@ -177,7 +138,7 @@ def sync_tree(
         if old is not None and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
             unchanged += 1
             continue
-        if st.st_size > max_bytes:  # bounded memory: such a file is left out, and said
+        if st.st_size > max_bytes:  # a file this big is left out, and said
             too_large.append(path)
             logger.warning("%s is %.1f MB, over the %d MB limit (%s): not indexed", path, st.st_size / 1e6,
                            max_bytes // 1_000_000, settings.env_name("max_file_mb"))
@@ -185,30 +146,44 @@ def sync_tree(
                 removed.append(path)
             continue
         try:
-            raw = _read(tree, path, max_bytes)
+            digest = blake(_read(tree, path, max_bytes))
         except (MemsearchError, OSError):
             continue  # unreadable or swapped for a link: the validator reports it; keep what the index had
-        digest = _hash(raw)
         state = {"path": path, "file_hash": digest, "mtime_ns": st.st_mtime_ns, "size": st.st_size, "chunks": 0}
         if old is not None and old.file_hash == digest:
             unchanged += 1
             state["chunks"] = old.chunks
             touched.append(state)
             continue
-        to_index.append((path, raw, state, old is None))
+        to_index.append((path, state, old is None))
 
     total_files = len(to_index)
     counts = {"embedded": 0, "reused": 0, "files": 0}
+    skipped: set[str] = set()
     if progress:
         progress("index", 0, total_files, 0)
 
-    def flush(pending: list[_Pending], extra_paths: list[str]) -> None:
-        """Embed what is new in ``pending`` and commit it (and ``extra_paths`` deletions) at once."""
+    def pieces() -> Iterator[Piece]:
+        for path, state, _ in to_index:
+            try:  # read again: only one file's text is held at a time
+                raw = _read(tree, path, max_bytes)
+            except (MemsearchError, OSError):
+                skipped.add(path)  # gone or swapped since: keep what the index had
+                continue
+            state["file_hash"] = blake(raw)  # what is indexed now (the file may have changed since)
+            stream = file_pieces(path, decode(raw), state, count, cut, config, embedder)
+            del raw  # the stream holds the text until it has split it into lines
+            yield from stream
+
+    def flush(batch: list[Piece], deletions: list[str]) -> None:
+        """Embed what is new in ``batch`` and commit it (and ``deletions``): files the batch
+        starts replace their old rows, files it continues add to theirs, and a file still
+        unfinished is recorded as incomplete before any of its rows (see :mod:`.batches`)."""
+        runs = list(dict.fromkeys(p.run for p in batch))
         embed_texts: dict[str, str] = {}
-        for item in pending:
-            for header, chunk in zip(item.headers, item.chunks):
-                text = f"{header}\n{chunk.text}"
-                embed_texts.setdefault(_hash(text.encode()), text)
+        for piece in batch:
+            if piece.chunk is not None:
+                embed_texts.setdefault(piece.embed_hash, piece.text)
         vectors = store.vectors_for(list(embed_texts))
         missing = [h for h in embed_texts if h not in vectors]
         for i in range(0, len(missing), EMBED_GROUP):
@@ -217,50 +192,69 @@ def sync_tree(
                 vectors[h] = v
             if progress:
                 progress("embed", counts["files"], total_files, counts["embedded"] + min(i + EMBED_GROUP, len(missing)))
-        rows, fresh = _rows(pending, vectors, embedder, embedded_now=set(missing))
+        rows, fresh = batch_rows(batch, vectors, embedder.name, embedded_now=set(missing))
         counts["embedded"] += len(missing)
         counts["reused"] += len(rows["id"]) - fresh
-        paths = [p.path for p in pending] + extra_paths
+        fresh_runs = [run for run in runs if not run.done and not run.marked]
+        if fresh_runs:  # recorded as incomplete before any of their rows is committed
+            store.mark_incomplete([incomplete_state(run.path) for run in fresh_runs])
+        replaced = [run.path for run in runs if not run.marked and (run.done or run.restarted)] + deletions
+        appended = [run.path for run in runs if run.path not in replaced]
+        completed = [run.path for run in runs if run.done and run.path in appended]
+        states = [run.state for run in runs if run.done] + [
+            incomplete_state(run.path) for run in runs if not run.done and run.path in replaced]
         dimension = _dimension(store, embedder, vectors)
         if dimension is None:  # nothing to store and no table yet: remember the files only
-            store.touch_states([p.state for p in pending])
+            store.touch_states(states)
         else:
-            store.replace_files(pa.Table.from_pydict(rows, schema=chunk_schema(dimension)), paths, [p.state for p in pending])
-        counts["files"] += len(pending)
+            store.replace_files(pa.Table.from_pydict(rows, schema=chunk_schema(dimension)), replaced, states,
+                                appended=appended, completed=completed)
+        for run in runs:
+            run.marked = not run.done
+        counts["files"] += sum(run.done for run in runs)
         if progress:
             progress("index", counts["files"], total_files, counts["embedded"])
 
-    # Batches of files: chunk, look up reusable vectors, embed the rest, commit atomically.
-    pending: list[_Pending] = []
-    chunk_count = 0
+    # One stream of chunks, cut into batches at file ends (a batch of whole files commits them
+    # whole), and inside a file only once that one file has filled a batch on its own.
+    batch: list[Piece] = []
+    chunk_count = files_in_batch = run_count = 0
     deletions = list(removed)
     batch_chunks = settings.get("batch_chunks")
-    for path, raw, state, _ in to_index:
-        text = decode(raw)
-        doc, chunks, headers = _chunk_file(path, text, count, cut, config, embedder)
-        state["chunks"] = len(chunks)
-        pending.append(_Pending(path, doc, chunks, headers, state))
-        chunk_count += len(chunks)
-        if chunk_count >= batch_chunks or len(pending) >= BATCH_FILES:
-            flush(pending, deletions)
-            pending, chunk_count, deletions = [], 0, []
-    if pending or deletions:
-        flush(pending, deletions)
+    for piece in pieces():
+        if batch and batch[-1].run is not piece.run:
+            run_count = 0
+            if batch[-1].run.path == piece.run.path:  # re-chunked: the new run replaces the old one
+                batch = [p for p in batch if p.run.path != piece.run.path]
+                chunk_count = sum(p.chunk is not None for p in batch)
+        batch.append(piece)
+        if piece.chunk is None:
+            piece.run.done = True
+            files_in_batch += 1
+        else:
+            chunk_count += 1
+            run_count += 1
+        if (piece.chunk is None and (chunk_count >= batch_chunks or files_in_batch >= BATCH_FILES)) or run_count >= batch_chunks:
+            flush(batch, deletions)
+            batch, chunk_count, files_in_batch, run_count, deletions = [], 0, 0, 0, []
+    if batch or deletions:
+        flush(batch, deletions)
     embedded, reused = counts["embedded"], counts["reused"]
     store.touch_states(touched)
     if to_index or removed:
         store.ensure_indexes()
     table = store.chunks()
+    indexed = [(p, new) for p, _, new in to_index if p not in skipped]
     return IndexReport(
-        files_added=sum(1 for *_, new in to_index if new),
-        files_changed=sum(1 for *_, new in to_index if not new),
+        files_added=sum(1 for _, new in indexed if new),
+        files_changed=sum(1 for _, new in indexed if not new),
         files_removed=len(removed),
         files_unchanged=unchanged,
         chunks_embedded=embedded,
         chunks_reused=reused,
         chunks_total=table.count_rows() if table is not None else 0,
         seconds=time.perf_counter() - started,
-        changed_paths=tuple(p for p, *_ in to_index),
+        changed_paths=tuple(p for p, _ in indexed),
         removed_paths=tuple(removed),
         too_large=tuple(too_large),
     )
@@ -283,37 +277,3 @@ def _dimension(store: Store, embedder: Embedder, vectors: dict[str, np.ndarray])
     if vectors:
         return len(next(iter(vectors.values())))
     return embedder.dimension or None
-
-
-def _rows(pending: list[_Pending], vectors: dict[str, np.ndarray], embedder: Embedder, embedded_now: set[str]) -> tuple[dict, int]:
-    """Row columns for the chunks of ``pending``, and how many use a vector embedded now."""
-    cols: dict[str, list] = {k: [] for k in (
-        "id", "path", "dir", "depth", "heading", "start_line", "end_line", "text", "search_text",
-        "tokens", "file_hash", "embed_hash", "date", "mtime_ns", "model", "vector")}
-    new = 0
-    for item in pending:
-        seen: Counter[str] = Counter()
-        directory = parent_dir(item.path)
-        depth = 0 if directory == "." else directory.count("/") + 1
-        for header, chunk in zip(item.headers, item.chunks):
-            text = f"{header}\n{chunk.text}"
-            h = _hash(text.encode())
-            seen[h] += 1
-            new += h in embedded_now
-            cols["id"].append(_hash(f"{item.path}\0{h}\0{seen[h]}".encode()))
-            cols["path"].append(item.path)
-            cols["dir"].append(directory)
-            cols["depth"].append(depth)
-            cols["heading"].append(" > ".join(chunk.heading))
-            cols["start_line"].append(chunk.start_line)
-            cols["end_line"].append(chunk.end_line)
-            cols["text"].append(chunk.text)
-            cols["search_text"].append(keyword_text(text))  # CJK runs as unigrams + bigrams
-            cols["tokens"].append(chunk.tokens)
-            cols["file_hash"].append(item.state["file_hash"])
-            cols["embed_hash"].append(h)
-            cols["date"].append(item.doc.date)
-            cols["mtime_ns"].append(item.state["mtime_ns"])
-            cols["model"].append(embedder.name)
-            cols["vector"].append(vectors[h])
-    return cols, new
