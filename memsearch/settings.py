@@ -168,6 +168,11 @@ _ROWS = [
             "Longest wait to group file events before the daemon syncs."),
     Setting("client_timeout", "MEMSEARCH_CLIENT_TIMEOUT", 3.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
             "How long a client waits for the daemon's answer before working in-process (one line on stderr)."),
+    Setting("max_open", "MEMSEARCH_MAX_OPEN", 16, _whole(1, 100_000), "a whole number of indexes, at least 1",
+            "Indexes one process keeps open (`memsearch.search`, `serve`, `serve --roots`), least recently used closed first."),
+    Setting("open_mb", "MEMSEARCH_OPEN_MB", 1024, _whole(1, 10_000_000), "a whole number of megabytes, at least 1",
+            "Estimated memory the open indexes of one process may hold (in-memory vectors and rows); past it the least "
+            "recently used are closed. The index in use always stays open."),
     Setting("log_level", "MEMSEARCH_LOG_LEVEL", "WARNING", _choice(*LOG_LEVELS, upper=True), ", ".join(LOG_LEVELS),
             "Log level of `memsearch serve` (on stderr)."),
     Setting("locomo", "MEMSEARCH_LOCOMO", None, _path, "the path of locomo10.json",

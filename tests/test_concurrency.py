@@ -267,7 +267,7 @@ def test_close_and_context_manager_release_the_worker_thread(make_tree, tmp_path
 
 
 def test_open_index_cache_is_bounded_and_closes_what_it_evicts(make_tree, tmp_path, monkeypatch, real_embedder):
-    monkeypatch.setattr(api, "MAX_OPEN_INDEXES", 2)
+    monkeypatch.setenv("MEMSEARCH_MAX_OPEN", "2")
     monkeypatch.setattr(api, "_OPEN", type(api._OPEN)())
     roots = [make_tree(TREE) for _ in range(3)]
     opened = []

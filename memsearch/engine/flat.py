@@ -9,6 +9,7 @@ VECTOR_INDEX_MIN_ROWS the table has an ANN index and LanceDB searches it instead
 
 from __future__ import annotations
 
+import sys
 from typing import Sequence
 
 import numpy as np
@@ -31,6 +32,10 @@ class FlatVectors:
         self.rows = data.select(list(columns)).to_pylist()
         self.dirs = np.array([r["dir"] for r in self.rows], dtype=object)
         self.dates = np.array([r["date"] or "" for r in self.rows], dtype=object)
+        #: What this copy holds in memory (the matrix, the row dicts and their values, the
+        #: masks' arrays), for the process's bound on open indexes (memsearch.harness.api).
+        self.nbytes = int(self.matrix.nbytes + self.dirs.nbytes + self.dates.nbytes + sys.getsizeof(self.rows)
+                          + sum(sys.getsizeof(r) + sum(map(sys.getsizeof, r.values())) for r in self.rows))
 
     def _mask(self, flt: Filter) -> np.ndarray | None:
         mask = None

@@ -46,6 +46,11 @@ DB_DIRNAME = ".memsearch"
 MODES = ("hybrid", "vector", "keyword")
 
 MAX_K = 1000
+#: What an open index holds besides its vector copy: table handles, the LanceDB connection, the
+#: keyword worker thread. Measured: 40 small indexes opened and searched in one process, RSS grew
+#: 0.12 MB each on local disk, 0.25 MB each on SeaweedFS (the object-store client); the full-text
+#: index added under 0.1 MB per index at 30k rows. The vector copy is measured by FlatVectors.nbytes.
+INDEX_OVERHEAD_BYTES = 256 * 1024
 logger = logging.getLogger("memsearch.index")
 _COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "date"]
 
@@ -308,6 +313,12 @@ class MemoryIndex:
         self.keywords.wait()
         self._hits.forget()
 
+    def resident_bytes(self) -> int:
+        """An estimate of what this index holds in memory: :data:`INDEX_OVERHEAD_BYTES` plus its
+        in-memory copy of the vectors and rows (tables below the ANN threshold), which dominates."""
+        flat = self._flat
+        return INDEX_OVERHEAD_BYTES + (flat.nbytes if flat is not None else 0)
+
     def __enter__(self) -> "MemoryIndex":
         return self
 
@@ -376,9 +387,10 @@ class MemoryIndex:
         if self._ann_version != table.version:  # an ANN index appears past VECTOR_INDEX_MIN_ROWS
             self._ann, self._ann_version = self.store.has_vector_index(), table.version
         if not self._ann:  # exact search over an in-memory copy of this table version
-            if self._flat is None or self._flat.version != table.version:
-                self._flat = FlatVectors(table, _COLUMNS)
-            return self._flat.search(vector, n, flt)
+            flat = self._flat  # one read: close() in another thread may drop it meanwhile
+            if flat is None or flat.version != table.version:
+                flat = self._flat = FlatVectors(table, _COLUMNS)
+            return flat.search(vector, n, flt)
         q = table.search(vector, vector_column_name="vector").distance_type("cosine").limit(n).select(_COLUMNS + ["_distance"])
         q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE_FACTOR)
         if flt.sql():

@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from .. import settings
 from ..errors import IndexLocked, StorageFull
@@ -19,52 +20,135 @@ from ..memory.tree import resolve_root
 if TYPE_CHECKING:  # the engine loads on the first open, not at import
     from ..engine.index import MemoryIndex
 
-__all__ = ["search", "open_index", "close_indexes", "MAX_OPEN_INDEXES"]
+__all__ = ["search", "open_index", "using_index", "close_indexes", "open_indexes", "trim", "MAX_OPEN_INDEXES"]
 
-#: Open indexes kept per process, least recently used closed first. Each holds a table handle,
-#: a worker thread and (below the ANN threshold) an in-memory copy of its vectors (about 1.5 kB
-#: a chunk); the model itself is shared by all of them (one per model and device).
-MAX_OPEN_INDEXES = 16
+#: The default of the ``max_open`` setting (``MEMSEARCH_MAX_OPEN``): open indexes kept per process.
+MAX_OPEN_INDEXES = settings.SETTINGS["max_open"].default
 
-_OPEN: OrderedDict[tuple, MemoryIndex] = OrderedDict()
-_OPEN_LOCK = threading.Lock()
+
+class _Entry:
+    """One open index and how many calls are using it right now (guarded by ``_OPEN_LOCK``)."""
+
+    __slots__ = ("index", "users", "evicted")
+
+    def __init__(self, index: MemoryIndex):
+        self.index, self.users, self.evicted = index, 0, False
+
+
+_OPEN: OrderedDict[tuple, _Entry] = OrderedDict()
+_OPEN_LOCK = threading.Lock()  # held only around the table's bookkeeping, never across a search or a close
+
+
+def _key(root, db, model) -> tuple:
+    from ..engine.index import default_db_path
+    from ..engine.remote import is_remote
+
+    base = resolve_root(root)
+    db_path = settings.get("db", db) if db else default_db_path(base)
+    db_path = db_path if is_remote(db_path) else Path(db_path).absolute()  # s3://... stays a URI
+    return (base, db_path, settings.get("model", model), settings.get("foreign"), settings.get("fusion"))
+
+
+def _acquire(root, db, model) -> _Entry:
+    key = _key(root, db, model)
+    with _OPEN_LOCK:
+        entry = _OPEN.get(key)
+        if entry is not None:
+            _OPEN.move_to_end(key)
+            entry.users += 1
+            return entry
+    from ..engine.index import MemoryIndex
+
+    index = MemoryIndex(key[0], db=key[1], model=model)  # outside the lock: opening may take round trips
+    with _OPEN_LOCK:
+        entry = _OPEN.setdefault(key, _Entry(index))
+        _OPEN.move_to_end(key)
+        entry.users += 1
+    if entry.index is not index:
+        index.close()  # another thread opened the same index meanwhile
+    return entry
+
+
+def _release(entry: _Entry) -> None:
+    with _OPEN_LOCK:
+        entry.users -= 1
+        done = [entry] if entry.evicted and entry.users == 0 else []
+        done += _evict(settings.get("max_open"), settings.get("open_mb") * 2**20)
+    for old in done:
+        old.index.close()
+
+
+def _evict(max_open: int, max_bytes: int) -> list[_Entry]:
+    """Take least recently used entries out of the table (``_OPEN_LOCK`` held) until both bounds
+    hold; the most recently used always stays. Unused ones are returned to be closed; one in use
+    is marked and closed by its last :func:`_release`, so a search never races its own close."""
+    sizes = {key: entry.index.resident_bytes() for key, entry in _OPEN.items()}
+    total, closing = sum(sizes.values()), []
+    while len(_OPEN) > 1 and (len(_OPEN) > max_open or total > max_bytes):
+        key, entry = _OPEN.popitem(last=False)
+        total -= sizes[key]
+        entry.evicted = True
+        if entry.users == 0:
+            closing.append(entry)
+    return closing
+
+
+@contextmanager
+def using_index(root, db=None, model=None) -> Iterator[MemoryIndex]:
+    """The process-wide open :class:`MemoryIndex` of ``root`` for the ``with`` block: it is not closed
+    while the block runs, even if evicted meanwhile; on leaving, the table is trimmed to its bounds
+    (``max_open`` indexes, ``open_mb`` megabytes estimated by ``MemoryIndex.resident_bytes``)."""
+    entry = _acquire(root, db, model)
+    try:
+        yield entry.index
+    finally:
+        _release(entry)
 
 
 def open_index(root, db=None, model=None) -> MemoryIndex:
     """A process-wide :class:`MemoryIndex` per root, index, model and settings: the model loads once.
 
     The key holds everything that changes what the index returns (the foreign directories and
-    the fusion from the environment too), so a changed setting opens a new index.
+    the fusion from the environment too), so a changed setting opens a new index. An index
+    this returns may be evicted (closed) later by other opens; ``close`` leaves it usable, but
+    only what :func:`using_index` holds is kept open for the length of a call.
     """
-    from ..engine.index import MemoryIndex, default_db_path
-    from ..engine.remote import is_remote
+    entry = _acquire(root, db, model)
+    _release(entry)
+    return entry.index
 
-    base = resolve_root(root)
-    db_path = settings.get("db", db) if db else default_db_path(base)
-    db_path = db_path if is_remote(db_path) else Path(db_path).absolute()  # s3://... stays a URI
-    key = (base, db_path, settings.get("model", model), settings.get("foreign"), settings.get("fusion"))
+
+def trim(max_open: int | None = None, max_bytes: int | None = None) -> int:
+    """Close least recently used indexes until at most ``max_open`` stay open, estimated at most
+    ``max_bytes`` (defaults: the ``max_open`` and ``open_mb`` settings); how many were taken out."""
+    limit = settings.get("open_mb") * 2**20 if max_bytes is None else max_bytes
     with _OPEN_LOCK:
-        index = _OPEN.get(key)
-        if index is not None:
-            _OPEN.move_to_end(key)
-            return index
-    index = MemoryIndex(base, db=db_path, model=model)
+        before = len(_OPEN)
+        done = _evict(settings.get("max_open", max_open), limit)
+        after = len(_OPEN)
+    for old in done:
+        old.index.close()
+    return before - after
+
+
+def open_indexes() -> list[dict]:
+    """What the process holds open, least recently used first: root, index and estimated bytes."""
     with _OPEN_LOCK:
-        index = _OPEN.setdefault(key, index)
-        _OPEN.move_to_end(key)
-        evicted = [_OPEN.popitem(last=False)[1] for _ in range(len(_OPEN) - MAX_OPEN_INDEXES)]
-    for old in evicted:
-        old.close()
-    return index
+        items = list(_OPEN.items())
+    return [{"root": str(key[0]), "db": str(key[1]), "bytes": entry.index.resident_bytes(), "users": entry.users}
+            for key, entry in items]
 
 
 def close_indexes() -> None:
     """Close every index :func:`open_index` holds (tests, or a harness shutting down)."""
     with _OPEN_LOCK:
-        indexes = list(_OPEN.values())
+        entries = list(_OPEN.values())
         _OPEN.clear()
-    for index in indexes:
-        index.close()
+        for entry in entries:
+            entry.evicted = True
+        idle = [entry for entry in entries if entry.users == 0]
+    for entry in idle:
+        entry.index.close()
 
 
 def search(query: str, root: str | os.PathLike[str], k: int = 10, *, db=None, model=None, sync: bool = True,
@@ -83,10 +167,10 @@ def search(query: str, root: str | os.PathLike[str], k: int = 10, *, db=None, mo
         answer = ask(root, "search", params, db=db)
         if answer is not None:
             return answer["hits"]
-    index = open_index(root, db=db, model=model)
-    if sync:
-        try:
-            index.sync(wait=0.0)
-        except (IndexLocked, StorageFull):
-            pass  # a daemon holds the index and keeps it fresh; or the disk is full: search what is there
-    return [hit.to_dict() for hit in index.search(query, k=k, **options)]
+    with using_index(root, db=db, model=model) as index:
+        if sync:
+            try:
+                index.sync(wait=0.0)
+            except (IndexLocked, StorageFull):
+                pass  # a daemon holds the index and keeps it fresh; or the disk is full: search what is there
+        return [hit.to_dict() for hit in index.search(query, k=k, **options)]

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -220,13 +221,24 @@ class ToolBox:
     # --- entry points ---------------------------------------------------------------------
     @property
     def index(self):
-        """The search index, opened (and the model loaded) on first use."""
-        with self._lock:
-            if self._index is None:
-                from .api import open_index
-
-                self._index = open_index(self.root, db=self.db, model=self.model)
+        """The search index: the one given, else the process-wide open one (opened, and the model
+        loaded, on first use; the process's LRU of open indexes may close it between calls)."""
+        if self._index is not None:
             return self._index
+        from .api import open_index
+
+        return open_index(self.root, db=self.db, model=self.model)
+
+    @contextlib.contextmanager
+    def _using(self):
+        """The index, kept open for the ``with`` block (see :func:`memsearch.harness.api.using_index`)."""
+        if self._index is not None:
+            yield self._index
+            return
+        from .api import using_index
+
+        with using_index(self.root, db=self.db, model=self.model) as index:
+            yield index
 
     def call(self, name: str, arguments: Any = None) -> dict:
         """Run tool ``name``; raises :class:`~memsearch.errors.MemsearchError` subclasses on bad calls."""
@@ -255,9 +267,9 @@ class ToolBox:
         while a daemon serves the index: its model is warm)."""
         if self.daemon and self._ask("status", {}) is not None:
             return
-        with self._lock:
-            self._sync(self.index)
-            self.index.embedder.embed_query("warm up")
+        with self._lock, self._using() as index:
+            self._sync(index)
+            index.embedder.embed_query("warm up")
 
     def system_prompt(self, preamble: str = MEMORY_INSTRUCTIONS) -> str:
         """A system prompt for rules 1 and 3: instructions, full core memory, then the root's
@@ -322,8 +334,7 @@ class ToolBox:
         if answer is not None:
             hits = answer["hits"]
         else:
-            with self._lock:  # validated before this point: a bad call never loads the model
-                index = self.index
+            with self._lock, self._using() as index:  # validated before this point: a bad call never loads the model
                 self._sync(index)
                 hits = [h.to_dict() for h in index.search(**params)]
         items = [{
