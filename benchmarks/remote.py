@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -191,18 +190,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.remote", description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=1, help="Repeat the example tree's external memory this many times.")
     parser.add_argument("--rounds", type=int, default=40, help="Warm searches per store (cold: a quarter of it).")
-    parser.add_argument("--parts", default="remote", help="Comma-separated: remote (disk vs SeaweedFS), ray (Ray vs one process), roots (many tenants in one process).")
+    parser.add_argument("--parts", default="remote", help="Comma-separated: remote (disk vs SeaweedFS), ray (Ray vs one process), roots (many tenants in one process), service (many tenants behind one `serve --roots --http`, from a client).")
     parser.add_argument("--workers", type=int, default=2, help="Ray workers (one model each).")
     parser.add_argument("--roots", type=int, default=100, help="Tenant roots for the roots part.")
     args = parser.parse_args(argv)
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
-    if not parts <= {"remote", "ray", "roots"}:
-        parser.error("--parts takes remote, ray, roots")
+    if not parts <= {"remote", "ray", "roots", "service"}:
+        parser.error("--parts takes remote, ray, roots, service")
     result: dict = {"load_average": [round(x, 2) for x in os.getloadavg()]}
     if "remote" in parts:
         result["remote"] = run_remote(args.copies, args.rounds)
     if "roots" in parts:
         result["roots"] = run_roots(args.roots, args.rounds)
+    if "service" in parts:
+        from benchmarks.tenants import run_service
+
+        result["service"] = run_service(args.roots, args.rounds)
     if "ray" in parts:
         result["ray"] = run_ray(args.copies, args.workers)
     result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]

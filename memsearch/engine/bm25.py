@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 import unicodedata
 from typing import Sequence
@@ -171,6 +172,15 @@ class MemoryBM25:
         idf = np.log((n - df + 0.5) / (df + 0.5) + 1.0)
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * doc_len[self.docs] / avgdl)
         self.weights = (idf[terms] * tf * (BM25_K1 + 1.0) / (tf + norm)).astype(np.float32)
+        #: What this copy holds in memory (estimated), for the bound on open indexes (harness/api.py).
+        self.nbytes = self._estimate()
+
+    def _estimate(self) -> int:
+        size = sys.getsizeof
+        arrays = sum(a.nbytes for a in (self.dir_codes, self.dates, self.docs, self.weights, self.starts))
+        counts = size(self._counts) + sum(t.nbytes + c.nbytes + 2 * size(t[:0]) + size(k) for k, (t, c) in self._counts.items())
+        words = size(self.analyzer.known) + size(self.analyzer.ids) + sum(map(size, self.analyzer.known))
+        return int(self.rows.nbytes + size(self.texts) + arrays + counts + words)
 
     def _count(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Each text's distinct term ids and their counts, in one pass over all of them."""
@@ -317,6 +327,12 @@ class KeywordCopy:
             with self._lock:
                 self._copy = copy
         return copy
+
+    @property
+    def nbytes(self) -> int:
+        """The memory of the copy held (estimated), 0 when none."""
+        copy = self._copy
+        return copy.nbytes if copy is not None else 0
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for a running build; True when none is running (any more)."""

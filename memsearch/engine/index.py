@@ -315,9 +315,9 @@ class MemoryIndex:
 
     def resident_bytes(self) -> int:
         """An estimate of what this index holds in memory: :data:`INDEX_OVERHEAD_BYTES` plus its
-        in-memory copy of the vectors and rows (tables below the ANN threshold), which dominates."""
+        in-memory copies, of the vectors and rows (below the ANN threshold) and of BM25 (bm25.py)."""
         flat = self._flat
-        return INDEX_OVERHEAD_BYTES + (flat.nbytes if flat is not None else 0)
+        return INDEX_OVERHEAD_BYTES + (flat.nbytes if flat is not None else 0) + self.keywords.nbytes
 
     def __enter__(self) -> "MemoryIndex":
         return self

@@ -93,8 +93,12 @@ def _read_resource(toolbox: ToolBox, uri: str) -> str:
     raise InvalidArgument(f"unknown resource {uri!r}: use {CORE_URI} or {FILE_URI_PREFIX}<path of a memory file>")
 
 
-def build_server(toolbox: ToolBox, *, name: str = "memsearch"):
-    """The low-level MCP :class:`mcp.server.Server` exposing ``toolbox``'s tools and the memory resources."""
+def build_server(toolbox: ToolBox, *, name: str = "memsearch", select=None):
+    """The low-level MCP :class:`mcp.server.Server` exposing ``toolbox``'s tools and the memory resources.
+
+    ``select``: ``ctx -> ToolBox``, the toolbox of each request, for a server of many roots
+    (:mod:`memsearch.harness.tenants`); ``toolbox`` then only lists the tools (its ``specs``)."""
+    pick = select or (lambda ctx: toolbox)
     import anyio.to_thread
     import mcp_types as types
     from mcp.server import Server
@@ -109,13 +113,13 @@ def build_server(toolbox: ToolBox, *, name: str = "memsearch"):
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        result = await anyio.to_thread.run_sync(_call, toolbox, params.name, params.arguments)
+        result = await anyio.to_thread.run_sync(_call, pick(ctx), params.name, params.arguments)
         text = json.dumps(result, ensure_ascii=False)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     structured_content=result, is_error="error" in result)
 
     async def list_resources(ctx, params) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=await anyio.to_thread.run_sync(_memory_resources, toolbox))
+        return types.ListResourcesResult(resources=await anyio.to_thread.run_sync(_memory_resources, pick(ctx)))
 
     async def list_resource_templates(ctx, params) -> types.ListResourceTemplatesResult:
         template = types.ResourceTemplate(uri_template=FILE_URI_PREFIX + "{path}", name="memory-file", title="Memory file",
@@ -126,7 +130,7 @@ def build_server(toolbox: ToolBox, *, name: str = "memsearch"):
     async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         try:
-            text = await anyio.to_thread.run_sync(_read_resource, toolbox, uri)
+            text = await anyio.to_thread.run_sync(_read_resource, pick(ctx), uri)
         except (MemsearchError, OSError) as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc), data={"uri": uri, "type": type(exc).__name__}) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)])

@@ -185,10 +185,15 @@ def daemon_status(root, db=None) -> dict:
                   "indexed": False, "files": 0, "chunks": 0, "model": None, "disk_bytes": 0, "pending": None}
     if not running and state and state.get("state") not in ("stopped", None):
         info["state"] += ": it did not stop cleanly; the next start catches up"
-    if not (db_path / "index.json").is_file():
+    remote = _remote_uri(db)
+    if remote:  # the tables and index.json are in the store; db_path is this machine's state for it
+        info.update(db=remote, state_dir=str(db_path))
+    elif not (db_path / "index.json").is_file():
         return info
-    store = Store(db_path)
-    meta = store.read_meta() or {}
+    store = Store(remote or db_path)
+    meta = store.read_meta()
+    if meta is None:
+        return info
     states = store.file_states()
     chunks = store.chunks()
     tree = scan(base)
@@ -205,6 +210,14 @@ def daemon_status(root, db=None) -> dict:
                 pending={"added": len(wanted - set(states)), "changed": changed, "removed": len(set(states) - wanted)})
     info["pending"]["total"] = sum(info["pending"].values())
     return info
+
+
+def _remote_uri(db) -> str | None:
+    """The object-store address of the index (``db``, else ``MEMSEARCH_DB``), or None for a directory."""
+    from .. import settings
+
+    target = db if db else settings.get("db")
+    return str(target) if isinstance(target, str) and "://" in target else None
 
 
 @dataclass(frozen=True)

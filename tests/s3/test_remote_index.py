@@ -260,3 +260,41 @@ def test_real_model_cli_and_api_on_a_remote_index(s3, examples_copy, tmp_path):
     local = memsearch.search("which warehouse did we choose for Atlas", examples_copy, db=str(tmp_path / "local"))
     assert [(h["path"], h["start_line"]) for h in api] == remote_hits == [(h["path"], h["start_line"]) for h in local]
     assert not (examples_copy / ".memsearch").exists()  # nothing written into the memory root
+
+
+def test_one_server_serves_tenants_from_an_s3_template(s3, tmp_path):
+    from benchmarks.tenants import TenantServer, call
+    from tests.conftest import build
+
+    for name, secret in (("ada", "ClickHouse for compression"), ("bob", "Snowflake for the sharing")):
+        build(tmp_path / "tenants" / name, {"MEMORY.md": f"# {name}\n", "notes/MEMORY.md": "# Notes\n\nDecisions.\n",
+                                            "notes/decisions.md": f"# Decisions\n\nThe warehouse decision of {name}: {secret}.\n"})
+    env = s3.subprocess_env(MEMSEARCH_DB="")
+    with TenantServer(tmp_path / "tenants", env=env, args=("--db", s3.uri("tenants/{tenant}"))) as server:
+        ada = call(server.url("ada"), "memory_search", {"query": "which warehouse", "k": 5})
+        bob = call(server.url("bob"), "memory_search", {"query": "which warehouse", "k": 5})
+    assert "ClickHouse" in ada["hits"][0]["snippet"] and all("Snowflake" not in h["snippet"] for h in ada["hits"])
+    assert "Snowflake" in bob["hits"][0]["snippet"] and all("ClickHouse" not in h["snippet"] for h in bob["hits"])
+    for name in ("ada", "bob"):
+        assert "index.json" in objects(s3.uri(f"tenants/{name}"))
+        assert not (tmp_path / "tenants" / name / ".memsearch").exists()
+
+
+def test_status_of_a_remote_index_counts_like_a_local_one(s3, make_tree, tmp_path):
+    from memsearch.service.process import daemon_status
+
+    root = make_tree(TREE)
+    uri = s3.uri("status")
+    empty = daemon_status(root, uri)
+    assert not empty["indexed"] and empty["db"] == uri
+    MemoryIndex(root, db=uri, embedder=HashEmbedder()).sync()
+    (root / "notes" / "2026-09-26.md").write_text("# Sep 26\n\nA new note.\n")
+    local_db = tmp_path / "local-db"
+    MemoryIndex(root, db=local_db, embedder=HashEmbedder()).sync()
+    remote, local = daemon_status(root, uri), daemon_status(root, local_db)
+    assert remote["indexed"] and remote["db"] == uri and remote["state_dir"]
+    assert (remote["files"], remote["model"], remote["pending"]) == (4, "hash-test", {"added": 1, "changed": 0, "removed": 0, "total": 1})
+    assert remote["chunks"] > 0 and remote["disk_bytes"] > 0 and local["files"] == 5
+    shown = subprocess.run([sys.executable, "-m", "memsearch", "status", str(root), "--db", uri], capture_output=True, text=True,
+                           env=s3.subprocess_env(), cwd=REPO, timeout=120)
+    assert shown.returncode == 0 and f"index: {uri}: 4 files, {remote['chunks']} chunks" in shown.stdout, shown.stdout + shown.stderr

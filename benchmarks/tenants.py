@@ -1,0 +1,155 @@
+"""Many tenants through one real ``memsearch serve --roots PARENT --http`` process, from an MCP client.
+
+:class:`TenantServer` starts the server on a free loopback port and stops it (the tests use it
+too); :func:`call` runs one tool in a session on a tenant's URL; :func:`run_service` is the
+``--parts service`` benchmark of :mod:`benchmarks.remote`: the server's resident memory with
+``count`` tenants on SeaweedFS (``--db s3://bench/tenants/{tenant}``), and search latency from a
+client, p50/p95, of a warm tenant (open in the server's LRU) against a cold one (evicted).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import REPO
+
+__all__ = ["TenantServer", "call", "session", "run_service", "free_port"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class TenantServer:
+    """``python -m memsearch serve --roots PARENT --http`` on a free loopback port, for a ``with`` block."""
+
+    def __init__(self, parent: Path, *, env: dict[str, str] | None = None, args: tuple[str, ...] = (), start_timeout: float = 120):
+        self.parent, self.args, self.start_timeout = parent, args, start_timeout
+        self.env = dict(os.environ if env is None else env, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    def url(self, tenant: str) -> str:
+        return f"http://127.0.0.1:{self.port}/tenants/{tenant}/mcp"
+
+    def __enter__(self) -> "TenantServer":
+        command = [sys.executable, "-m", "memsearch", "serve", "--roots", str(self.parent), "--http", "--port", str(self.port), *self.args]
+        self.process = subprocess.Popen(command, env=self.env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return self
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"memsearch serve --roots exited: {self.process.stderr.read().decode()[-2000:]}")
+                if time.monotonic() > deadline:
+                    self.__exit__()
+                    raise RuntimeError("memsearch serve --roots did not start listening")
+                time.sleep(0.1)
+
+    def __exit__(self, *exc) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def rss(self) -> int:
+        import psutil
+
+        return psutil.Process(self.process.pid).memory_info().rss
+
+
+def session(url: str):
+    """An MCP client session on ``url`` (``async with session(url) as client``)."""
+    from mcp import Client
+
+    return Client(url)
+
+
+def call(url: str, tool: str, arguments: dict) -> dict:
+    """One tool call in a fresh session: the result's JSON (``structuredContent``)."""
+    import anyio
+
+    result: dict = {}
+
+    async def run() -> None:
+        async with session(url) as client:
+            answer = await client.call_tool(tool, arguments)
+            result.update(answer.structured_content or {})
+
+    anyio.run(run)
+    return result
+
+
+def _tenants(parent: Path, count: int) -> list[str]:
+    names = []
+    for i in range(count):
+        name = f"t{i:03d}"
+        root = parent / name
+        (root / "notes").mkdir(parents=True)
+        (root / "MEMORY.md").write_text(f"# Tenant {i}\n")
+        (root / "notes" / "MEMORY.md").write_text("# Notes\n\nDecisions and incidents.\n")
+        (root / "notes" / "decisions.md").write_text(f"# Decisions\n\nTenant {i} chose warehouse {i % 9} for cost.\n")
+        names.append(name)
+    return names
+
+
+def run_service(count: int = 100, rounds: int = 40, max_open: int = 16) -> dict:
+    """``count`` tenants on SeaweedFS behind one server; see the module docstring."""
+    import anyio
+
+    from benchmarks.remote import _summary
+    from benchmarks.seaweed import SeaweedS3
+
+    with tempfile.TemporaryDirectory(prefix="memsearch-service-bench-") as tmp:
+        work = Path(tmp)
+        names = _tenants(work / "tenants", count)
+        with SeaweedS3(work / "seaweed") as s3:
+            s3.create_bucket("bench")
+            env = dict(os.environ) | s3.env(MEMSEARCH_STATE_DIR=str(work / "state"), MEMSEARCH_MAX_OPEN=str(max_open))
+            with TenantServer(work / "tenants", env=env, args=("--db", "s3://bench/tenants/{tenant}")) as server:
+                figures: dict = {}
+
+                async def measure() -> None:
+                    t = time.perf_counter()
+                    for name in names:  # each tenant indexed (first search syncs) and searched once
+                        async with session(server.url(name)) as client:
+                            await client.call_tool("memory_search", {"query": "warehouse"})
+                        figures.setdefault("rss_first_mb", round(server.rss() / 2**20))  # the model loaded, one tenant open
+                    figures["index_and_first_search_all_s"] = round(time.perf_counter() - t, 1)
+                    figures["rss_after_all_mb"] = round(server.rss() / 2**20)
+                    warm, cold, bare = [], [], []
+                    async with session(server.url(names[0])) as hot:
+                        for r in range(rounds):
+                            t = time.perf_counter()
+                            await hot.call_tool("memory_core", {})  # the reference: one tool call without the index
+                            bare.append(time.perf_counter() - t)
+                            t = time.perf_counter()
+                            await hot.call_tool("memory_search", {"query": "which warehouse"})
+                            warm.append(time.perf_counter() - t)
+                            i = 1 + (r * 37) % (count - 1)  # far from the recently used ones: evicted, so cold
+                            async with session(server.url(names[i])) as client:
+                                t = time.perf_counter()
+                                await client.call_tool("memory_search", {"query": "which warehouse"})
+                                cold.append(time.perf_counter() - t)
+                    figures["warm"], figures["cold"], figures["bare"] = _summary(warm), _summary(cold), _summary(bare)
+                    figures["rss_end_mb"] = round(server.rss() / 2**20)
+
+                anyio.run(measure)
+    return {"tenants": count, "max_open": max_open, "rss_mb": {"after_first_tenant": figures["rss_first_mb"],
+            "after_all_tenants": figures["rss_after_all_mb"], "end": figures["rss_end_mb"]},
+            "index_and_first_search_all_s": figures["index_and_first_search_all_s"],
+            "warm_tenant": figures["warm"], "cold_tenant": figures["cold"], "memory_core_call": figures["bare"],
+            "cold_over_warm_p50": round(figures["cold"]["p50_ms"] / figures["warm"]["p50_ms"], 2)}
