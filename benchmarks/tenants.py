@@ -93,6 +93,13 @@ def call(url: str, tool: str, arguments: dict) -> dict:
     return result
 
 
+def _summary(values: list[float]) -> dict:
+    """p50/p95 in ms (nearest rank, as benchmarks.remote reports them)."""
+    ordered = sorted(values)
+    pick = lambda q: ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]  # noqa: E731
+    return {"p50_ms": round(pick(0.5) * 1000, 2), "p95_ms": round(pick(0.95) * 1000, 2), "n": len(values)}
+
+
 def _tenants(parent: Path, count: int) -> list[str]:
     names = []
     for i in range(count):
@@ -110,7 +117,6 @@ def run_service(count: int = 100, rounds: int = 40, max_open: int = 16) -> dict:
     """``count`` tenants on SeaweedFS behind one server; see the module docstring."""
     import anyio
 
-    from benchmarks.remote import _summary
     from benchmarks.seaweed import SeaweedS3
 
     with tempfile.TemporaryDirectory(prefix="memsearch-service-bench-") as tmp:
