@@ -255,6 +255,8 @@ def bare_encoder():
 
 def encoders(texts: list[str], queries: list[str], rounds: int = 3) -> dict:
     """torch vs ONNX Runtime FP32 vs int8: one query (p50), documents (chunks/s), cosine to torch."""
+    import os
+
     import numpy as np
 
     from memsearch.engine.embedder import load_embedder
@@ -262,6 +264,7 @@ def encoders(texts: list[str], queries: list[str], rounds: int = 3) -> dict:
     models = {"torch": load_embedder(backend="torch"), "onnx-fp32": load_embedder(backend="onnx", quantize="none"),
               "onnx-int8": load_embedder(backend="onnx", quantize="int8")}
     out = {name: {} for name in models}
+    load_start = os.getloadavg()
     for name, lat in interleaved({n: m.embed_query for n, m in models.items()}, queries).items():
         out[name]["query"] = lat
     reference_q = np.stack([models["torch"].embed_query(q) for q in queries])
@@ -277,7 +280,10 @@ def encoders(texts: list[str], queries: list[str], rounds: int = 3) -> dict:
         out[name]["documents_per_s"] = round(len(texts) / statistics.median(spent[name]), 1)
         q = np.stack([model.embed_query(t) for t in queries])
         out[name]["query_cosine_min"] = round(float((q * reference_q).sum(axis=1).min()), 4)
-    return {"texts": len(texts), "queries": len(queries), "rounds": rounds, "results": out}
+    for name in models:
+        out[name]["documents_over_torch"] = round(out[name]["documents_per_s"] / out["torch"]["documents_per_s"], 2)
+    return {"texts": len(texts), "queries": len(queries), "rounds": rounds, "load_start": load_start,
+            "load_end": os.getloadavg(), "results": out}
 
 
 def keyword_options(index, queries: list[str], edits: int = 1000) -> dict:

@@ -88,6 +88,18 @@ def test_vectors_match_sentence_transformers(cached):
     assert embedder.token_lengths(docs) == reference.token_lengths(docs)
 
 
+def test_documents_batch_by_token_length_and_vectors_do_not_depend_on_the_batch(cached):
+    assert onnx.length_batches([3, 9, 5, 9, 1], 2) == [[1, 3], [2, 0], [4]]
+    assert onnx.length_batches([], 32) == []
+    embedder, _ = cached
+    docs = _sample_documents()[:12] + ["", "a", "word " * 600]
+    together = embedder.embed_documents(docs)
+    alone = np.stack([embedder.embed_documents([d])[0] for d in docs])
+    assert together.shape == (len(docs), embedder.dimension)
+    assert float((together * alone).sum(axis=1).min()) > 0.99999  # padding never reaches a vector
+    assert float(np.dot(embedder.embed_query(docs[0]), together[0])) > 0.99999  # no document prefix on this model
+
+
 @pytest.mark.slow
 def test_int8_is_its_own_fingerprint_and_close(cached, tmp_path):
     embedder, cache = cached
