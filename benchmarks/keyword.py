@@ -9,12 +9,14 @@ question, score differences); and both after ``--edits`` single-file syncs (Lanc
 unindexed tail, folded by the engine past FTS_TAIL_MAX_ROWS).
 
     python -m benchmarks.keyword --locomo /path/to/locomo10.json --copies 1,4 --edits 1000
+    python -m benchmarks.keyword --locomo /path/to/locomo10.json --quality   # LoCoMo recall, each path
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import statistics
 import time
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from benchmarks.speed import interleaved
 
-__all__ = ["agreement", "build_times", "size_run", "run", "main"]
+__all__ = ["agreement", "build_times", "size_run", "run", "quality", "main"]
 
 N = 50  # candidates asked of the keyword leg (k=10 searches ask max(k * CANDIDATE_FACTOR, MIN_CANDIDATES))
 
@@ -45,8 +47,15 @@ def _ratios(lat: dict) -> dict:
     return {name: round(v["p50_ms"] / ref, 3) for name, v in lat.items() if name != "lancedb"}
 
 
+def _content(row: dict) -> tuple[str, int]:
+    """A row as its content: the copies of one chunk (``copy-N/...``) tie exactly, in any order."""
+    return re.sub(r"^copy-\d+/", "", row["path"]), row["start_line"]
+
+
 def agreement(index, lance, table, queries: list[str]) -> dict:
-    """How often the in-memory BM25 and LanceDB agree on LoCoMo's questions."""
+    """How often the in-memory BM25 and LanceDB agree on LoCoMo's questions (top-1 and top-10 by
+    content, since the order of exactly tied copies is arbitrary in both), and their largest
+    relative score difference on one row."""
     from memsearch.engine.store import Filter
 
     copy = index.keywords.ensure(table, (index._build, table.version))
@@ -54,8 +63,8 @@ def agreement(index, lance, table, queries: list[str]) -> dict:
     worst = 0.0
     for q in queries:
         a, b = lance._keyword(table, q, N, Filter()), index._keyword(table, q, N, Filter())
-        top1 += [r["id"] for r in a[:1]] == [r["id"] for r in b[:1]]
-        top10 += {r["id"] for r in a[:10]} == {r["id"] for r in b[:10]}
+        top1 += [_content(r) for r in a[:1]] == [_content(r) for r in b[:1]]
+        top10 += {_content(r) for r in a[:10]} == {_content(r) for r in b[:10]}
         sa, sb = {r["id"]: r["score"] for r in a}, {r["id"]: r["score"] for r in b}
         worst = max([worst] + [abs(sa[i] - sb[i]) / sa[i] for i in set(sa) & set(sb) if sa[i]])
     assert copy is index.keywords.ensure(table, (index._build, table.version))
@@ -140,6 +149,44 @@ def run(work: Path, locomo=None, copies=(1, 4), queries: int = 200, edits: int =
     return result
 
 
+def quality(work: Path, locomo=None, configs=("keyword", "hybrid-convex", "hybrid-rrf")) -> dict:
+    """LoCoMo (one index per conversation, as ``python -m benchmarks quality --corpus locomo``) scored
+    with each keyword path over the same indexes: file R@5, turn recall, per split."""
+    from benchmarks.quality import CONFIGS, K, locomo_corpus, score
+    from benchmarks.metrics import Span
+    from memsearch import MemoryIndex
+    from memsearch.engine.embedder import load_embedder
+
+    corpus = locomo_corpus(work, locomo)
+    embedder = load_embedder()
+    for key, root in corpus.trees.items():
+        MemoryIndex(root, db=work / "db-quality" / key, embedder=embedder).sync()
+    hits = {}
+    for path in ("lancedb", "memory"):
+        indexes = {key: MemoryIndex(root, db=work / "db-quality" / key, embedder=embedder, keyword=path)
+                   for key, root in corpus.trees.items()}
+        for index in indexes.values():
+            table = index.store.chunks()
+            if path == "memory":
+                index.keywords.ensure(table, (index._build, table.version))
+        for config in configs:
+            mode, fusion = CONFIGS[config]
+            for index in indexes.values():
+                index.fusion = fusion or index.fusion
+            hits[f"{config}/{path}"] = {q.qid: [Span(h.path, h.start_line, h.end_line) for h in
+                                                indexes[q.tree].search(q.query, k=K, mode=mode)] for q in corpus.questions}
+    scored = score(corpus, hits)
+    out = {"questions": len(corpus.questions), "results": {}}
+    for config in configs:
+        pair = {path: scored[f"{config}/{path}"] for path in ("lancedb", "memory")}
+        rows = {path: {"all": r["scores"]["all"]} | {s: r["splits"][s]["all"] for s in r.get("splits", {})}
+                for path, r in pair.items()}
+        out["results"][config] = rows | {"memory_minus_lancedb": {
+            split: {m: round(rows["memory"][split][m] - v, 4) for m, v in rows["lancedb"][split].items() if m != "n"}
+            for split in rows["lancedb"]}}
+    return out
+
+
 def main(argv=None) -> int:
     import argparse
 
@@ -149,8 +196,14 @@ def main(argv=None) -> int:
     parser.add_argument("--copies", default="1,4", help="LoCoMo tree copies in one index, per size")
     parser.add_argument("--queries", type=int, default=200, help="questions timed per call")
     parser.add_argument("--edits", type=int, default=0, help="single-file syncs before the last comparison")
+    parser.add_argument("--quality", action="store_true", help="LoCoMo recall with each keyword path instead")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.quality:
+        result = quality(args.out, args.locomo)
+        (args.out / "keyword-quality.json").write_text(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2))
+        return 0
     result = run(args.out, args.locomo, [int(c) for c in args.copies.split(",")], args.queries, args.edits)
     (args.out / "keyword.json").write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
