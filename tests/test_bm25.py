@@ -138,6 +138,7 @@ def test_copy_follows_table_versions_in_the_background(index):
     assert index.keywords.wait(timeout=60)
     built = index.keywords.get(index.store.chunks(), key())
     assert built is not None and built.key == key()
+    assert index.keywords.nbytes == built.nbytes > 0 and index.resident_bytes() >= built.nbytes
     (index.root / "notes" / "2026-06-01.md").write_text("# Later\n\nA quokka visited the office.\n")
     index.sync()
     assert index.keywords.get(index.store.chunks(), key()) is None  # stale: LanceDB answers meanwhile
