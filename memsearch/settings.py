@@ -131,6 +131,8 @@ _ROWS = [
             "The S3 region of remote indexes.", "`us-east-1`"),
     Setting("s3_allow_http", "AWS_ALLOW_HTTP", False, _flag, "true or false",
             "Allow a plain-HTTP S3 endpoint (a local store)."),
+    Setting("ddb_endpoint", "AWS_ENDPOINT_URL_DYNAMODB", None, _text, "a URL such as http://127.0.0.1:5000",
+            "The DynamoDB endpoint of `s3+ddb://` indexes (LanceDB's commit store).", "AWS's own endpoint"),
     Setting("model", "MEMSEARCH_MODEL", None, _text, "a model name from models.toml or a local model directory",
             "The embedding model.", "the registry's default (`all-MiniLM-L6-v2`)"),
     Setting("models", "MEMSEARCH_MODELS", None, _path, "the path of a models.toml file",

@@ -189,7 +189,7 @@ def _storage_options() -> dict[str, str]:
     options = {"connect_timeout": CONNECT_TIMEOUT, "timeout": REQUEST_TIMEOUT}
     for setting, key in (("s3_endpoint", "aws_endpoint"), ("s3_access_key", "aws_access_key_id"),
                          ("s3_secret_key", "aws_secret_access_key"), ("s3_session_token", "aws_session_token"),
-                         ("s3_region", "aws_region")):
+                         ("s3_region", "aws_region"), ("ddb_endpoint", "dynamodb_endpoint")):
         value = settings.get(setting)
         if value:
             options[key] = value
