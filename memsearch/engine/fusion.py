@@ -24,11 +24,25 @@ split (file R@5 / turn recall@60 lines / MRR@10, baseline 0.894 / 0.865 / 0.744)
 * embedding chunks without their context header (title, heading path, date): vector alone
   0.753 -> 0.739 file R@5, hybrid 0.890 / 0.863 / 0.743; BM25 without the header: alone
   0.871 -> 0.870 / 0.836 -> 0.825 / 0.713 -> 0.696, hybrid 0.890 / 0.850 / 0.736. Both keep it.
+
+A second round, with the date boost in (``python -m benchmarks.tune``, which replays every
+question's dumped candidates; tuning split baseline 0.897 / 0.947 / 0.869 / 0.752 as file R@5 /
+R@10 / turn recall@60 lines / MRR@10), adopted nothing: every row was within +-0.008 of the
+baseline on the tuning split and none gained on all four measures there. Tried: a chunk gaining
+a share (0.1 .. 0.5) of its adjacent chunks' scores (best: 0.890 / 0.945 / 0.872 / 0.756, file R@5
+down); its file's second-best or top-3 mean score (0.1 .. 0.3: file R@5 0.888 .. 0.895); at most
+1 / 2 / 3 chunks of a file in the top 10 (turn recall 0.777 / 0.848 / 0.865); Rocchio over the top
+3 / 5 fused or BM25 hits (beta 0.3 / 0.6: 0.890 .. 0.898 / 0.861 .. 0.867); BM25 scores to the power
+0.5 / 0.75 / 1.5 before fusion (MRR 0.737 .. 0.746); a query-length-dependent vector weight; a boost
+for lines spoken by a name the query holds (0.05 .. 0.2: 0.897 / 0.867 / 0.751); and each turn
+embedded on its own, a chunk's cosine mixed with its best line's (0.3 .. 1.0: 0.884 .. 0.893 file
+R@5, turn recall 0.847 .. 0.864). The misses left are mostly multi-hop and open-domain questions
+(file R@5 0.65 / 0.63 on the tuning split) whose evidence turns share few words with the question
+and sit far down both candidate lists (BM25 and cosine ranks 20 .. 150): re-ranking the same two
+lists cannot lift them, a better first-stage representation would.
 """
 
 from __future__ import annotations
-
-import re
 
 from .cjk import cjk_share
 from .query import DateRange, has_identifier, query_dates

@@ -1,0 +1,286 @@
+"""The cheap tuning loop for ranking: dump every LoCoMo question's candidates once, replay rankings offline.
+
+``dump`` indexes the LoCoMo trees (one per conversation) with the engine as it is and saves,
+for every question, the BM25 and the cosine candidate lists (top :data:`POOL`, the rows the
+engine's hybrid search would see) with the query vector, plus each tree's chunk vectors; a
+ranking variant (:data:`VARIANTS`) is then a function of those lists, scored on the tuning
+split (conversations 0-4), the held-out test split (5-9) and all ten in a second or two::
+
+    python -m benchmarks.tune dump --out /tmp/tune          # minutes: embeds ~2.3k chunks
+    python -m benchmarks.tune lines --out /tmp/tune         # for the lines-* rows: embeds ~5.9k turns alone
+    python -m benchmarks.tune eval --out /tmp/tune [NAME ...]
+
+Every variant is a technique measured for hybrid ranking (shipped or not); the results and
+why each was or was not adopted are in ``memsearch/engine/fusion.py``'s docstring.
+
+Variants that change what is embedded or indexed need a fresh dump (and their own engine
+change); this loop is for everything that only re-ranks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks import quality
+from benchmarks.metrics import Span
+from memsearch.engine import fusion
+
+__all__ = ["POOL", "VARIANTS", "dump", "embed_lines", "evaluate", "main"]
+
+#: Candidates kept per retriever: the engine fetches max(k * CANDIDATE_FACTOR, MIN_CANDIDATES).
+POOL = max(quality.K * fusion.CANDIDATE_FACTOR, fusion.MIN_CANDIDATES)
+
+
+def dump(out: Path, locomo=None) -> Path:
+    from benchmarks.common import bench_embedder
+    from memsearch import MemoryIndex
+    from memsearch.engine.index import _COLUMNS
+    from memsearch.engine.flat import FlatVectors
+    from memsearch.engine.store import Filter
+
+    corpus = quality.locomo_corpus(out / "trees", locomo)
+    embedder = bench_embedder()
+    data: dict = {"trees": {}, "questions": {}}
+    flt = Filter()
+    for key, root in corpus.trees.items():
+        index = MemoryIndex(root, db=out / "db" / key, embedder=embedder, rebuild=True)
+        index.sync()
+        table = index.store.chunks()
+        flat = FlatVectors(table, _COLUMNS)
+        data["trees"][key] = {"rows": flat.rows, "matrix": flat.matrix}
+        for q in corpus.questions:
+            if q.tree != key:
+                continue
+            vec = embedder.embed_query(q.query)
+            data["questions"][q.qid] = {"vector": np.asarray(vec, np.float32),
+                                        "keyword": index._keyword(table, q.query, POOL, flt),
+                                        "vec": flat.search(vec, POOL, flt)}
+        index.close()
+        print(f"dumped {key}", file=sys.stderr, flush=True)
+    path = out / "candidates.pkl"
+    path.write_bytes(pickle.dumps(data))
+    return path
+
+
+def embed_lines(out: Path) -> Path:
+    """Every non-heading line of every chunk embedded on its own (the ``lines-*`` variants)."""
+    from benchmarks.common import bench_embedder
+
+    data = pickle.loads((out / "candidates.pkl").read_bytes())
+    embedder = bench_embedder()
+    result = {}
+    for key, tree in data["trees"].items():
+        texts: dict[tuple[str, int], str] = {}
+        for r in tree["rows"]:
+            for i, line in enumerate(r["text"].split("\n")):
+                if line.strip() and not line.startswith("#"):
+                    texts[(r["path"], r["start_line"] + i)] = line
+        keys = list(texts)
+        matrix = np.asarray(embedder.embed_documents([texts[k] for k in keys]), np.float32)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        result[key] = {"keys": keys, "matrix": matrix}
+        print(f"embedded the lines of {key}", file=sys.stderr, flush=True)
+    path = out / "lines.pkl"
+    path.write_bytes(pickle.dumps(result))
+    return path
+
+
+# --- variants: (query, vector rows, keyword rows, context) -> ranked rows --------------------
+def baseline(q, vec, kw, ctx):
+    return fusion.hybrid("convex", q.query, vec, kw)
+
+
+def _rank(rows):
+    return sorted(rows, key=lambda r: (-r["score"], r["path"], r["start_line"]))
+
+
+def neighbours(share, how="max"):
+    """A chunk gains ``share`` of its adjacent chunks' fused scores (same file, lines touching)."""
+    def run(q, vec, kw, ctx):
+        ranked = baseline(q, vec, kw, ctx)
+        by_file = {}
+        for r in ranked:
+            by_file.setdefault(r["path"], []).append(r)
+        out = []
+        for r in ranked:
+            near = [o["score"] for o in by_file[r["path"]] if o is not r
+                    and o["start_line"] <= r["end_line"] + 1 and r["start_line"] <= o["end_line"] + 1]
+            bonus = (max(near) if how == "max" else sum(near)) if near else 0.0
+            out.append(dict(r, score=r["score"] + share * bonus))
+        return _rank(out)
+    return run
+
+
+def file_second(share, top=2):
+    """A chunk gains ``share`` of the mean of its file's next best chunks (file-level evidence)."""
+    def run(q, vec, kw, ctx):
+        ranked = baseline(q, vec, kw, ctx)
+        by_file = {}
+        for r in ranked:
+            by_file.setdefault(r["path"], []).append(r["score"])
+        out = []
+        for r in ranked:
+            others = sorted(by_file[r["path"]], reverse=True)
+            others.remove(r["score"])
+            bonus = sum(others[:top - 1]) / (top - 1) if others else 0.0
+            out.append(dict(r, score=r["score"] + share * bonus))
+        return _rank(out)
+    return run
+
+
+def rocchio(beta, m, pool="fused"):
+    """Query vector + beta * mean of the top-m hits' vectors; cosine re-run over the tree."""
+    def run(q, vec, kw, ctx):
+        first = baseline(q, vec, kw, ctx) if pool == "fused" else (kw if pool == "keyword" else vec)
+        tree = ctx["tree"]
+        ids = {r["id"]: i for i, r in enumerate(tree["rows"])}
+        top = [ids[r["id"]] for r in first[:m] if r["id"] in ids]
+        qv = ctx["vector"] / np.linalg.norm(ctx["vector"])
+        new = qv + beta * tree["matrix"][top].mean(axis=0)
+        new /= np.linalg.norm(new)
+        scores = tree["matrix"] @ new
+        order = np.argsort(-scores)[:POOL]
+        vec2 = [dict(tree["rows"][i], score=float(scores[i])) for i in order]
+        return fusion.hybrid("convex", q.query, vec2, kw)
+    return run
+
+
+def weight(w):
+    def run(q, vec, kw, ctx):
+        return fusion.date_boost(fusion.convex(vec, kw, w), fusion.query_dates(q.query))
+    return run
+
+
+def line_vectors(mix):
+    """Vector score of a chunk: (1 - mix) * its own cosine + mix * the best cosine of one of its
+    lines embedded alone (needs ``lines.pkl``: every turn embedded on its own)."""
+    def run(q, vec, kw, ctx):
+        tree, lines = ctx["tree"], ctx["lines"]
+        qv = ctx["vector"] / np.linalg.norm(ctx["vector"])
+        line_cos = dict(zip(lines["keys"], (lines["matrix"] @ qv).tolist()))
+        chunk_cos = tree["matrix"] @ qv
+        rows = []
+        for i, r in enumerate(tree["rows"]):
+            best = max((line_cos.get((r["path"], r["start_line"] + j), -1.0) for j in range(r["end_line"] - r["start_line"] + 1)), default=-1.0)
+            best = best if best > -1 else float(chunk_cos[i])
+            rows.append(dict(r, score=(1 - mix) * float(chunk_cos[i]) + mix * best))
+        rows.sort(key=lambda r: -r["score"])
+        return fusion.hybrid("convex", q.query, rows[:POOL], kw)
+    return run
+
+
+def bm25_power(p):
+    """BM25 scores raised to ``p`` before fusion (p < 1 flattens, p > 1 sharpens the keyword side)."""
+    def run(q, vec, kw, ctx):
+        return fusion.hybrid("convex", q.query, vec, [dict(r, score=r["score"] ** p) for r in kw])
+    return run
+
+
+def speaker(gain):
+    """A chunk gains ``gain`` x its share of lines spoken by a name the query holds ("Nate: ...")."""
+    import re
+
+    def run(q, vec, kw, ctx):
+        names = set(re.findall(r"\b([A-Z][a-z]+)(?:'s)?\b", q.query))
+        ranked = baseline(q, vec, kw, ctx)
+        if not names or not ranked:
+            return ranked
+        top = ranked[0]["score"]
+        out = []
+        for r in ranked:
+            lines = [x for x in r["text"].split("\n") if x.strip() and not x.startswith("#")]
+            share = sum(x.split(":", 1)[0] in names for x in lines) / max(len(lines), 1)
+            out.append(dict(r, score=r["score"] + gain * top * share))
+        return _rank(out)
+    return run
+
+
+def length_weight(short_w, long_w, words=6):
+    """Vector weight by query length: BM25 leans on few exact words, the model on longer phrasing."""
+    import re
+
+    def run(q, vec, kw, ctx):
+        w = short_w if len(re.findall(r"\w+", q.query)) <= words else long_w
+        return fusion.date_boost(fusion.convex(vec, kw, w), fusion.query_dates(q.query))
+    return run
+
+
+def file_cap(cap, depth=10):
+    """At most ``cap`` chunks of one file among the first ``depth``; the rest move just below them."""
+    def run(q, vec, kw, ctx):
+        ranked = baseline(q, vec, kw, ctx)
+        head, tail, count = [], [], {}
+        for r in ranked:
+            count[r["path"]] = count.get(r["path"], 0) + 1
+            (head if count[r["path"]] <= cap and len(head) < depth else tail).append(r)
+        return head + tail
+    return run
+
+
+VARIANTS = {"baseline": baseline}
+VARIANTS |= {f"file-cap-{c}": file_cap(c) for c in (1, 2, 3)}
+VARIANTS |= {f"bm25-power-{p}": bm25_power(p) for p in (0.5, 0.75, 1.5)}
+VARIANTS |= {f"speaker-{g}": speaker(g) for g in (0.05, 0.1, 0.2)}
+VARIANTS |= {f"length-weight-{a}-{b}": length_weight(a, b) for a, b in ((0.3, 0.5), (0.4, 0.5), (0.3, 0.4))}
+VARIANTS |= {f"lines-{m}": line_vectors(m) for m in (0.3, 0.5, 0.7, 1.0)}
+VARIANTS |= {f"neighbours-max-{a}": neighbours(a) for a in (0.1, 0.2, 0.3, 0.5)}
+VARIANTS |= {f"neighbours-sum-{a}": neighbours(a, "sum") for a in (0.1, 0.2)}
+VARIANTS |= {f"file2-{a}": file_second(a) for a in (0.1, 0.2, 0.3)}
+VARIANTS |= {f"file3-{a}": file_second(a, 3) for a in (0.1, 0.2, 0.3)}
+VARIANTS |= {f"rocchio-{p}-{b}-{m}": rocchio(b, m, p) for p in ("fused", "keyword") for b in (0.3, 0.6) for m in (3, 5)}
+VARIANTS |= {f"weight-{w}": weight(w) for w in (0.3, 0.5)}
+
+
+def evaluate(out: Path, names=None, locomo=None) -> dict:
+    unknown = [n for n in names or () if n not in VARIANTS]
+    if unknown:
+        raise SystemExit(f"unknown variant {', '.join(unknown)}: choose from {', '.join(VARIANTS)}")
+    if not (out / "candidates.pkl").is_file():
+        raise SystemExit(f"no candidates in {out}: run `python -m benchmarks.tune dump --out {out}` first")
+    data = pickle.loads((out / "candidates.pkl").read_bytes())
+    lines = pickle.loads((out / "lines.pkl").read_bytes()) if (out / "lines.pkl").is_file() else {}
+    corpus = quality.locomo_corpus(out / "trees", locomo)
+    results = {}
+    for name in names or [n for n in VARIANTS if lines or not n.startswith("lines-")]:
+        started = time.perf_counter()
+        hits = {}
+        for q in corpus.questions:
+            d = data["questions"][q.qid]
+            ctx = {"tree": data["trees"][q.tree], "vector": d["vector"], "question": q, "lines": lines.get(q.tree)}
+            ranked = VARIANTS[name](q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]], ctx)
+            hits[q.qid] = [Span(h["path"], h["start_line"], h["end_line"]) for h in fusion.merge_rows(ranked, quality.K)]
+        scored = quality.score(corpus, {name: hits})[name]
+        row = {}
+        for split, summary in [*scored.get("splits", {}).items(), ("all", scored["scores"])]:
+            s = summary["all"]
+            row[split] = (s["file_recall@5"], s["file_recall@10"], s[f"turn_recall@{quality.LINE_BUDGET}lines"], s["mrr@10"])
+        results[name] = row
+        cells = "  ".join(f"{split} " + "/".join(f"{x:.3f}" for x in vals) for split, vals in row.items())
+        print(f"{name:28s} {cells}  ({time.perf_counter() - started:.1f}s)", flush=True)
+    return results
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.tune")
+    parser.add_argument("what", choices=("dump", "lines", "eval"))
+    parser.add_argument("names", nargs="*")
+    parser.add_argument("--out", type=Path, default=Path("bench-results/tune"))
+    parser.add_argument("--locomo")
+    args = parser.parse_intermixed_args(argv)
+    if args.what == "dump":
+        print(dump(args.out, args.locomo))
+    elif args.what == "lines":
+        print(embed_lines(args.out))
+    else:
+        evaluate(args.out, args.names, args.locomo)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
