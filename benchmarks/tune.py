@@ -8,6 +8,7 @@ split (conversations 0-4), the held-out test split (5-9) and all ten in a second
 
     python -m benchmarks.tune dump --out /tmp/tune          # minutes: embeds ~2.3k chunks
     python -m benchmarks.tune lines --out /tmp/tune         # for the lines-* rows: embeds ~5.9k turns alone
+    python -m benchmarks.tune expand --out /tmp/tune        # for the rm3-* rows: a second BM25 query each
     python -m benchmarks.tune eval --out /tmp/tune [NAME ...]
 
 Every variant is a technique measured for hybrid ranking (shipped or not); the results and
@@ -31,7 +32,7 @@ from benchmarks import quality
 from benchmarks.metrics import Span
 from memsearch.engine import fusion
 
-__all__ = ["POOL", "VARIANTS", "dump", "embed_lines", "evaluate", "main"]
+__all__ = ["POOL", "VARIANTS", "dump", "embed_lines", "expand", "evaluate", "main"]
 
 #: Candidates kept per retriever: the engine fetches max(k * CANDIDATE_FACTOR, MIN_CANDIDATES).
 POOL = max(quality.K * fusion.CANDIDATE_FACTOR, fusion.MIN_CANDIDATES)
@@ -87,6 +88,59 @@ def embed_lines(out: Path) -> Path:
         result[key] = {"keys": keys, "matrix": matrix}
         print(f"embedded the lines of {key}", file=sys.stderr, flush=True)
     path = out / "lines.pkl"
+    path.write_bytes(pickle.dumps(result))
+    return path
+
+
+#: Words left out of expansion terms (BM25 in the engine drops English stop words itself).
+_STOP = frozenset("""a an and are as at be but by for if in into is it no not of on or such that the their then
+there these they this to was will with i you he she we me my your his her our what when where who why how did do
+does has have had been would could should which can about from so just its im""".split())
+EXPAND_TERMS = (3, 8)
+
+
+def _words(text: str) -> list[str]:
+    import re
+
+    return [w for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in _STOP and len(w) > 2]
+
+
+def expand(out: Path, locomo=None) -> Path:
+    """RM3-style pseudo-relevance feedback on the BM25 side: for each question, the terms of its
+    top 3 hybrid hits weighted by share of the hit x fused score x idf (words in half the tree or
+    more left out), and the BM25 list of the query plus the best :data:`EXPAND_TERMS` of them."""
+    import math
+    from collections import Counter
+
+    from benchmarks.common import bench_embedder
+    from memsearch import MemoryIndex
+    from memsearch.engine.store import Filter
+
+    data = pickle.loads((out / "candidates.pkl").read_bytes())
+    corpus = quality.locomo_corpus(out / "trees", locomo)
+    embedder = bench_embedder()
+    result = {}
+    for key, root in corpus.trees.items():
+        rows = data["trees"][key]["rows"]
+        df = Counter(w for r in rows for w in set(_words(r["text"])))
+        with MemoryIndex(root, db=out / "db" / key, embedder=embedder) as index:
+            table = index.store.chunks()
+            for q in corpus.questions:
+                if q.tree != key:
+                    continue
+                d = data["questions"][q.qid]
+                weight: Counter = Counter()
+                for r in baseline(q, [dict(x) for x in d["vec"]], [dict(x) for x in d["keyword"]], {})[:3]:
+                    counts = Counter(_words(r["text"]))
+                    for w, n in counts.items():
+                        weight[w] += n / sum(counts.values()) * r["score"]
+                asked = set(_words(q.query))
+                ranked = sorted(((s * math.log(len(rows) / (1 + df[w])), w) for w, s in weight.items()
+                                 if w not in asked and df[w] < len(rows) / 2), reverse=True)
+                terms = [w for _, w in ranked]
+                result[q.qid] = {t: index._keyword(table, f"{q.query} {' '.join(terms[:t])}", POOL, Filter()) for t in EXPAND_TERMS}
+        print(f"expanded the queries of {key}", file=sys.stderr, flush=True)
+    path = out / "expanded.pkl"
     path.write_bytes(pickle.dumps(result))
     return path
 
@@ -223,7 +277,23 @@ def file_cap(cap, depth=10):
     return run
 
 
+def rm3(terms, share):
+    """BM25 side: max-normalised score of the query + ``share`` x that of the expanded query."""
+    def run(q, vec, kw, ctx):
+        more = ctx["expanded"][q.qid][terms]
+        top, top2 = (max((r["score"] for r in x), default=0.0) or 1.0 for x in (kw, more))
+        scores = {r["id"]: r["score"] / top for r in kw}
+        rows = {r["id"]: r for r in kw}
+        for r in more:
+            scores[r["id"]] = scores.get(r["id"], 0.0) + share * r["score"] / top2
+            rows.setdefault(r["id"], r)
+        keyword = sorted((dict(rows[i], score=v) for i, v in scores.items()), key=lambda r: (-r["score"], r["path"], r["start_line"]))
+        return fusion.hybrid("convex", q.query, vec, keyword)
+    return run
+
+
 VARIANTS = {"baseline": baseline}
+VARIANTS |= {f"rm3-{t}-{a}": rm3(t, a) for t in EXPAND_TERMS for a in (0.2, 0.5, 1.0)}
 VARIANTS |= {f"file-cap-{c}": file_cap(c) for c in (1, 2, 3)}
 VARIANTS |= {f"bm25-power-{p}": bm25_power(p) for p in (0.5, 0.75, 1.5)}
 VARIANTS |= {f"speaker-{g}": speaker(g) for g in (0.05, 0.1, 0.2)}
@@ -245,14 +315,17 @@ def evaluate(out: Path, names=None, locomo=None) -> dict:
         raise SystemExit(f"no candidates in {out}: run `python -m benchmarks.tune dump --out {out}` first")
     data = pickle.loads((out / "candidates.pkl").read_bytes())
     lines = pickle.loads((out / "lines.pkl").read_bytes()) if (out / "lines.pkl").is_file() else {}
+    expanded = pickle.loads((out / "expanded.pkl").read_bytes()) if (out / "expanded.pkl").is_file() else None
     corpus = quality.locomo_corpus(out / "trees", locomo)
     results = {}
-    for name in names or [n for n in VARIANTS if lines or not n.startswith("lines-")]:
+    needs = {"lines-": bool(lines), "rm3-": expanded is not None}
+    for name in names or [n for n in VARIANTS if all(ok or not n.startswith(p) for p, ok in needs.items())]:
         started = time.perf_counter()
         hits = {}
         for q in corpus.questions:
             d = data["questions"][q.qid]
-            ctx = {"tree": data["trees"][q.tree], "vector": d["vector"], "question": q, "lines": lines.get(q.tree)}
+            ctx = {"tree": data["trees"][q.tree], "vector": d["vector"], "question": q, "lines": lines.get(q.tree),
+                   "expanded": expanded}
             ranked = VARIANTS[name](q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]], ctx)
             hits[q.qid] = [Span(h["path"], h["start_line"], h["end_line"]) for h in fusion.merge_rows(ranked, quality.K)]
         scored = quality.score(corpus, {name: hits})[name]
@@ -268,7 +341,7 @@ def evaluate(out: Path, names=None, locomo=None) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.tune")
-    parser.add_argument("what", choices=("dump", "lines", "eval"))
+    parser.add_argument("what", choices=("dump", "lines", "expand", "eval"))
     parser.add_argument("names", nargs="*")
     parser.add_argument("--out", type=Path, default=Path("bench-results/tune"))
     parser.add_argument("--locomo")
@@ -277,6 +350,8 @@ def main(argv=None) -> int:
         print(dump(args.out, args.locomo))
     elif args.what == "lines":
         print(embed_lines(args.out))
+    elif args.what == "expand":
+        print(expand(args.out, args.locomo))
     else:
         evaluate(args.out, args.names, args.locomo)
     return 0

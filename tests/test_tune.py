@@ -39,8 +39,9 @@ def test_baseline_replay_matches_the_engine_and_every_variant_reranks(tmp_path, 
     out = tmp_path / "tune"
     tune.dump(out, data)
     tune.embed_lines(out)
+    tune.expand(out, data)
     results = tune.evaluate(out, None, data)
-    assert set(results) == set(tune.VARIANTS)  # lines-* included: lines.pkl exists
+    assert set(results) == set(tune.VARIANTS)  # lines-* and rm3-* included: their inputs exist
     assert set(results["baseline"]) == {"tune", "test", "all"}
     assert results["baseline"]["all"][0] > 0.9  # file R@5 on this easy corpus
     # the replayed baseline is the engine's hybrid ranking, hit for hit
@@ -58,7 +59,8 @@ def test_baseline_replay_matches_the_engine_and_every_variant_reranks(tmp_path, 
     q = corpus.questions[0]
     d = dumped["questions"][q.qid]
     ctx = {"tree": dumped["trees"][q.tree], "vector": d["vector"], "question": q,
-           "lines": pickle.loads((out / "lines.pkl").read_bytes())[q.tree]}
+           "lines": pickle.loads((out / "lines.pkl").read_bytes())[q.tree],
+           "expanded": pickle.loads((out / "expanded.pkl").read_bytes())}
     for name, variant in tune.VARIANTS.items():
         ids = [r["id"] for r in variant(q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]], ctx)]
         assert len(ids) == len(set(ids)) and set(ids) >= {r["id"] for r in d["keyword"]}, name

@@ -36,7 +36,10 @@ down); its file's second-best or top-3 mean score (0.1 .. 0.3: file R@5 0.888 ..
 0.5 / 0.75 / 1.5 before fusion (MRR 0.737 .. 0.746); a query-length-dependent vector weight; a boost
 for lines spoken by a name the query holds (0.05 .. 0.2: 0.897 / 0.867 / 0.751); and each turn
 embedded on its own, a chunk's cosine mixed with its best line's (0.3 .. 1.0: 0.884 .. 0.893 file
-R@5, turn recall 0.847 .. 0.864). The misses left are mostly multi-hop and open-domain questions
+R@5, turn recall 0.847 .. 0.864); RM3-style expansion of the BM25 query with the 3 / 8 best terms
+of the top 3 hybrid hits, its BM25 list added at 0.2 .. 1.0 (turn recall up to 0.879 but MRR down to
+0.732; the best balance, 8 terms at 0.2, 0.898 / 0.946 / 0.872 / 0.753, is noise for a second
+full-text query that the latency budget has no room for). The misses left are mostly multi-hop and open-domain questions
 (file R@5 0.65 / 0.63 on the tuning split) whose evidence turns share few words with the question
 and sit far down both candidate lists (BM25 and cosine ranks 20 .. 150): re-ranking the same two
 lists cannot lift them, a better first-stage representation would.
