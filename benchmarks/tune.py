@@ -38,10 +38,13 @@ __all__ = ["POOL", "VARIANTS", "dump", "embed_lines", "expand", "evaluate", "mai
 POOL = max(quality.K * fusion.CANDIDATE_FACTOR, fusion.MIN_CANDIDATES)
 
 
+#: The row columns the engine's searches return (memsearch.engine.index reads the same).
+COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "date"]
+
+
 def dump(out: Path, locomo=None) -> Path:
     from benchmarks.common import bench_embedder
     from memsearch import MemoryIndex
-    from memsearch.engine.index import _COLUMNS
     from memsearch.engine.flat import FlatVectors
     from memsearch.engine.store import Filter
 
@@ -53,7 +56,7 @@ def dump(out: Path, locomo=None) -> Path:
         index = MemoryIndex(root, db=out / "db" / key, embedder=embedder, rebuild=True)
         index.sync()
         table = index.store.chunks()
-        flat = FlatVectors(table, _COLUMNS)
+        flat = FlatVectors(table, COLUMNS)
         data["trees"][key] = {"rows": flat.rows, "matrix": flat.matrix}
         for q in corpus.questions:
             if q.tree != key:
