@@ -38,8 +38,8 @@ for lines spoken by a name the query holds (0.05 .. 0.2: 0.897 / 0.867 / 0.751);
 embedded on its own, a chunk's cosine mixed with its best line's (0.3 .. 1.0: 0.884 .. 0.893 file
 R@5, turn recall 0.847 .. 0.864); RM3-style expansion of the BM25 query with the 3 / 8 best terms
 of the top 3 hybrid hits, its BM25 list added at 0.2 .. 1.0 (turn recall up to 0.879 but MRR down to
-0.732; the best balance, 8 terms at 0.2, 0.898 / 0.946 / 0.872 / 0.753, is noise for a second
-full-text query that the latency budget has no room for). The misses left are mostly multi-hop and open-domain questions
+0.733, held-out 0.887 / 0.931 / 0.853 / 0.716; the best balance, 8 terms at 0.2, 0.898 / 0.945 /
+0.871 / 0.752, is noise for a second full-text query the latency budget has no room for). The misses left are mostly multi-hop and open-domain questions
 (file R@5 0.65 / 0.63 on the tuning split) whose evidence turns share few words with the question
 and sit far down both candidate lists (BM25 and cosine ranks 20 .. 150): re-ranking the same two
 lists cannot lift them, a better first-stage representation would.
