@@ -179,3 +179,20 @@ def test_real_model_hybrid_with_the_memory_path(make_tree, tmp_path, real_embedd
         assert hits and hits[0].path == path, (query, [h.path for h in hits])
         assert [h.path for h in hits] == [h.path for h in lance.search(query, k=3)]
     assert index.keywords.get(table, (index._build, table.version)) is not None
+
+
+def test_both_paths_rank_ties_the_same(make_tree, tmp_path):
+    # Five files that score exactly alike: LanceDB and the in-memory copy break such ties
+    # differently, so without one canonical order a daemon (warm, in memory) and a cold
+    # process (LanceDB) would answer the same query in different orders.
+    tree = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n"}
+    tree |= {f"notes/{name}.md": "# Milestone\n\nThe next milestone is the beta.\n" for name in "qazwx"}
+    index = MemoryIndex(make_tree(tree), db=tmp_path / "db", embedder=HashEmbedder())
+    index.sync()
+    ranked = lambda: [(h.path, h.start_line) for h in index.search("next milestone", mode="keyword")]  # noqa: E731
+    cold = ranked()  # LanceDB's full-text index answers (no copy yet)
+    assert index.keywords.get(index.store.chunks(), (index._build, index.store.chunks().version)) is None
+    ranked()
+    assert index.keywords.wait(timeout=60)
+    assert index.keywords.get(index.store.chunks(), (index._build, index.store.chunks().version)) is not None
+    assert cold == ranked() == sorted(cold) and len(cold) == 5

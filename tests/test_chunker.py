@@ -98,6 +98,18 @@ def test_date_from_file_name_and_headings_only_file():
     assert empty == []
 
 
+def test_a_long_run_of_headings_keeps_the_path_of_the_lines_it_holds():
+    # Found by the property tests: headings only, too long for one chunk. The first chunk used
+    # to carry the path of the last heading, which it does not hold.
+    text = "# atlas\n\n## plan\n\n### q3 plan for the warehouse\n\n# billing\n\n## stripe webhooks and retries\n\n# heron\n"
+    _, chunks = chunks_of(text, max_tokens=16, overlap_lines=0)
+    assert len(chunks) > 1
+    for c in chunks:
+        held = [line.lstrip("# ") for line in c.text.splitlines() if line.startswith("#")]
+        assert c.heading[-1] == held[-1], (c.start_line, c.heading, held)
+    assert chunks[0].heading == ("billing",) and chunks[-1].heading == ("heron",)
+
+
 @pytest.mark.parametrize("max_tokens", [30, 60, 160])
 def test_examples_chunk_cleanly(max_tokens):
     from tests.conftest import EXAMPLES

@@ -95,9 +95,11 @@ def _blocks(lines: list[str], begin: int, end: int) -> Iterator[_Block]:
         i = j
 
 
-def _sections(lines: list[str], begin: int) -> Iterator[tuple[tuple[str, ...], int, int]]:
-    """Yield (heading path, first line index, end index) for each heading section."""
+def _sections(lines: list[str], begin: int) -> Iterator[tuple[tuple[str, ...], int, int, tuple]]:
+    """Yield (heading path, first line index, end index, the heading stack in force before the
+    first line) for each heading section."""
     stack: list[tuple[int, str]] = []
+    before: tuple = ()
     start = begin
     path: tuple[str, ...] = ()
     in_fence = False
@@ -110,15 +112,38 @@ def _sections(lines: list[str], begin: int) -> Iterator[tuple[tuple[str, ...], i
         if not match:
             continue
         if any(x.strip() for x in lines[start:i]) and not _only_headings(lines[start:i]):
-            yield path, start, i
-            start = i
-        level = len(match.group(1))
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, match.group(2).strip()))
+            yield path, start, i, before
+            start, before = i, tuple(stack)
+        _push(stack, match)
         path = tuple(t for _, t in stack)
     if any(x.strip() for x in lines[start:]):
-        yield path, start, len(lines)
+        yield path, start, len(lines), before
+
+
+def _push(stack: list[tuple[int, str]], match) -> None:
+    """Apply one heading (a :data:`_HEADING` match) to the stack of (level, title)."""
+    level = len(match.group(1))
+    while stack and stack[-1][0] >= level:
+        stack.pop()
+    stack.append((level, match.group(2).strip()))
+
+
+class _RunPaths:
+    """Heading paths inside a section's leading run of headings, for a section too long for one
+    chunk: a chunk of that run alone carries the path in force at its last line (the path of
+    the whole section belongs to headings it does not hold). Scans forward once per section."""
+
+    def __init__(self, lines: list[str], begin: int, before: tuple) -> None:
+        self.lines, self.pos, self.stack = lines, begin, list(before)
+
+    def at(self, last: int, heading: tuple[str, ...]) -> tuple[str, ...]:
+        if self.pos > last + 1 or not _only_headings(self.lines[self.pos : last + 1]):
+            return heading  # the chunk holds body (or the run is behind us): the section's path
+        for i in range(self.pos, last + 1):
+            if match := _HEADING.match(self.lines[i]):
+                _push(self.stack, match)
+        self.pos = last + 1
+        return tuple(t for _, t in self.stack)
 
 
 def _only_headings(lines: list[str]) -> bool:
@@ -187,7 +212,7 @@ def iter_chunks(
         body = "\n".join(lines[first : last + 1]) if text is None else text
         return Chunk(first + 1, last + 1, heading, body, count(body)) if body.strip() else None
 
-    for heading, begin, end in _sections(lines, doc.body_start - 1):
+    for heading, begin, end, before in _sections(lines, doc.body_start - 1):
         if fits(begin, end):
             last = end - 1
             while last > begin and not lines[last].strip():
@@ -196,7 +221,9 @@ def iter_chunks(
             if chunk is not None:
                 yield chunk
             continue
-        yield from _pack(_units(lines, begin, end, budget, count, cut, fits), lines, heading, budget, count, config, emit)
+        run = _RunPaths(lines, begin, before)
+        yield from _pack(_units(lines, begin, end, budget, count, cut, fits), lines, heading, budget, count, config,
+                         lambda path, first, last, text=None, run=run: emit(run.at(last, path), first, last, text))
 
 
 def _units(lines, begin, end, budget, count, cut, fits) -> Iterator[tuple[int, int, str | None]]:

@@ -24,7 +24,7 @@ from .chunker import ChunkerConfig
 from ..memory.contract import MemoryRef
 from ..memory.document import parse_date
 from .embedder import Embedder, load_embedder
-from ..errors import IndexDamaged, IndexLocked, IndexMismatch, InvalidArgument, MemsearchError
+from ..errors import IndexDamaged, IndexMismatch, InvalidArgument, MemsearchError
 from .damage import check_store, index_error
 from .lock import WriterLock
 from .remote import RemoteDB, RemoteWriterLock, is_remote
@@ -34,7 +34,7 @@ from .bm25 import KeywordCopy
 from .hits import Hit, HitBuilder
 from .query import clean_text
 from .cjk import keyword_text
-from .fusion import CANDIDATE_FACTOR, DEFAULT_FUSION, FUSIONS, MIN_CANDIDATES, hybrid, merge_rows
+from .fusion import CANDIDATE_FACTOR, FUSIONS, MIN_CANDIDATES, hybrid, merge_rows
 from .store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, VECTOR_INDEX_MIN_ROWS, Filter, Store
 from ..memory.tokens import encoding_name
 from ..memory.tree import resolve_root, safe_path, scan
@@ -46,6 +46,9 @@ DB_DIRNAME = ".memsearch"
 MODES = ("hybrid", "vector", "keyword")
 
 MAX_K = 1000
+#: Keyword scores equal to this many decimals count as a tie (float32 sums in a different order
+#: differ in the last bits), broken by path and line.
+KEYWORD_SCORE_DECIMALS = 6
 #: What an open index holds besides its vector copy: table handles, the LanceDB connection, the
 #: keyword worker thread. Measured: 40 small indexes opened and searched in one process, RSS grew
 #: 0.12 MB each on local disk, 0.25 MB each on SeaweedFS (the object-store client); the full-text
@@ -53,6 +56,12 @@ MAX_K = 1000
 INDEX_OVERHEAD_BYTES = 256 * 1024
 logger = logging.getLogger("memsearch.index")
 _COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "date"]
+
+
+def _canonical(rows: list[dict]) -> list[dict]:
+    """BM25 rows best first, equal scores (to 6 decimals) by path and line: the in-memory copy and
+    LanceDB's FTS break ties differently, and the same query must rank the same on either path."""
+    return sorted(rows, key=lambda r: (-round(r["score"], KEYWORD_SCORE_DECIMALS), r["path"], r["start_line"]))
 
 
 def _multilingual(embedder) -> bool:
@@ -404,7 +413,7 @@ class MemoryIndex:
         query = keyword_text(query)  # CJK runs as unigrams + bigrams, as in search_text
         copy = self.keywords.get(table, (self._build, table.version))  # a rebuild restarts versions
         if copy is not None:  # this very version's BM25 in memory; else LanceDB while it is built
-            return copy.search(query, n, flt)
+            return _canonical(copy.search(query, n, flt))
         try:
             rows = self._fts(table, query, n, flt)
         except (ValueError, RuntimeError, OSError) as exc:
@@ -414,7 +423,7 @@ class MemoryIndex:
             rows = self._fts(table, query.replace('"', " "), n, flt)
         for row in rows:
             row["score"] = float(row.pop("_score"))
-        return rows
+        return _canonical(rows)
 
     def _fts(self, table, query: str, n: int, flt: Filter) -> list[dict]:
         q = table.search(query, query_type="fts", fts_columns="search_text").limit(n).select(_COLUMNS + ["_score"])
