@@ -118,7 +118,13 @@ def test_the_claude_memory_tool_example_with_the_real_model(examples_copy, real_
     errors = [r for r in out["results"] if r.get("is_error")]
     assert [r["tool_use_id"] for r in errors] == ["toolu_06", "toolu_07"]
     assert "needs its MEMORY.md" in errors[0]["content"] and "outside the memory" in errors[1]["content"]
-    assert out["hits"][0]["path"] == "customers/acme/calls/2026-11-20.md" and "SAML" in out["hits"][0]["snippet"]
+    # The call note is the first content hit; only the MEMORY.md stubs of its own folders may rank
+    # above it (their few words repeat "acme": BM25 over all rows, the in-memory default, rates them high).
+    paths = [h["path"] for h in out["hits"]]
+    assert "customers/acme/calls/2026-11-20.md" in paths, paths
+    first = paths.index("customers/acme/calls/2026-11-20.md")
+    assert set(paths[:first]) <= {"customers/acme/MEMORY.md", "customers/acme/calls/MEMORY.md", "customers/MEMORY.md"}, paths
+    assert "SAML" in out["hits"][first]["snippet"]
     assert out["results"][0]["content"].startswith("Here're the files and directories up to 2 levels deep in /memories")
     from memsearch.memory.validator import validate
 
