@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,20 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "memory"
+
+
+def wait_for_port(port: int, proc, what: str, timeout: float = 60) -> None:
+    """Wait until ``proc`` (a server started by a test) accepts connections on loopback ``port``;
+    fail with its stderr if it exits first, or with ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, f"{what} did not start"
+            time.sleep(0.1)
 
 
 def build(root: Path, files: dict[str, str | bytes]) -> Path:

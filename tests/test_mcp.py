@@ -10,7 +10,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 
 import anyio
 import pytest
@@ -19,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 
 from memsearch.memory.contract import load_core
 from memsearch.tools import TOOLS
-from tests.conftest import EXAMPLES, REPO
+from tests.conftest import EXAMPLES, REPO, wait_for_port
 
 ENV = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"} | {
     k: v for k, v in os.environ.items() if k.startswith(("MEMSEARCH_", "TIKTOKEN_", "HF_")) and k != "MEMSEARCH_DB"}
@@ -122,15 +121,7 @@ def test_streamable_http_on_loopback(root):
     server = subprocess.Popen([sys.executable, "-m", "memsearch", "serve", str(root), "--http", "--port", str(port), "--no-warm"],
                               env=os.environ | ENV, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert server.poll() is None, server.stderr.read().decode()
-                assert time.monotonic() < deadline, "the HTTP server did not start"
-                time.sleep(0.1)
+        wait_for_port(port, server, "the HTTP server", timeout=30)
 
         async def session() -> None:
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:

@@ -15,7 +15,7 @@ from memsearch.engine.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.tools import ToolBox
 
-from tests.conftest import EXAMPLES, REPO, build
+from tests.conftest import EXAMPLES, REPO, build, wait_for_port
 
 
 def _nested(depth: int):
@@ -156,9 +156,6 @@ def _rpc(response: _Reply) -> dict:
 def test_mcp_http_answers_deep_and_huge_requests(tmp_path):
     """``serve --http``: a 100,000-deep call, a 20 MB body (declared or chunked) and a deep notification
     each get a short error (a tool error with the same id, or 413/400), and the server keeps serving."""
-    import socket
-    import time
-
     env = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PATH": os.environ.get("PATH", "")}
     env |= {k: v for k, v in os.environ.items() if k.startswith(("TIKTOKEN_", "HF_"))}
     port = _free_port()
@@ -167,15 +164,7 @@ def test_mcp_http_answers_deep_and_huge_requests(tmp_path):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=str(REPO), env=env)
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stderr.read().decode()
-                assert time.monotonic() < deadline, "the HTTP server did not start"
-                time.sleep(0.1)
+        wait_for_port(port, proc, "the HTTP server")
         init = _post(port, headers, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
         assert _rpc(init)["id"] == 1

@@ -4,20 +4,18 @@ two raw LanceDB writers appending at once through the commit store lose no commi
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
 import textwrap
-import time
 import uuid
 
 import pytest
 
 from memsearch.engine.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
-from tests.conftest import REPO
-from tests.s3.test_remote_index import TREE, WRITER
+from tests.conftest import REPO, wait_for_port
+from tests.s3.test_remote_index import TREE, race_two_writers
 
 pytest.importorskip("moto", reason="moto[server] is a dev dependency: pip install -e '.[dev]'")
 
@@ -30,15 +28,7 @@ def dynamodb(tmp_path_factory):
         port = s.getsockname()[1]
     server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            assert server.poll() is None, server.stderr.read().decode()
-            assert time.monotonic() < deadline, "moto's server did not start"
-            time.sleep(0.1)
+    wait_for_port(port, server, "moto's server")
     yield f"http://127.0.0.1:{port}"
     server.terminate()
     server.wait(timeout=20)
@@ -90,20 +80,8 @@ def test_an_index_commits_through_dynamodb(ddb, make_tree):
 
 
 def test_two_writers_via_s3_ddb_lose_and_duplicate_no_rows(ddb, make_tree, tmp_path):
-    files = dict(TREE) | {f"bulk/n{i}.md": f"# Note {i}\n\n" + f"fact {i} about topic {i % 7}.\n" * 40 for i in range(40)}
-    root = make_tree(files)
     uri = ddb.uri("race")
-    barrier = tmp_path / "barrier"
-    barrier.mkdir()
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(root), uri, str(barrier), str(i)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, cwd=REPO,
-                              env=ddb.env(MEMSEARCH_STATE_DIR=str(tmp_path / f"machine{i}"), PYTHONPATH=str(REPO)))
-             for i in range(2)]
-    results = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=180)
-        assert proc.returncode == 0, err
-        results.append(json.loads(out.strip().splitlines()[-1]))
+    root, results = race_two_writers(make_tree, tmp_path, uri, ddb.env)
     assert sorted(next(iter(r)) for r in results) == ["locked", "ok"], results
     assert [r["ok"] for r in results if "ok" in r] == [44]
     ids = MemoryIndex(root, db=uri, embedder=HashEmbedder()).store.chunks().to_arrow().column("id").to_pylist()

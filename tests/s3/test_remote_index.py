@@ -139,22 +139,28 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def test_two_writers_race_no_lost_or_duplicated_rows(s3, make_tree, tmp_path):
-    """Two 'machines' (separate state dirs, so no shared flock) start a sync at the same instant."""
+def race_two_writers(make_tree, tmp_path, uri: str, env) -> tuple:
+    """Two 'machines' (separate state dirs, so no shared flock) start a sync of one 44-file tree
+    into ``uri`` at the same instant; ``env(**extra)`` gives their environment. (root, results)."""
     files = dict(TREE) | {f"bulk/n{i}.md": f"# Note {i}\n\n" + f"fact {i} about topic {i % 7}.\n" * 40 for i in range(40)}
     root = make_tree(files)
-    uri = s3.uri("race")
     barrier = tmp_path / "barrier"
     barrier.mkdir()
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(root), uri, str(barrier), str(i)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, cwd=REPO,
-                              env=s3.subprocess_env(MEMSEARCH_STATE_DIR=str(tmp_path / f"machine{i}"), PYTHONPATH=str(REPO)))
+                              env=env(MEMSEARCH_STATE_DIR=str(tmp_path / f"machine{i}"), PYTHONPATH=str(REPO)))
              for i in range(2)]
     results = []
     for proc in procs:
         out, err = proc.communicate(timeout=180)
         assert proc.returncode == 0, err
         results.append(json.loads(out.strip().splitlines()[-1]))
+    return root, results
+
+
+def test_two_writers_race_no_lost_or_duplicated_rows(s3, make_tree, tmp_path):
+    uri = s3.uri("race")
+    root, results = race_two_writers(make_tree, tmp_path, uri, s3.subprocess_env)
     winners = [r for r in results if "ok" in r]
     losers = [r for r in results if "locked" in r]
     assert len(winners) == 1 and len(losers) == 1, results
