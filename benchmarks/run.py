@@ -4,7 +4,7 @@ benchmarks.run`` and ``memsearch bench``). Writes ``results.json``, ``report.md`
 The standard set (``make bench``): quality on ``examples``, ``locomo``, ``locomo-merged`` and ``cjk``
 (with the installed peers), speed and synthetic quality at 1,000 and 10,000 chunks, and
 daemon freshness. 100,000 chunks is opt-in (``--size 1000,10000,100000``):
-its full index alone takes about 25 minutes on 2 idle cores (6,090 s on busy ones).
+its full index alone took 6,090 s on 2 busy cores (about 25 minutes idle, estimated from the 1k rate).
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def run(what: str = "all", corpora=None, sizes=None, out: Path = Path("bench-res
                 if bar:
                     bar("daemon freshness", 1, 1)
     if what in ("speed", "all") and 100_000 not in sizes:
-        notes.append("100,000 chunks is opt-in (`python -m benchmarks speed --size 1000,10000,100000`): its full index takes about 25 min on 2 idle cores")
+        notes.append("100,000 chunks is opt-in (`python -m benchmarks speed --size 1000,10000,100000`): its full index took 6,090 s on 2 busy cores, about 25 min idle (estimated)")
     results["seconds"] = round(time.perf_counter() - started, 1)
     results["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     paths = report.write(results, out)

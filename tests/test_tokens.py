@@ -27,15 +27,7 @@ def test_unknown_encoding_lists_choices():
 
 def test_no_network_at_runtime(tmp_path):
     """With sockets disabled and an empty tiktoken cache, every path still works or fails cleanly."""
-    script = textwrap.dedent(f"""
-        import os, socket
-        os.environ["TIKTOKEN_CACHE_DIR"] = {str(tmp_path)!r}
-        def refuse(*a, **k):
-            raise AssertionError("network access attempted")
-        socket.socket.connect = refuse
-        socket.create_connection = refuse
-        socket.getaddrinfo = refuse
-        from memsearch.memory.tokens import get_encoding
+    _run(_offline_script(tmp_path, """
         from memsearch.errors import TokenizerUnavailable
         assert get_encoding("cl100k_base").encode_ordinary("hello world") == [15339, 1917]
         try:
@@ -44,11 +36,7 @@ def test_no_network_at_runtime(tmp_path):
             assert "never" in str(err)
         else:
             raise SystemExit("o200k_base should be unavailable offline")
-        print("ok")
-    """)
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    """))
 
 
 def _offline_script(cache_dir, body: str) -> str:
