@@ -72,7 +72,7 @@ def generate(path: Path, megabytes: float, seed: int = 12) -> int:
 
 _CHILD = """
 import json, sys
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 index = MemoryIndex(sys.argv[1], db=sys.argv[2], embedder=HashEmbedder(dimension=384, name="hash-384"))
 report = index.sync()
@@ -83,7 +83,7 @@ print(json.dumps({"chunks": report.chunks_total, "too_large": list(report.too_la
 
 def _found(root: Path, db: Path, embedder: str) -> bool:
     """Whether a keyword search finds both canaries (the file was indexed whole)."""
-    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.embed.embedder import HashEmbedder
     from memsearch.engine.index import MemoryIndex
 
     index = MemoryIndex(root, db=db, embedder=HashEmbedder(dimension=384, name="hash-384")) if embedder == "hash" else MemoryIndex(root, db=db)

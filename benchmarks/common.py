@@ -17,7 +17,7 @@ EMBEDDER_ENV = settings.env_name("bench_embedder")
 
 def bench_embedder():
     """The embedder the benchmarks measure: the default model, or the hashing stand-in."""
-    from memsearch.engine.embedder import HashEmbedder, load_embedder
+    from memsearch.engine.embed.embedder import HashEmbedder, load_embedder
 
     if settings.get("bench_embedder") == "hash":
         return HashEmbedder(dimension=64, name="hash-smoke")

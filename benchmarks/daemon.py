@@ -247,9 +247,9 @@ def live_phases(args, work: Path) -> dict:
 
 def disk_phase(work: Path, edits: int, compact: bool, debounce: int) -> dict:
     from memsearch import watcher
-    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.embed.embedder import HashEmbedder
     from memsearch.engine.index import MemoryIndex
-    from memsearch.engine.store import Store
+    from memsearch.engine.storage.store import Store
 
     root = work / f"disk-{'compact' if compact else 'plain'}"
     paths = make_tree(root, 20)

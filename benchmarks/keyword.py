@@ -1,4 +1,4 @@
-"""The keyword path: LanceDB's full-text search against the in-memory BM25 (memsearch.engine.bm25).
+"""The keyword path: LanceDB's full-text search against the in-memory BM25 (memsearch.engine.search.bm25).
 
 On all ten LoCoMo conversations in one tree (2.3k chunks) and on copies of it in one index
 (about 9k chunks), timed interleaved in one process so that the machine's load falls on both
@@ -30,7 +30,7 @@ N = 50  # candidates asked of the keyword leg (k=10 searches ask max(k * CANDIDA
 
 
 def _calls(index, lance, table, flt) -> dict:
-    from memsearch.engine.cjk import keyword_text
+    from memsearch.engine.search.cjk import keyword_text
 
     copy = index.keywords.ensure(table, (index._build, table.version))
 
@@ -56,7 +56,7 @@ def agreement(index, lance, table, queries: list[str]) -> dict:
     """How often the in-memory BM25 and LanceDB agree on LoCoMo's questions (top-1 and top-10 by
     content, since the order of exactly tied copies is arbitrary in both), and their largest
     relative score difference on one row."""
-    from memsearch.engine.store import Filter
+    from memsearch.engine.storage.store import Filter
 
     copy = index.keywords.ensure(table, (index._build, table.version))
     top1 = top10 = 0
@@ -74,7 +74,7 @@ def agreement(index, lance, table, queries: list[str]) -> dict:
 
 def build_times(index, table, rounds: int = 3) -> dict:
     """Seconds to build the copy from nothing, and from the previous version's copy (no change)."""
-    from memsearch.engine.bm25 import MemoryBM25
+    from memsearch.engine.search.bm25 import MemoryBM25
 
     columns, first, again = index.keywords.columns, [], []
     for _ in range(rounds):
@@ -88,7 +88,7 @@ def build_times(index, table, rounds: int = 3) -> dict:
 
 
 def size_run(index, lance, queries: list[str]) -> dict:
-    from memsearch.engine.store import Filter
+    from memsearch.engine.storage.store import Filter
 
     table = index.store.chunks()
     out = {"rows": table.count_rows(), "fulltext_tail": index.store.fulltext_tail(), "load": os.getloadavg(),
@@ -140,7 +140,7 @@ def run(work: Path, locomo=None, copies=(1, 4), queries: int = 200, edits: int =
         t0 = time.perf_counter()
         index.keywords.ensure(table, (index._build, table.version))
         built = time.perf_counter() - t0
-        from memsearch.engine.store import Filter
+        from memsearch.engine.storage.store import Filter
 
         lat = interleaved(_calls(index, lance, table, Filter()), qs[:queries])
         result["after_edits"] = {"edits": edits, "rows": table.count_rows(), "fulltext_tail": index.store.fulltext_tail(),
@@ -155,7 +155,7 @@ def quality(work: Path, locomo=None, configs=("keyword", "hybrid-convex", "hybri
     from benchmarks.quality import CONFIGS, K, locomo_corpus, score
     from benchmarks.metrics import Span
     from memsearch import MemoryIndex
-    from memsearch.engine.embedder import load_embedder
+    from memsearch.engine.embed.embedder import load_embedder
 
     corpus = locomo_corpus(work, locomo)
     embedder = load_embedder()

@@ -76,7 +76,7 @@ def _measure(root: Path, db, embedder, rounds: int) -> dict:
 
 def _warm_up(work: Path) -> None:
     """One tiny build and search on each store, so imports and first-use costs stay out of the figures."""
-    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.embed.embedder import HashEmbedder
     from memsearch.engine.index import MemoryIndex
 
     tiny = work / "tiny"
@@ -118,7 +118,7 @@ def run_ray(copies: int = 1, workers: int = 2) -> dict:
     """One-process build against a build embedding on a local Ray cluster of ``workers`` workers."""
     import functools
 
-    from memsearch.engine.distributed import RayEmbedder
+    from memsearch.engine.embed.distributed import RayEmbedder
     from memsearch.engine.index import MemoryIndex
 
     with tempfile.TemporaryDirectory(prefix="memsearch-ray-bench-") as tmp:

@@ -37,7 +37,7 @@ QUALITY_QUESTIONS = 200
 def _embed_texts(index) -> list[str]:
     """Exactly the texts the indexer embeds for the index's tree (context header + chunk text)."""
     from memsearch import scan
-    from memsearch.engine.sync import embedded_texts
+    from memsearch.engine.ingest.sync import embedded_texts
 
     texts = []
     for rel in scan(index.root).external_files:
@@ -246,7 +246,7 @@ def bare_encoder():
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from memsearch.engine.embedder import load_embedder
+    from memsearch.engine.embed.embedder import load_embedder
 
     torch.set_num_threads(1)  # the benchmark's own process: the reference is one thread
     model = SentenceTransformer(load_embedder(backend="torch").source, device="cpu", local_files_only=True)
@@ -259,7 +259,7 @@ def encoders(texts: list[str], queries: list[str], rounds: int = 3) -> dict:
 
     import numpy as np
 
-    from memsearch.engine.embedder import load_embedder
+    from memsearch.engine.embed.embedder import load_embedder
 
     models = {"torch": load_embedder(backend="torch"), "onnx-fp32": load_embedder(backend="onnx", quantize="none"),
               "onnx-int8": load_embedder(backend="onnx", quantize="int8")}
@@ -289,7 +289,7 @@ def encoders(texts: list[str], queries: list[str], rounds: int = 3) -> dict:
 def keyword_options(index, queries: list[str], edits: int = 1000) -> dict:
     """LanceDB full-text search as the engine runs it, with ``fast_search``, after prewarm, and
     after ``edits`` single-row commits without ``optimize()`` (an unindexed tail)."""
-    from memsearch.engine.store import Filter
+    from memsearch.engine.storage.store import Filter
 
     table, flt, n = index.store.chunks(), Filter(), 50
 

@@ -12,7 +12,7 @@ split (conversations 0-4), the held-out test split (5-9) and all ten in a second
     python -m benchmarks.tune eval --out /tmp/tune [NAME ...]
 
 Every variant is a technique measured for hybrid ranking (shipped or not); the results and
-why each was or was not adopted are in ``memsearch/engine/fusion.py``'s docstring.
+why each was or was not adopted are in ``memsearch/engine/search/fusion.py``'s docstring.
 
 Variants that change what is embedded or indexed need a fresh dump (and their own engine
 change); this loop is for everything that only re-ranks.
@@ -30,7 +30,7 @@ import numpy as np
 
 from benchmarks import quality
 from benchmarks.metrics import Span
-from memsearch.engine import fusion
+from memsearch.engine.search import fusion
 
 __all__ = ["POOL", "VARIANTS", "dump", "embed_lines", "expand", "evaluate", "main"]
 
@@ -45,8 +45,8 @@ COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "da
 def dump(out: Path, locomo=None) -> Path:
     from benchmarks.common import bench_embedder
     from memsearch import MemoryIndex
-    from memsearch.engine.flat import FlatVectors
-    from memsearch.engine.store import Filter
+    from memsearch.engine.search.flat import FlatVectors
+    from memsearch.engine.storage.store import Filter
 
     corpus = quality.locomo_corpus(out / "trees", locomo)
     embedder = bench_embedder()
@@ -117,7 +117,7 @@ def expand(out: Path, locomo=None) -> Path:
 
     from benchmarks.common import bench_embedder
     from memsearch import MemoryIndex
-    from memsearch.engine.store import Filter
+    from memsearch.engine.storage.store import Filter
 
     data = pickle.loads((out / "candidates.pkl").read_bytes())
     corpus = quality.locomo_corpus(out / "trees", locomo)

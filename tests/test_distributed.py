@@ -11,7 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from tests.conftest import REPO
 
@@ -40,7 +40,7 @@ def ray_cluster():
 
 
 def test_ray_build_equals_a_single_process_build(ray_cluster, make_tree, tmp_path, monkeypatch):
-    from memsearch.engine.distributed import RayEmbedder
+    from memsearch.engine.embed.distributed import RayEmbedder
 
     monkeypatch.setenv("MEMSEARCH_BATCH_CHUNKS", "16")  # several batches, so several commits
     root = make_tree(TREE)
@@ -59,7 +59,7 @@ def test_ray_build_equals_a_single_process_build(ray_cluster, make_tree, tmp_pat
 
 
 def test_a_worker_with_another_model_is_refused(ray_cluster):
-    from memsearch.engine.distributed import RayEmbedder
+    from memsearch.engine.embed.distributed import RayEmbedder
     from memsearch.errors import InvalidArgument
 
     calls = iter(range(100))

@@ -13,8 +13,8 @@ import textwrap
 
 import pytest
 
-from memsearch.engine.chunker import ChunkerConfig
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.ingest.chunker import ChunkerConfig
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.errors import IndexMismatch, InvalidArgument, PathOutsideRoot
 from memsearch.engine.index import MemoryIndex
 
@@ -236,9 +236,9 @@ def test_real_cli_index_search_no_network(examples_copy, tmp_path):
 
 def test_in_memory_vector_search_matches_lancedb(index):
     """The numpy copy returns what LanceDB's own exact search returns, filters included."""
-    from memsearch.engine.flat import FlatVectors
+    from memsearch.engine.search.flat import FlatVectors
     from memsearch.engine.index import _COLUMNS
-    from memsearch.engine.store import Filter
+    from memsearch.engine.storage.store import Filter
 
     index.sync()
     table = index.store.chunks()

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memsearch.engine import index as index_module
-from memsearch.engine import store as store_module
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.storage import store as store_module
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.service.daemon import Daemon
 

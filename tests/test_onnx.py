@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from memsearch import settings
-from memsearch.engine import onnx
-from memsearch.engine.embedder import SentenceTransformerEmbedder, load_embedder, locate, model_fingerprint
-from memsearch.engine.models import resolve_model
+from memsearch.engine.embed import onnx
+from memsearch.engine.embed.embedder import SentenceTransformerEmbedder, load_embedder, locate, model_fingerprint
+from memsearch.engine.embed.models import resolve_model
 from memsearch.errors import InvalidArgument
 
 from tests.conftest import EXAMPLES, REPO
@@ -61,7 +61,7 @@ def test_a_cached_model_loads_without_torch_or_the_hub(cached):
     expected = embedder.embed_query("hello world")
     code = (
         "import json, os, sys\n"
-        "from memsearch.engine.embedder import load_embedder\n"
+        "from memsearch.engine.embed.embedder import load_embedder\n"
         "v = load_embedder().embed_query('hello world')\n"
         "print(json.dumps({'torch': 'torch' in sys.modules, 'st': 'sentence_transformers' in sys.modules,"
         " 'env': 'HF_HUB_OFFLINE' in os.environ, 'v': v.tolist()}))\n"

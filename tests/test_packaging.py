@@ -74,10 +74,10 @@ def test_benchmarks_and_tests_need_only_the_bench_and_dev_extras():
 
 
 def test_bundled_model_package_is_a_dependency_and_the_registry_ships_in_the_wheel():
-    registry = tomllib.loads((REPO / "memsearch/engine/models.toml").read_text())
+    registry = tomllib.loads((REPO / "memsearch/engine/embed/models.toml").read_text())
     default = registry["models"][registry["default"]]
     assert _normal(default["package"]) in _declared(), "the default model must install with memsearch (offline)"
-    assert "engine/models.toml" in PYPROJECT["tool"]["setuptools"]["package-data"]["memsearch"]
+    assert "engine/embed/models.toml" in PYPROJECT["tool"]["setuptools"]["package-data"]["memsearch"]
     assert PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"] == ["memsearch*"]  # no benchmarks, no tests
 
 
@@ -94,7 +94,7 @@ def test_without_fcntl_the_index_is_a_typed_error_and_the_cli_says_so_in_one_lin
     (tmp_path / "MEMORY.md").write_text("# m\n")
     code = ("import sys; sys.modules['fcntl'] = None\n"  # what `import fcntl` does on Windows: ImportError
             "from memsearch.errors import UnsupportedPlatform\n"
-            "try:\n    import memsearch.engine.lock\nexcept UnsupportedPlatform:\n    pass\n"
+            "try:\n    import memsearch.engine.storage.lock\nexcept UnsupportedPlatform:\n    pass\n"
             "else:\n    sys.exit('imported without fcntl')\n"
             "from memsearch.cli import main\nsys.exit(main(['index', sys.argv[1]]))\n")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)

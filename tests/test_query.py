@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memsearch.engine.fusion import DATE_BOOST, IDENTIFIER_VECTOR_WEIGHT, VECTOR_WEIGHT, date_boost, hybrid, vector_weight
-from memsearch.engine.query import DateRange, has_identifier, is_identifier, query_dates
+from memsearch.engine.search.fusion import DATE_BOOST, IDENTIFIER_VECTOR_WEIGHT, VECTOR_WEIGHT, date_boost, hybrid, vector_weight
+from memsearch.engine.search.query import DateRange, has_identifier, is_identifier, query_dates
 
 
 def test_query_dates_forms():

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from memsearch import errors
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import DB_DIRNAME, MemoryIndex, default_db_path
 from memsearch.memory.contract import list_dir, load_core, read
 from memsearch.service import protocol
@@ -231,7 +231,7 @@ def test_a_daemon_that_does_not_answer_in_time_gives_one_warning(make_tree):
 SLOW_SERVER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.embed.embedder import HashEmbedder
     from memsearch.engine.index import MemoryIndex
     from memsearch.service.server import Server
 

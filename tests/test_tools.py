@@ -18,7 +18,7 @@ import pytest
 from memsearch.memory.contract import load_core, list_dir
 from memsearch.errors import (InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile,
                               PathOutsideRoot)
-from memsearch.engine.lock import WriterLock
+from memsearch.engine.storage.lock import WriterLock
 from memsearch.tools import (TOOL_NAMES, TOOLS, ToolBox, ToolSpec, UnknownTool, anthropic_tools, openai_tools,
                              validate_arguments)
 from tests.conftest import EXAMPLES, REPO

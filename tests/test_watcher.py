@@ -24,11 +24,11 @@ import watchfiles
 
 from memsearch.service import daemon as engine
 from memsearch import watcher
-from memsearch.engine.embedder import HashEmbedder, load_embedder
+from memsearch.engine.embed.embedder import HashEmbedder, load_embedder
 from memsearch.errors import IndexLocked, InvalidArgument
 from memsearch.engine.index import MemoryIndex
-from memsearch.engine.lock import HOLDER_FILE, lock_holder
-from memsearch.engine.store import Store
+from memsearch.engine.storage.lock import HOLDER_FILE, lock_holder
+from memsearch.engine.storage.store import Store
 from memsearch.memory.tree import scan
 from memsearch.watcher import Daemon, MemoryFilter, read_state, resolve_debounce
 
@@ -318,7 +318,7 @@ def test_second_writer_refused_and_stale_lock_taken_over(make_tree):
     # a writer killed with SIGKILL leaves its pid record behind, but no lock
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
-        from memsearch.engine.lock import WriterLock
+        from memsearch.engine.storage.lock import WriterLock
         WriterLock({str(db)!r}, purpose="index").acquire()
         print("held", flush=True)
         time.sleep(60)
@@ -336,7 +336,7 @@ def test_second_writer_refused_and_stale_lock_taken_over(make_tree):
 READER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.embed.embedder import HashEmbedder
     from memsearch.engine.index import MemoryIndex
     root, db, stop, parts = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
     index = MemoryIndex(root, db=db, embedder=HashEmbedder())
@@ -396,7 +396,7 @@ def test_search_in_another_process_while_the_daemon_writes(make_tree, tmp_path):
 # --- stopping and recovery ----------------------------------------------------------------
 DAEMON = textwrap.dedent("""
     import sys, time, logging
-    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.embed.embedder import HashEmbedder
     from memsearch.engine.index import MemoryIndex
     from memsearch.watcher import serve
 

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import memsearch
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
-from memsearch.engine.store import Store
+from memsearch.engine.storage.store import Store
 from memsearch.harness.memory_tool import NATIVE_MEMORY_TOOL
 from memsearch.memory.validator import validate
 from memsearch.tools import MEMORY_TOOL, TOOL_NAMES, ToolBox, anthropic_tools, openai_tools
@@ -216,7 +216,7 @@ def test_two_toolboxes_in_threads_lose_no_update(make_tree):
 
 WRITER = textwrap.dedent("""
     import sys
-    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.embed.embedder import HashEmbedder
     from memsearch.engine.index import MemoryIndex
     from memsearch.tools import ToolBox
     root, name = sys.argv[1], sys.argv[2]

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from memsearch.engine.index import MemoryIndex
-from memsearch.engine.lock import lock_holder
+from memsearch.engine.storage.lock import lock_holder
 from memsearch.service.daemon import read_state
 from memsearch.tools import ToolBox
 from tests.conftest import REPO

@@ -118,7 +118,7 @@ class Peer:
 
 def _model_dir() -> str:
     """The directory of the default model, so a peer loads exactly the same weights."""
-    from memsearch.engine.embedder import load_embedder
+    from memsearch.engine.embed.embedder import load_embedder
 
     source = load_embedder().source
     if not Path(source).is_dir():

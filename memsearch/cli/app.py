@@ -121,7 +121,7 @@ def _progress_sync(index, show: bool, wait: float):
     """Run ``index.sync`` with a rich progress bar (files, chunks, chunks/s, ETA)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    from ..engine.lock import lock_holder
+    from ..engine.storage.lock import lock_holder
 
     holder = lock_holder(index.db_path)
     if holder and wait > 0:
@@ -162,7 +162,7 @@ def index_command(
 
     embedder = None
     if ray:
-        from ..engine.distributed import RayEmbedder
+        from ..engine.embed.distributed import RayEmbedder
 
         embedder = RayEmbedder(ray, model=model)
     try:
@@ -302,7 +302,7 @@ def _read_queries(path: Path) -> list[dict]:
 @app.command("models")
 def models_command(as_json: bool = JsonOpt) -> None:
     """List the embedding models of models.toml and where each loads from."""
-    from ..engine.models import registry
+    from ..engine.embed.models import registry
 
     default, specs = registry()
     if as_json:

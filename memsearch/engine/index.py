@@ -20,22 +20,22 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import __version__, settings
-from .chunker import ChunkerConfig
+from .ingest.chunker import ChunkerConfig
 from ..memory.contract import MemoryRef
 from ..memory.document import parse_date
-from .embedder import Embedder, load_embedder
+from .embed.embedder import Embedder, load_embedder
 from ..errors import IndexDamaged, IndexMismatch, InvalidArgument, MemsearchError
-from .damage import check_store, index_error
-from .lock import WriterLock
-from .remote import RemoteDB, RemoteWriterLock, is_remote
-from .sync import IndexReport, Progress, sync_tree
-from .flat import FlatVectors
-from .bm25 import KeywordCopy
-from .hits import Hit, HitBuilder
-from .query import clean_text
-from .cjk import keyword_text
-from .fusion import CANDIDATE_FACTOR, FUSIONS, MIN_CANDIDATES, hybrid, merge_rows
-from .store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, VECTOR_INDEX_MIN_ROWS, Filter, Store
+from .storage.damage import check_store, index_error
+from .storage.lock import WriterLock
+from .storage.remote import RemoteDB, RemoteWriterLock, is_remote
+from .ingest.sync import IndexReport, Progress, sync_tree
+from .search.flat import FlatVectors
+from .search.bm25 import KeywordCopy
+from .search.hits import Hit, HitBuilder
+from .search.query import clean_text
+from .search.cjk import keyword_text
+from .search.fusion import CANDIDATE_FACTOR, FUSIONS, MIN_CANDIDATES, hybrid, merge_rows
+from .storage.store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, VECTOR_INDEX_MIN_ROWS, Filter, Store
 from ..memory.tokens import encoding_name
 from ..memory.tree import resolve_root, safe_path, scan
 

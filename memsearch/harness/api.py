@@ -41,7 +41,7 @@ _OPEN_LOCK = threading.Lock()  # held only around the table's bookkeeping, never
 
 def _key(root, db, model) -> tuple:
     from ..engine.index import default_db_path
-    from ..engine.remote import is_remote
+    from ..engine.storage.remote import is_remote
 
     base = resolve_root(root)
     db_path = settings.get("db", db) if db else default_db_path(base)

@@ -69,7 +69,7 @@ class IndexSync:
         return result
 
     def _sync(self, index, wanted: list[str]) -> tuple[bool, str, int | None]:
-        from ..engine.lock import lock_holder
+        from ..engine.storage.lock import lock_holder
 
         holder = lock_holder(index.db_path) if not index.lock.held else None
         if not (holder and holder.get("purpose") == "watch"):

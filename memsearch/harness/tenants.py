@@ -152,7 +152,7 @@ def serve_tenants_http(tenants: Tenants, *, host: str = "127.0.0.1", port: int =
 
 
 def _load_model(model: str | None) -> None:
-    from ..engine.embedder import load_embedder
+    from ..engine.embed.embedder import load_embedder
 
     try:
         load_embedder(model).embed_query("warm up")

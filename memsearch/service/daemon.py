@@ -21,7 +21,7 @@ import watchfiles
 
 from .. import settings
 from ..errors import InvalidArgument, MemsearchError
-from ..engine.sync import IndexReport
+from ..engine.ingest.sync import IndexReport
 from ..memory.files import atomic_write_json, read_json
 from ..memory.tree import resolve_root
 from .events import MemoryFilter, ancestors

@@ -25,7 +25,7 @@ __all__ = ["index_paths", "holder_text", "verified_holder", "detach", "daemon_st
 
 #: How long ``watch --detach`` waits for the daemon to load its model, take the lock and listen.
 START_TIMEOUT_S = 60.0
-LOCK_FILE = "writer.lock"  # as memsearch.engine.lock.LOCK_FILE
+LOCK_FILE = "writer.lock"  # as memsearch.engine.storage.lock.LOCK_FILE
 STATE_FILE, LOG_FILE = "daemon.json", "daemon.log"  # as memsearch.service.daemon
 #: ``status`` waits this long for the daemon to answer on its socket before reporting it not serving.
 STATUS_TIMEOUT_S = 1.0
@@ -63,12 +63,12 @@ def _flock_pids(path: Path) -> set[int] | None:
 
 
 def verified_holder(db_path) -> dict | None:
-    """The writer lock's holder record (as :func:`memsearch.engine.lock.lock_holder`), if its pid really holds the lock.
+    """The writer lock's holder record (as :func:`memsearch.engine.storage.lock.lock_holder`), if its pid really holds the lock.
 
     A record naming a dead pid, or a live pid that does not hold the lock (pid reuse after a
     ``kill -9``), reads as None. Without ``/proc/locks`` (not Linux) a live pid is trusted.
     """
-    from ..engine.lock import lock_holder
+    from ..engine.storage.lock import lock_holder
 
     db_path = Path(db_path)
     holder = lock_holder(db_path) if db_path.is_dir() else None
@@ -164,7 +164,7 @@ def _read_state(db_path: Path) -> dict | None:
 
 def daemon_status(root, db=None) -> dict:
     """What ``memsearch status`` reports, as a dict: daemon, serving and socket, index size, pending changes."""
-    from ..engine.store import Store
+    from ..engine.storage.store import Store
     from ..memory.tree import scan
     from .protocol import socket_path
 
@@ -235,7 +235,7 @@ class Stopped:
 
 def stop(root, db=None, timeout: float = 60.0) -> Stopped:
     """SIGTERM the daemon of the index, once its pid is verified to hold the lock; wait for it to exit."""
-    from ..engine.lock import lock_holder
+    from ..engine.storage.lock import lock_holder
 
     base, db_path = index_paths(root, db)
     holder = verified_holder(db_path)

@@ -86,7 +86,7 @@ def index_dir(root: Path, db: str | os.PathLike[str] | None = None) -> Path:
     """
     target = db if db else (settings.get("db") or root / DB_DIRNAME)
     if isinstance(target, str) and "://" in target:  # a remote index: its local state directory
-        from ..engine.remote import local_dir
+        from ..engine.storage.remote import local_dir
 
         return Path(os.path.abspath(local_dir(target)))
     return Path(os.path.abspath(Path(target).expanduser()))

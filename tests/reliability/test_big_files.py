@@ -12,10 +12,10 @@ import sys
 
 import pytest
 
-from memsearch.engine.batches import blake
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.ingest.batches import blake
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
-from memsearch.engine.store import Store
+from memsearch.engine.storage.store import Store
 
 from tests.conftest import REPO, build
 
@@ -102,9 +102,9 @@ def test_a_re_chunked_file_replaces_what_its_first_pass_committed(tmp_path, monk
 
 CHILD = r"""
 import os, signal, sys
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
-from memsearch.engine.store import Store
+from memsearch.engine.storage.store import Store
 
 root, db, point, big = sys.argv[1:5]
 calls = {"replace": 0, "write": 0}
@@ -220,7 +220,7 @@ def test_real_model_streams_one_file_and_finds_its_first_and_last_batch(tmp_path
 def test_the_chunker_is_lazy_and_never_counts_a_huge_section_whole():
     """One 3 MB section with no heading: chunks come one at a time, and no text much over the
     budget is ever handed to the token counter (a 50 MB file is never encoded in one piece)."""
-    from memsearch.engine.chunker import MAX_TOKEN_CHARS, ChunkerConfig, chunk_document, iter_chunks
+    from memsearch.engine.ingest.chunker import MAX_TOKEN_CHARS, ChunkerConfig, chunk_document, iter_chunks
     from memsearch.memory.document import parse_document
 
     paragraph = "The shard owner rotates the replica keys every night after the backup window closes. " * 3

@@ -12,7 +12,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memsearch.engine.chunker import ChunkerConfig, chunk_document
+from memsearch.engine.ingest.chunker import ChunkerConfig, chunk_document
 from memsearch.memory.document import parse_document
 from memsearch.memory.tokens import get_encoding
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from memsearch.cli.watch import daemon_status
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.service import watcher as watcher_module
 from memsearch.service.watcher import watch, watch_dirs

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memsearch.cli.app import main
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MODES, MemoryIndex, clean_text
 from memsearch.errors import InvalidArgument, MemsearchError
 from memsearch.tools import ToolBox

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.tools import ToolBox
 

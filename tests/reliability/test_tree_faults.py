@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.errors import MemoryUnreadable, MemsearchError, StorageFull
 from memsearch.memory.contract import list_dir, load_core, read

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from tests.conftest import REPO, wait_for_port
 from tests.s3.test_remote_index import TREE, race_two_writers
@@ -96,7 +96,7 @@ APPENDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     import lancedb, pyarrow as pa
-    from memsearch.engine.remote import RemoteDB
+    from memsearch.engine.storage.remote import RemoteDB
     uri, me, barrier = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     remote = RemoteDB.parse(uri)
     table = lancedb.connect(remote.uri, storage_options=remote.storage_options).open_table("rows")
@@ -113,7 +113,7 @@ def test_concurrent_appends_through_the_commit_store_lose_no_commit(ddb, tmp_pat
     import lancedb
     import pyarrow as pa
 
-    from memsearch.engine.remote import RemoteDB
+    from memsearch.engine.storage.remote import RemoteDB
 
     remote = RemoteDB.parse(ddb.uri("appends"))
     lancedb.connect(remote.uri, storage_options=remote.storage_options).create_table("rows", pa.table({"id": ["seed"]}))

@@ -15,9 +15,9 @@ import pytest
 
 from benchmarks.seaweed import put_bucket
 from memsearch import settings
-from memsearch.engine.embedder import HashEmbedder
+from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
-from memsearch.engine.remote import LEASE_FILE, RemoteDB, WriterLease
+from memsearch.engine.storage.remote import LEASE_FILE, RemoteDB, WriterLease
 from memsearch.errors import BucketNotFound, IndexLocked, InvalidArgument, StoreAccessDenied, StoreUnreachable
 from tests.conftest import REPO
 
@@ -33,7 +33,7 @@ TREE = {
 def objects(uri: str) -> list[str]:
     import obstore
 
-    from memsearch.engine.remote import _object_store  # noqa: PLC2701 - the test reads the store the engine uses
+    from memsearch.engine.storage.remote import _object_store  # noqa: PLC2701 - the test reads the store the engine uses
 
     return sorted(m["path"] for batch in obstore.list(_object_store(RemoteDB.parse(uri))) for m in batch)
 
@@ -111,14 +111,14 @@ def test_an_expired_or_dead_lease_is_taken_over(s3):
 def _etag(remote):
     import obstore
 
-    from memsearch.engine.remote import _object_store  # noqa: PLC2701
+    from memsearch.engine.storage.remote import _object_store  # noqa: PLC2701
 
     return obstore.head(_object_store(remote), LEASE_FILE)["e_tag"]
 
 
 WRITER = textwrap.dedent("""
     import json, sys, time
-    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.embed.embedder import HashEmbedder
     from memsearch.engine.index import MemoryIndex
     from memsearch.errors import IndexLocked
     from pathlib import Path
@@ -176,7 +176,7 @@ def test_two_writers_race_no_lost_or_duplicated_rows(s3, make_tree, tmp_path):
 
 READER = textwrap.dedent("""
     import json, sys
-    from memsearch.engine.embedder import HashEmbedder
+    from memsearch.engine.embed.embedder import HashEmbedder
     from memsearch.engine.index import MemoryIndex
     index = MemoryIndex(sys.argv[1], db=sys.argv[2], embedder=HashEmbedder())
     for line in sys.stdin:

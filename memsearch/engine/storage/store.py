@@ -25,8 +25,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from ..errors import IndexDamaged
-from ..memory.files import atomic_write_json
+from ...errors import IndexDamaged
+from ...memory.files import atomic_write_json
 
 __all__ = ["Store", "FileState", "Filter", "sql_str", "scope_filter", "CHUNKS", "FILES", "FORMAT_VERSION",
            "FTS_TAIL_MAX_ROWS"]
@@ -36,7 +36,7 @@ FILES = "files"
 META_FILE = "index.json"
 #: Bumped when the table layout changes; an older index must be rebuilt.
 #: 2: the full-text index stores term positions (phrase queries such as ``"hello world"``).
-#: 3: ``search_text`` holds CJK runs as unigrams + bigrams (memsearch.engine.cjk).
+#: 3: ``search_text`` holds CJK runs as unigrams + bigrams (memsearch.engine.search.cjk).
 FORMAT_VERSION = 3
 #: Rows from which the vector column gets an ANN index (IVF_PQ, cosine). Measured with
 #: LanceDB on 2 busy cores, 384-d vectors, top 100: flat search took 19.5 ms at 10k rows,
@@ -77,7 +77,7 @@ class Filter:
     """Which rows a search may return: a directory subtree and a date range.
 
     Values are validated by the caller (``scope`` relative with no ``..``, dates ISO);
-    :meth:`sql` escapes them anyway, and :mod:`memsearch.engine.flat` applies the same rules in numpy.
+    :meth:`sql` escapes them anyway, and :mod:`memsearch.engine.search.flat` applies the same rules in numpy.
     """
 
     scope: str | None = None

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..errors import MemsearchError
-from ..memory.contract import MemoryRef, memory_chain, memory_ref
+from ...errors import MemsearchError
+from ...memory.contract import MemoryRef, memory_chain, memory_ref
 
 __all__ = ["Hit", "HitBuilder"]
 

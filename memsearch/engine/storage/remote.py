@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .. import settings
-from ..errors import (BucketNotFound, IndexLocked, IndexMismatch, InvalidArgument, RemoteStoreError,
+from ... import settings
+from ...errors import (BucketNotFound, IndexLocked, IndexMismatch, InvalidArgument, RemoteStoreError,
                       StoreAccessDenied, StoreUnreachable)
 from .lock import WriterLock
 

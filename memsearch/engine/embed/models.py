@@ -14,8 +14,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import settings
-from ..errors import UnknownModel
+from ... import settings
+from ...errors import UnknownModel
 
 __all__ = ["ModelSpec", "registry", "resolve_model", "REGISTRY_PATH"]
 

@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import IndexLocked, UnsupportedPlatform
-from ..memory.files import atomic_write_json, read_json
+from ...errors import IndexLocked, UnsupportedPlatform
+from ...memory.files import atomic_write_json, read_json
 
 try:
     import fcntl

@@ -71,7 +71,7 @@ VECTOR_WEIGHT = 0.4
 #: the Latin words (names, product terms) such queries often carry.
 CJK_VECTOR_WEIGHT = 0.2
 CJK_QUERY_SHARE = 0.5
-#: Vector weight for a query holding an identifier (memsearch.engine.query.is_identifier:
+#: Vector weight for a query holding an identifier (memsearch.engine.search.query.is_identifier:
 #: "atlas-00042", snake_case, camelCase, "v2"): its exact spelling is what matters, and a small
 #: embedding model maps "atlas-00042" and "atlas-00043" to nearly the same vector. On the
 #: synthetic corpus (200 lookups of planted codes, 1,000 chunks) file R@5 / MRR@10 were

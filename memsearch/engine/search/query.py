@@ -1,7 +1,7 @@
 """What a query says about itself: the dates it names and whether it looks up an identifier.
 
 Both are read from the query text alone, with no model and no network, and steer fusion
-(:mod:`memsearch.engine.fusion`): an identifier ("atlas-00042", ``retry_budget``,
+(:mod:`memsearch.engine.search.fusion`): an identifier ("atlas-00042", ``retry_budget``,
 ``ClickHouse``, "ERR503") is matched by its exact spelling, which BM25 sees and a small
 embedding model blurs; a date ("on 9 November, 2022", "in March 2024", "2026-02-10", "in
 June") points at memory written then, which dated memory records in its front matter or file

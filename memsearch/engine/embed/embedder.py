@@ -1,7 +1,7 @@
 """Embedders: turn chunk texts and queries into vectors.
 
 :func:`load_embedder` is the factory the index uses by default: the model on ONNX Runtime
-(:class:`memsearch.engine.onnx.OnnxEmbedder`) when it is a local model run on the CPU, else
+(:class:`memsearch.engine.embed.onnx.OnnxEmbedder`) when it is a local model run on the CPU, else
 :class:`SentenceTransformerEmbedder` (torch; ``MEMSEARCH_BACKEND`` chooses). Both load
 lazily, on first use, and give the same vectors under the same fingerprint.
 :class:`HashEmbedder` is a deterministic stand-in for fast unit tests of other layers.
@@ -20,8 +20,8 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from .. import settings
-from ..errors import ModelUnavailable
+from ... import settings
+from ...errors import ModelUnavailable
 from .models import ModelSpec, resolve_model
 
 __all__ = ["Embedder", "SentenceTransformerEmbedder", "HashEmbedder", "load_embedder", "model_fingerprint", "DEVICE_ENV"]

@@ -1,6 +1,6 @@
 """Embedding on a Ray cluster: the driver chunks and commits, Ray actors (one model each) embed.
 
-:class:`RayEmbedder` is an :class:`~memsearch.engine.embedder.Embedder`, so the indexer is the
+:class:`RayEmbedder` is an :class:`~memsearch.engine.embed.embedder.Embedder`, so the indexer is the
 same one as for a single process: it chunks on the driver, and for each batch (one LanceDB
 commit) it calls :meth:`RayEmbedder.embed_documents`, which splits the batch into one shard per
 actor and gathers the vectors in order. Every actor loads the model once and keeps it. The
@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import ExtraNotInstalled, InvalidArgument
+from ...errors import ExtraNotInstalled, InvalidArgument
 
 __all__ = ["RayEmbedder", "RAY_INSTALL"]
 

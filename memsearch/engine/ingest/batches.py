@@ -23,10 +23,10 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from .chunker import Chunk, ChunkerConfig, iter_chunks
-from .cjk import keyword_text
-from ..memory.document import Document, parse_document
-from .embedder import Embedder
-from ..memory.tree import parent_dir
+from ..search.cjk import keyword_text
+from ...memory.document import Document, parse_document
+from ..embed.embedder import Embedder
+from ...memory.tree import parent_dir
 
 __all__ = ["FileRun", "Piece", "file_pieces", "incomplete_state", "batch_rows", "context_header", "embedded_texts", "blake",
            "CHECK_GROUP", "RECHUNK_SHRINK"]

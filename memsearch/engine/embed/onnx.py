@@ -24,8 +24,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import settings
-from ..errors import ModelUnavailable
+from ... import settings
+from ...errors import ModelUnavailable
 
 __all__ = ["OnnxEmbedder", "supported", "export_model", "length_batches", "EXPORT_VERSION", "QUERY_THREADS"]
 
@@ -139,7 +139,7 @@ def length_batches(lengths: Sequence[int], size: int) -> list[list[int]]:
 class OnnxEmbedder:
     """The model in ``source`` (a local sentence-transformers directory) on ONNX Runtime's CPU provider.
 
-    ``fingerprint`` is that of the weights (see :func:`memsearch.engine.embedder.model_fingerprint`),
+    ``fingerprint`` is that of the weights (see :func:`memsearch.engine.embed.embedder.model_fingerprint`),
     so an index built with the torch backend opens here and the other way round; int8
     vectors differ, so ``quantize="int8"`` adds ``+int8`` to it.
     """

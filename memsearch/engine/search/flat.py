@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .store import Filter
+from ..storage.store import Filter
 
 __all__ = ["FlatVectors"]
 

@@ -3,10 +3,10 @@
 LanceDB answers a full-text query in about 6 ms at 2.3k rows and scans every row written since
 its index was last built; this copy answers in well under a millisecond, and has no tail: it is
 built from the rows of one table version (``search_text``, what the FTS index sees) and rebuilt
-when the version changes, like :mod:`memsearch.engine.flat` for vectors. LanceDB stays the
+when the version changes, like :mod:`memsearch.engine.search.flat` for vectors. LanceDB stays the
 system of record; this is derived from it and never written.
 
-:class:`Analyzer` reproduces the analysis :meth:`memsearch.engine.store.Store.ensure_indexes`
+:class:`Analyzer` reproduces the analysis :meth:`memsearch.engine.storage.store.Store.ensure_indexes`
 configures (LanceDB's defaults, checked term by term against LanceDB in tests/test_bm25.py):
 split at every character that is not a letter, digit or spacing mark; drop words of
 MAX_TOKEN_BYTES bytes or more; lower-case; Snowball English stemming; drop a word whose *stem*
@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .store import Filter
+from ..storage.store import Filter
 
 __all__ = ["Analyzer", "MemoryBM25", "KeywordCopy", "BM25_K1", "BM25_B", "MAX_TOKEN_BYTES", "STOP_WORDS"]
 
@@ -238,7 +238,7 @@ class MemoryBM25:
         return docs[np.array(keep, bool)] if keep else docs
 
     def search(self, query: str, n: int, flt: Filter) -> list[dict]:
-        """The ``n`` best BM25 rows for ``query`` (already through :func:`~memsearch.engine.cjk.keyword_text`)
+        """The ``n`` best BM25 rows for ``query`` (already through :func:`~memsearch.engine.search.cjk.keyword_text`)
         among those ``flt`` allows, each a row dict with ``score``; a query in double quotes is a phrase."""
         phrase = len(query) >= 2 and query[0] == '"' and query[-1] == '"'
         terms = self.analyzer.analyze(query[1:-1] if phrase else query)
@@ -271,7 +271,7 @@ class MemoryBM25:
 class KeywordCopy:
     """The :class:`MemoryBM25` of an index's latest table version.
 
-    The first request builds it in the calling thread, as :class:`~memsearch.engine.flat.FlatVectors`
+    The first request builds it in the calling thread, as :class:`~memsearch.engine.search.flat.FlatVectors`
     is built at the first vector query, so that a one-shot ``memsearch search --local`` and a warm
     daemon give the same scores (0.24 s at 2.3k chunks, see README "Keyword path"). A later table
     version is built in a background thread, re-analysing only the texts that changed;

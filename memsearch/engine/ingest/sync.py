@@ -23,17 +23,17 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from .. import settings
+from ... import settings
 from . import batches
 from .batches import RECHUNK_SHRINK, Piece, batch_rows, blake, context_header, file_pieces, incomplete_state
 from .chunker import ChunkerConfig
-from ..memory.document import decode
-from .embedder import Embedder
-from .store import Store, chunk_schema
-from ..memory.tokens import get_encoding
-from ..errors import MemsearchError
-from ..memory import rootfs
-from ..memory.tree import MemoryTree
+from ...memory.document import decode
+from ..embed.embedder import Embedder
+from ..storage.store import Store, chunk_schema
+from ...memory.tokens import get_encoding
+from ...errors import MemsearchError
+from ...memory import rootfs
+from ...memory.tree import MemoryTree
 
 logger = logging.getLogger("memsearch.index")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import re
 
-from ..errors import IndexDamaged, MemsearchError, StorageFull
+from ...errors import IndexDamaged, MemsearchError, StorageFull
 
 __all__ = ["disk_full", "index_error", "check_store", "reason_of", "CHECK_BATCH_ROWS"]
 

@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from ..memory.document import FENCE as _FENCE
-from ..memory.document import HEADING as _HEADING
-from ..memory.document import Document
+from ...memory.document import FENCE as _FENCE
+from ...memory.document import HEADING as _HEADING
+from ...memory.document import Document
 
 __all__ = ["ChunkerConfig", "Chunk", "chunk_document", "iter_chunks"]
 

@@ -1,0 +1,1 @@
+"""Embed: the embedding models and the processes that run them."""

@@ -1,0 +1,1 @@
+"""Ingest: Markdown files into chunks, batches and incremental syncs."""

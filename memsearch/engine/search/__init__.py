@@ -1,0 +1,1 @@
+"""Search: query analysis, the keyword and vector legs, fusion and hits."""

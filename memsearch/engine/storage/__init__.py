@@ -1,0 +1,1 @@
+"""Storage: the LanceDB tables, their locks, remote homes and damage checks."""
