@@ -33,7 +33,7 @@ from ..storage.store import Store, chunk_schema
 from ...memory.tokens import get_encoding
 from ...errors import MemsearchError
 from ...memory import rootfs
-from ...memory.tree import MemoryTree
+from ...memory.tree import MemoryTree, printable
 
 logger = logging.getLogger("memsearch.index")
 
@@ -69,6 +69,8 @@ class IndexReport:
     repaired: str | None = None
     #: Files left out for their size (over ``MEMSEARCH_MAX_FILE_MB``).
     too_large: tuple[str, ...] = field(default=(), repr=False)
+    #: Markdown whose name is not valid UTF-8 (the tree walk's ``unnamed``, shown with ``\\xNN``): never indexed.
+    bad_names: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def changed(self) -> bool:
@@ -257,6 +259,7 @@ def sync_tree(
         changed_paths=tuple(p for p, _ in indexed),
         removed_paths=tuple(removed),
         too_large=tuple(too_large),
+        bad_names=tuple(printable(p) for p in tree.unnamed),
     )
 
 
