@@ -43,6 +43,7 @@ __all__ = [
     "NoUniqueMatch",
     "MemoryBusy",
     "DaemonUnavailable",
+    "ClientConfigError",
 ]
 
 
@@ -236,3 +237,7 @@ class DaemonUnavailable(MemsearchError):
     def __init__(self, message: str, *, quiet: bool = False):
         super().__init__(message)
         self.quiet = quiet
+
+
+class ClientConfigError(MemsearchError):
+    """An agent client's configuration file (MCP servers, Claude Code settings) that memsearch cannot update."""
