@@ -61,6 +61,7 @@ def cjk_index(tmp_path_factory, real_embedder):
     return index
 
 
+@pytest.mark.slow
 def test_real_cjk_keyword_and_hybrid_search(cjk_index):
     """Every language is findable by keyword; most queries hit first (the bar is below the benchmark's)."""
     queries = json.loads((CJK_CORPUS / "queries.json").read_text())["queries"]
