@@ -75,6 +75,7 @@ def test_a_file_streamed_over_many_batches_equals_one_batch(tmp_path, monkeypatc
     assert any(FIRST in t for t in hits) and any(LAST in t for t in hits)
 
 
+@pytest.mark.slow
 def test_an_edit_of_a_streamed_file_re_embeds_only_what_changed(tmp_path, monkeypatch):
     root = tree(tmp_path)
     monkeypatch.setenv("MEMSEARCH_BATCH_CHUNKS", "7")
