@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..errors import InvalidArgument, MemoryFileNotFound, MemoryUnreadable, NotMemoryFile, PathOutsideRoot, shown
+from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemoryUnreadable, NotMemoryFile, PathOutsideRoot, shown
 
 __all__ = ["Opened", "Entry", "Listed", "open_root", "walk", "walk_dirs", "read_fd", "error_for", "MAX_LINKS",
            "NAME_MAX", "PATH_MAX"]
@@ -67,6 +67,12 @@ def open_root(root: Path) -> int:
     return os.open(root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
 
 
+def _folder_of(given: str) -> str:
+    """The memory directory to list when ``given`` is not found: its parent (the root for an absolute path)."""
+    parent = given.rstrip("/").rsplit("/", 1)[0] if "/" in given.rstrip("/") else "."
+    return "." if not parent or parent.startswith(("/", "~")) else parent
+
+
 def error_for(err: OSError, given: str) -> Exception:
     if err.errno in (errno.EACCES, errno.EPERM):
         return MemoryUnreadable(f"{shown(given)} cannot be read: permission denied. Fix its permissions (chmod/chown) "
@@ -74,7 +80,7 @@ def error_for(err: OSError, given: str) -> Exception:
     if err.errno == errno.ENAMETOOLONG:
         return InvalidArgument(f"path {shown(given)} has a component longer than {NAME_MAX} bytes: no such memory file")
     if err.errno in (errno.ENOENT, errno.ENOTDIR):
-        return MemoryFileNotFound(f"no memory file {shown(given)}: check the path with `memsearch ls ROOT DIR`")
+        return MemoryFileNotFound(f"no memory file {shown(given)}", hint=Hint("list", _folder_of(given)))
     return MemoryUnreadable(f"{shown(given)} cannot be opened ({errno.errorcode.get(err.errno, err.errno)}: "
                             f"{os.strerror(err.errno or 0)}): check the file")
 
@@ -164,9 +170,9 @@ def walk(root_fd: int, root_real: str, parts: list[str], given: str, *, director
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 os.close(fd)
-                what = "a directory: use `memsearch ls` on it" if stat.S_ISDIR(st.st_mode) else "not a regular file (a FIFO, socket or device)"
-                error = MemoryFileNotFound if stat.S_ISDIR(st.st_mode) else NotMemoryFile
-                raise error(f"no memory file {shown(given)}: it is {what}")
+                if stat.S_ISDIR(st.st_mode):
+                    raise MemoryFileNotFound(f"no memory file {shown(given)}", hint=Hint("list_dir", given))
+                raise NotMemoryFile(f"no memory file {shown(given)}: it is not a regular file (a FIFO, socket or device)")
             try:
                 _verify(fd, root_real, given)
             except BaseException:
@@ -174,7 +180,7 @@ def walk(root_fd: int, root_real: str, parts: list[str], given: str, *, director
                 raise
             return Opened(fd=fd, real="/".join(names + [name]), mode=st.st_mode)
         if not directory:
-            raise MemoryFileNotFound(f"no memory file {shown(given)}: it is a directory: use `memsearch ls` on it")
+            raise MemoryFileNotFound(f"no memory file {shown(given)}", hint=Hint("list_dir", given))
         _verify(cur, root_real, given)
         opened = Opened(fd=cur, real="/".join(names) or ".", mode=os.fstat(cur).st_mode)
         cur = -1
