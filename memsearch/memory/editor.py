@@ -286,18 +286,20 @@ class Editor:
             raise InvalidArgument("str_replace: 'old_str' is empty: give the exact text to replace (view the file to copy it)")
         with write_lock(self.root, self.lock_timeout):
             text = self._file(target, "str_replace")
-            starts, at = [], text.find(old_str)
-            while at != -1:
-                starts.append(at)
-                at = text.find(old_str, at + 1)
+            count, exact, starts = _occurrences(text, old_str)
             if not starts:
                 raise NoUniqueMatch(f"No replacement was performed: old_str did not appear verbatim in {target.shown}. It must "
                                     "match exactly, spaces and line breaks included: view the file and copy the text")
-            if len(starts) > 1:
-                lines = tuple(text.count("\n", 0, s) + 1 for s in starts)
-                raise NoUniqueMatch(f"No replacement was performed: old_str occurs {len(starts)} times in {target.shown}, in lines "
-                                    f"{', '.join(map(str, lines))}. Include more of the surrounding text so that it occurs once",
-                                    lines=lines)
+            if count > 1:
+                lines, at = [], 0
+                for start in starts:  # one pass over the text: each stretch between two matches is counted once
+                    lines.append((lines[-1] if lines else 1) + text.count("\n", at, start))
+                    at = start
+                times = f"{count:,} times" if exact else f"at least {count:,} times"
+                first = "" if exact else f" (the first {len(lines)})"
+                raise NoUniqueMatch(f"No replacement was performed: old_str occurs {times} in {target.shown}, in lines "
+                                    f"{', '.join(map(str, lines))}{first}. Include more of the surrounding text so that it "
+                                    "occurs once", lines=tuple(lines))
             new_text = text[: starts[0]] + new_str + text[starts[0] + len(old_str):]
             core = self._check_budget({target.rel: new_text}, target, "str_replace")
             self._write(target.rel, new_text, bom=self._has_bom(target))
@@ -422,6 +424,24 @@ class Editor:
                 os.rename(*names, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
             os.fsync(src_fd)
             os.fsync(dst_fd)
+
+
+#: How many matching lines a ``str_replace`` refusal names (it says how many more there are).
+MATCH_LINES_SHOWN = 20
+
+
+def _occurrences(text: str, old: str) -> tuple[int, bool, list[int]]:
+    """How often ``old`` occurs in ``text`` (overlapping matches count), whether that count is exact (else
+    a lower bound: past the first few, matches are counted without overlaps), and where the first
+    :data:`MATCH_LINES_SHOWN` start. At most that many searches and one count: linear in the text,
+    however many matches there are (a refusal runs under the write lock)."""
+    starts, at = [], text.find(old)
+    while at != -1 and len(starts) <= MATCH_LINES_SHOWN:
+        starts.append(at)
+        at = text.find(old, at + 1)
+    if len(starts) <= MATCH_LINES_SHOWN:
+        return len(starts), True, starts
+    return max(text.count(old), len(starts)), False, starts[:MATCH_LINES_SHOWN]
 
 
 def _name(rel: str) -> str:
