@@ -104,8 +104,8 @@ def locate(root: Path, path: str, *, foreign: tuple[str, ...] = (), protect: tup
         raise InvalidArgument(f"path {shown[:80]!r}... is {size:,} bytes long, over the {rootfs.PATH_MAX:,}-byte limit "
                               "of a memory path: choose a shorter path")
     if any(len(p.encode("utf-8")) > rootfs.NAME_MAX for p in parts):
-        raise InvalidArgument(f"path {shown[:80]!r}... has a name longer than {rootfs.NAME_MAX} bytes, the limit of one "
-                              "file or folder name: choose a shorter name")
+        raise InvalidArgument(f"path {shown[:80]!r}... has a name longer than {rootfs.NAME_MAX} bytes, the limit "
+                              "of one file or folder name: choose a shorter name")
     for i, part in enumerate(parts):
         if part.startswith("."):
             raise NotMemoryFile(f"{shown!r} is hidden ({part!r} starts with '.'), and hidden names are never memory: "
@@ -151,8 +151,9 @@ def check_growth(root: Path, target: Target, directory: str) -> None:
     new = next((len(parts) - i for i in range(len(parts)) if not os.path.lexists(root.joinpath(*parts[: i + 1]))), 0)
     limit = settings.get("max_new_dirs")
     if new > limit:
-        raise InvalidArgument(f"{target.shown[:120]} needs {new} new folders, over the limit of {limit} for one write "
-                              f"({settings.env_name('max_new_dirs')}): nothing was written; create fewer levels at once")
+        raise InvalidArgument(f"{target.shown[:120]} needs {new} new folders, over the limit of {limit} for one "
+                              f"write ({settings.env_name('max_new_dirs')}): nothing was written; create fewer levels "
+                              "at once")
 
 
 def require_markdown(target: Target) -> None:
