@@ -8,7 +8,10 @@ Corpora (each a :class:`Corpus`: trees to index, questions with line-level relev
   other conversations act as distractors;
 * ``synthetic`` - a generated tree (benchmarks/synthetic.py) with planted facts;
 * ``cjk`` - ``benchmarks/corpora/cjk``: notes in Chinese, Japanese and Korean with
-  hand-written queries in the same languages (category = language); read hit@1.
+  hand-written queries in the same languages (category = language); read hit@1;
+* ``agentmem`` - a tree written only through memsearch's ``memory`` tool (benchmarks/agentmem.py):
+  generated ``MEMORY.md`` stubs, hand-written folder indexes, dated notes appended over weeks;
+  questions split by folder into tuning and held-out parts.
 
 LoCoMo questions carry a split: conversations 0-4 are the tuning split (every engine
 constant was chosen on them), 5-9 the held-out test split; both are scored beside all ten.
@@ -32,11 +35,11 @@ from benchmarks.common import REPO
 from benchmarks.metrics import Item, Span
 
 __all__ = ["Question", "Corpus", "CONFIGS", "CORPORA", "examples_corpus", "locomo_corpus", "synthetic_corpus",
-           "cjk_corpus", "load_corpus", "LOCOMO_TUNING", "CachingEmbedder", "run_engine", "score", "LINE_BUDGET", "TOKEN_BUDGET", "K"]
+           "cjk_corpus", "agentmem_corpus", "load_corpus", "LOCOMO_TUNING", "CachingEmbedder", "run_engine", "score", "LINE_BUDGET", "TOKEN_BUDGET", "K"]
 
 FIXTURE = REPO / "tests" / "fixtures" / "examples_queries.json"
 CJK_DIR = REPO / "benchmarks" / "corpora" / "cjk"
-CORPORA = ("examples", "locomo", "locomo-merged", "synthetic", "cjk")
+CORPORA = ("examples", "locomo", "locomo-merged", "synthetic", "cjk", "agentmem")
 #: LoCoMo conversations (in file order) of the tuning split; the rest are the held-out test split.
 LOCOMO_TUNING = 5
 #: label -> (search mode, hybrid fusion). One index serves them all.
@@ -91,6 +94,17 @@ def cjk_corpus(work: Path) -> Corpus:
     return examples_corpus(work, CJK_DIR / "queries.json", CJK_DIR / "memory", name="cjk")
 
 
+def agentmem_corpus(work: Path) -> Corpus:
+    """The agent-written tree (benchmarks/agentmem.py), built through the memory tool, and its questions."""
+    from benchmarks import agentmem
+
+    root = work / "agentmem-memory"
+    stats = agentmem.build(root)
+    qs = [Question(qid, query, (Item(path, (line, line)),), category, "", split)
+          for qid, query, category, path, line, split in agentmem.questions(root)]
+    return Corpus("agentmem", {"": root}, qs, stats | {"questions": len(qs)})
+
+
 def locomo_corpus(work: Path, data=None, merged: bool = False) -> Corpus:
     from benchmarks.locomo import CATEGORIES, build_trees
 
@@ -126,6 +140,8 @@ def load_corpus(name: str, work: Path, *, locomo=None, size: int = 1000) -> Corp
         return synthetic_corpus(work, chunks=size)
     if name == "cjk":
         return cjk_corpus(work)
+    if name == "agentmem":
+        return agentmem_corpus(work)
     raise ValueError(f"unknown corpus {name!r}: choose from {', '.join(CORPORA)}")
 
 
@@ -225,6 +241,7 @@ class LineTokens:
 def question_scores(hits: list[Span], q: Question, tokens: Callable[[str, int], int]) -> dict:
     items = q.items
     return {
+        "file_recall@3": metrics.file_recall(hits, items, 3),
         "file_recall@5": metrics.file_recall(hits, items, 5),
         "file_recall@10": metrics.file_recall(hits, items, 10),
         f"turn_recall@{LINE_BUDGET}lines": metrics.line_budget_recall(hits, items, LINE_BUDGET),
@@ -232,6 +249,7 @@ def question_scores(hits: list[Span], q: Question, tokens: Callable[[str, int], 
         "mrr@10": metrics.mrr(hits, items, 10),
         "ndcg@10": metrics.ndcg(hits, items, 10),
         "hit@1": metrics.mrr(hits, items, 1),
+        "index_above@10": metrics.index_above(hits, items, 10),
     }
 
 
