@@ -15,6 +15,8 @@ Measures (each in [0, 1], per question; average them over questions):
   with at least one line read. With one-line items this is LoCoMo's *turn recall*;
 * :func:`token_budget_recall` - the same with a budget of tokens: each new line costs its
   token count; the first line that would go over the budget stops the reading;
+* :func:`hits_recall` - share of the items covered by one of the first ``k`` hits (turn recall@k
+  hits, blind to hit size: read it beside the budgeted measures);
 * :func:`mrr` - 1 / rank of the first hit (among the first ``k``) that covers any item;
 * :func:`index_above` - 1 when a ``MEMORY.md`` hit that covers no item ranks above the first hit
   that covers one (among the first ``k``; with no covering hit there, any ``MEMORY.md`` among
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 __all__ = ["Item", "Span", "span", "covers", "distinct_files", "file_recall", "line_budget_recall",
-           "token_budget_recall", "mrr", "ndcg", "index_above", "mean", "summarize"]
+           "token_budget_recall", "hits_recall", "mrr", "ndcg", "index_above", "mean", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,14 @@ def token_budget_recall(hits: Sequence, items: Sequence[Item], budget: int,
         return True
 
     return _items_found(_read_lines(hits, take), items)
+
+
+def hits_recall(hits: Sequence, items: Sequence[Item], k: int = 10) -> float:
+    """Share of the items covered by one of the first ``k`` hits, whatever their size."""
+    if not items:
+        return 0.0
+    found = [span(h) for h in hits[:k]]
+    return sum(any(covers(h, item) for h in found) for item in items) / len(items)
 
 
 def mrr(hits: Sequence, items: Sequence[Item], k: int = 10) -> float:

@@ -46,7 +46,8 @@ COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "da
 #: right note first (hit@1), in the top 3, MRR and the share of questions where a MEMORY.md
 #: ranks above the answer.
 MEASURES = {"locomo": ("file_recall@5", "file_recall@10", f"turn_recall@{quality.LINE_BUDGET}lines", "mrr@10"),
-            "agentmem": ("hit@1", "file_recall@3", "mrr@10", "index_above@10")}
+            "agentmem": ("hit@1", "file_recall@3", "mrr@10", "index_above@10"),
+            "longchat": ("file_recall@5", "turn_recall@10hits", "turn_recall@6000chars", "mrr@10")}
 
 
 def _corpus(out: Path, locomo=None):
@@ -310,7 +311,27 @@ def rm3(terms, share):
     return run
 
 
-VARIANTS = {"baseline": baseline}
+def before(q, vec, kw, ctx):
+    """The hybrid ranking before the agent-memory rules: fixed weight, date boost only."""
+    return fusion.date_boost(fusion.convex(vec, kw, fusion.vector_weight(q.query)), fusion.query_dates(q.query))
+
+
+def shaped(stub=fusion.STUB_WEIGHT, floor=fusion.YIELD_FLOOR, latest=fusion.LATEST_BOOST, latest_floor=fusion.LATEST_FLOOR,
+           weak=fusion.WEAK_KEYWORD_VECTOR_WEIGHT, full=fusion.FULL_COVERAGE):
+    """The agent-memory rules with other constants: stub weight, yield floor, latest boost, adaptive weight."""
+    def run(q, vec, kw, ctx):
+        ranked = fusion.convex(vec, kw, fusion.vector_weight(q.query, keyword=kw, weak=weak, full=full))
+        ranked = fusion.date_boost(ranked, fusion.query_dates(q.query))
+        ranked = fusion.latest_boost(ranked, q.query, boost=latest, floor=latest_floor)
+        return fusion.memory_md_yield(ranked, stub_weight=stub, floor=floor)
+    return run
+
+
+VARIANTS = {"baseline": baseline, "before": before}
+VARIANTS |= {f"stub-{w}": shaped(stub=w) for w in (1.0, 0.5, 0.0)}
+VARIANTS |= {f"yield-{f}": shaped(floor=f) for f in (0.0, 0.5, 99.0)}
+VARIANTS |= {f"latest-{b}-{f}": shaped(latest=b, latest_floor=f) for b in (0.0, 0.15, 0.3, 0.5) for f in (0.3, 0.5, 0.7)}
+VARIANTS |= {f"adaptive-{w}-{f}": shaped(weak=w, full=f) for w in (0.4, 0.6, 0.7, 0.8, 0.9) for f in (0.4, 0.5, 0.6, 0.8, 1.0)}
 VARIANTS |= {f"rm3-{t}-{a}": rm3(t, a) for t in EXPAND_TERMS for a in (0.2, 0.5, 1.0)}
 VARIANTS |= {f"file-cap-{c}": file_cap(c) for c in (1, 2, 3)}
 VARIANTS |= {f"bm25-power-{p}": bm25_power(p) for p in (0.5, 0.75, 1.5)}
