@@ -180,6 +180,9 @@ def index_command(
         err.print(f"[yellow]warning:[/yellow] {escape(report.repaired)}: the index was rebuilt from the Markdown")
     for path in report.too_large:
         err.print(f"[yellow]warning:[/yellow] {escape(path)} is over the size limit (MEMSEARCH_MAX_FILE_MB): not indexed")
+    for path in report.bad_names:
+        err.print(f"[yellow]warning:[/yellow] {escape(path)}: the name is not valid UTF-8, so it is not memory (not "
+                  "indexed): rename it")
     built = _progress_vector_index(index, show=not as_json and err.is_terminal, wait=wait)
     if as_json:
         emit_json(report.to_dict() | {"db": index.location, "vector_index_built": built})
@@ -315,16 +318,16 @@ def models_command(as_json: bool = JsonOpt) -> None:
     out.print(table)
 
 
-# Commands that live in their own modules (daemon, MCP server, benchmarks).
+# Commands that live in their own modules (daemon, MCP server, edit, agent clients).
 from .serve import register as _register_serve  # noqa: E402
 from .watch import register as _register_watch  # noqa: E402
-from .bench import register as _register_bench  # noqa: E402
 from .edit import register as _register_edit  # noqa: E402
+from .integrations import register as _register_integrations  # noqa: E402
 
 _register_serve(app)
 _register_watch(app)
-_register_bench(app)
 _register_edit(app)
+_register_integrations(app)
 
 
 def main(argv: list[str] | None = None) -> int:

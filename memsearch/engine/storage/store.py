@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from ...errors import IndexDamaged
+from ...errors import Hint, IndexDamaged
 from ...memory.files import atomic_write_json
 
 __all__ = ["Store", "FileState", "Filter", "sql_str", "scope_filter", "CHUNKS", "FILES", "FORMAT_VERSION",
@@ -170,11 +170,11 @@ class Store:
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as err:
-            raise IndexDamaged(f"the index parameters in {self.meta_path} are unreadable ({str(err)[:120]}): "
-                               "run `memsearch index ROOT --rebuild`") from None
+            raise IndexDamaged(f"the index parameters in {self.meta_path} are unreadable ({str(err)[:120]})",
+                               hint=Hint("rebuild")) from None
         if not isinstance(meta, dict) or not isinstance(meta.get("chunker", {}), dict):
-            raise IndexDamaged(f"the index parameters in {self.meta_path} are not the object memsearch writes: "
-                               "run `memsearch index ROOT --rebuild`")
+            raise IndexDamaged(f"the index parameters in {self.meta_path} are not the object memsearch writes",
+                               hint=Hint("rebuild"))
         return meta
 
     def write_meta(self, meta: dict) -> None:
@@ -371,6 +371,16 @@ class Store:
         for table in (self.chunks(), self.files()):
             if table is not None:
                 table.optimize(cleanup_older_than=keep)
+
+    def dimension(self) -> int | None:
+        """The vector width of the chunks table, None while there is no table."""
+        table = self.chunks()
+        return table.schema.field("vector").type.list_size if table is not None else None
+
+    def row_count(self) -> int:
+        """Chunks stored (0 while there is no table)."""
+        table = self.chunks()
+        return table.count_rows() if table is not None else 0
 
     def version(self) -> int:
         table = self.chunks()
