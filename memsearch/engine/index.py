@@ -391,10 +391,10 @@ class MemoryIndex:
         return self._merge(hybrid(self.fusion, query, vector, bm25, multilingual=_multilingual(self.embedder)), k)
 
     def _snapshot(self) -> tuple:
-        """(chunks table, its latest version, its rows), asking LanceDB only when the table's versions
+        """(chunks table, its latest version, its rows), asking LanceDB only when the tables' versions
         on disk moved since the last search: each LanceDB call is a round trip through its event-loop
         thread, six per search before (2.0 of 2.7 s in 400 searches at load 14, all threads waiting)."""
-        stamp = self.store.chunks_stamp()
+        stamp = self.store.versions_stamp()
         snap = self._snap
         if snap is not None and stamp is not None and snap[0] == stamp:
             return snap[1:]
@@ -464,7 +464,9 @@ class MemoryIndex:
         return q.to_list()  # a query of stop words only gives no rows, not an error
 
     def _merge(self, ranked: list[dict], k: int) -> list[Hit]:
-        return self._hits.build(merge_rows(ranked, k), self._hits.recorded(self.store, self._build))
+        snap = self._snap  # the files table is read again only when its versions moved (as the chunks')
+        stamp = snap[0] if snap is not None and snap[0] is not None else None
+        return self._hits.build(merge_rows(ranked, k), self._hits.recorded(self.store, self._build, stamp))
 
     # --- MEMORY.md discovery --------------------------------------------------------------
     def memory_chain(self, directory: str) -> tuple[str, ...]:

@@ -304,6 +304,7 @@ def _dir(row: dict) -> str:
     return row.get("dir") or (row["path"].rsplit("/", 1)[0] if "/" in row["path"] else ".")
 
 
+@lru_cache(maxsize=8192)  # pure; 230 calls a search on examples/memory were 17 of 39 ms (load 11)
 def _names(text: str, name: str) -> bool:
     """Whether index ``text`` names file or folder ``name`` ("plans.md", "notes", "search-revamp")."""
     stem = name.removesuffix(".md").lower()
