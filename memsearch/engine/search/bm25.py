@@ -146,7 +146,7 @@ class MemoryBM25:
         self.analyzer = previous.analyzer if reuse else Analyzer()
         known = previous._counts if reuse else {}
         data = table.search().select(list(dict.fromkeys(list(columns) + ["search_text"]))).limit(None).to_arrow()
-        self.rows = data.select(list(columns))
+        self.rows = data.select(list(columns)).combine_chunks()  # take() on 100k rows in many batches: 47 ms, one: <1 ms
         self.texts = [t or "" for t in data.column("search_text").to_pylist()]
         n = self.n = data.num_rows
         dirs = data.column("dir").to_pylist()

@@ -185,9 +185,10 @@ def _analyzer():
     return Analyzer()
 
 
-def _terms(text: str) -> set[str]:
+@lru_cache(maxsize=16384)  # pure; the keyword rows' texts were analysed again at every search (~700 words)
+def _terms(text: str) -> frozenset[str]:
     analyzer = _analyzer()
-    return {t for t in map(analyzer.term, analyzer.words(text)) if t}
+    return frozenset(t for t in map(analyzer.term, analyzer.words(text)) if t)
 
 
 def keyword_coverage(query: str, keyword: list[dict], rows: int = EVIDENCE_ROWS) -> float:
