@@ -273,7 +273,7 @@ def test_open_index_cache_is_bounded_and_closes_what_it_evicts(make_tree, tmp_pa
     opened = []
     for i, r in enumerate(roots):
         opened.append(api.open_index(r, db=tmp_path / f"db{i}"))
-        opened[-1]._pool()  # a worker thread to be released on eviction
+        opened[-1].searcher._pool()  # a worker thread to be released on eviction
     assert len(api._OPEN) == 2
     assert opened[0].searcher._executor is None and opened[1].searcher._executor is not None
     assert api.open_index(roots[2], db=tmp_path / "db2") is opened[2]

@@ -180,7 +180,8 @@ class MemoryBM25:
     def _estimate(self) -> int:
         size = sys.getsizeof
         arrays = sum(a.nbytes for a in (self.dir_codes, self.dates, self.docs, self.weights, self.starts))
-        counts = size(self._counts) + sum(t.nbytes + c.nbytes + 2 * size(t[:0]) + size(k) for k, (t, c) in self._counts.items())
+        counts = size(self._counts) + sum(t.nbytes + c.nbytes + 2 * size(t[:0]) + size(k)
+                                          for k, (t, c) in self._counts.items())
         words = size(self.analyzer.known) + size(self.analyzer.ids) + sum(map(size, self.analyzer.known))
         return int(self.rows.nbytes + size(self.texts) + arrays + counts + words)
 

@@ -33,7 +33,7 @@ from ...errors import IndexDamaged
 from ...memory.files import atomic_write_json
 from .damage import index_error, is_panic, reason_of
 from .filter import Filter, sql_str
-from .remote import RemoteDB, is_remote
+from .remote import RemoteDB, is_remote, translate
 from .schema import CHUNKS, FILE_SCHEMA, FILES, FileState, chunk_schema
 
 __all__ = ["Store", "translated", "META_FILE", "FTS_TAIL_MAX_ROWS", "VECTOR_INDEX_MIN_ROWS", "ANN_NPROBES",
@@ -63,9 +63,10 @@ FTS_TAIL_MAX_ROWS = 500
 
 
 @contextlib.contextmanager
-def translated(db, root) -> Iterator[None]:
+def translated(db, root, remote: RemoteDB | None = None) -> Iterator[None]:
     """Turn what LanceDB, Arrow or the disk raise inside the block into the typed error for the index
-    at ``db`` of the memory root ``root`` (a MemsearchError passes through; so does a Ctrl-C)."""
+    at ``db`` of the memory root ``root`` (a MemsearchError passes through; so does a Ctrl-C). A Rust
+    panic of a ``remote`` index's object store is that store's error (:func:`.remote.translate`)."""
     try:
         yield
     except (OSError, RuntimeError, ValueError) as exc:
@@ -73,7 +74,7 @@ def translated(db, root) -> Iterator[None]:
     except BaseException as exc:  # a Rust panic (pyo3's PanicException) derives from BaseException
         if not is_panic(exc):
             raise
-        raise index_error(exc, db, root) from None
+        raise (translate(exc, remote) if remote is not None else index_error(exc, db, root)) from None
 
 
 def _in_list(column: str, values: Sequence[str]) -> Iterable[str]:
@@ -105,7 +106,7 @@ class Store:
     def guard(self, root=None) -> contextlib.AbstractContextManager[None]:
         """The one error translation: failures of this store inside the block become typed errors,
         whose fixes name the memory root ``root`` (default: the one given when opened)."""
-        return translated(self.path, self.root if root is None else root)
+        return translated(self.path, self.root if root is None else root, self.remote)
 
     # --- parameters -------------------------------------------------------------------
     @property
