@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import __version__, settings
-from ..errors import IndexDamaged, IndexMismatch, InvalidArgument
+from ..errors import IndexDamaged, InvalidArgument
 from ..memory.contract import MemoryRef
 from ..memory.document import parse_date
 from ..memory.tokens import encoding_name
@@ -22,6 +22,7 @@ from ..memory.tree import resolve_root, safe_path, scan
 from .embed.embedder import Embedder, load_embedder
 from .ingest.chunker import ChunkerConfig
 from .ingest.sync import IndexReport, Progress, Sync
+from .params import check_params, index_params
 from .search.fusion import FUSIONS
 from .search.hits import Hit, HitBuilder
 from .search.query import clean_text
@@ -29,7 +30,6 @@ from .search.searcher import Searcher
 from .storage.filter import Filter
 from .storage.lock import WriterLock
 from .storage.remote import RemoteDB, RemoteWriterLock, is_remote
-from .storage.schema import FORMAT_VERSION
 from .storage.store import VECTOR_INDEX_MIN_ROWS, Store
 
 __all__ = ["MemoryIndex", "Hit", "MemoryRef", "MODES", "FUSIONS", "MAX_K", "default_db_path"]
@@ -43,9 +43,6 @@ MAX_K = 1000
 #: index added under 0.1 MB per index at 30k rows. The vector copy is measured by FlatVectors.nbytes.
 INDEX_OVERHEAD_BYTES = 256 * 1024
 logger = logging.getLogger("memsearch.index")
-#: The parameters an index is checked against when opened, with what a message calls them.
-_CHECKED = (("format", "index format"), ("fingerprint", "embedding model"), ("chunker", "chunker settings"),
-            ("tokenizer", "tokenizer"))
 
 
 def default_db_path(root: Path) -> Path:
@@ -115,7 +112,7 @@ class MemoryIndex:
         #: The build id of the index this object reads (``index.json``'s "build"): a rebuild
         #: restarts table versions, so every cache keyed by version is dropped when it changes.
         self._build = meta.get("build") if meta else None
-        self._meta_stamp = self._stamp()
+        self._meta_stamp = self.store.meta_stamp()
 
     @property
     def fusion(self) -> str:
@@ -133,25 +130,10 @@ class MemoryIndex:
 
     # --- parameters -----------------------------------------------------------------------
     def params(self) -> dict:
-        return {
-            "format": FORMAT_VERSION,
-            "model": self.embedder.name,
-            "fingerprint": self.embedder.fingerprint,
-            "chunker": self.chunker.to_dict(),
-            "tokenizer": self.encoding,
-            "include_core": self.include_core,
-        }
+        return index_params(self.embedder, self.chunker, self.encoding, self.include_core)
 
     def _check(self, meta: dict) -> None:
-        mine = self.params()
-        for key, label in _CHECKED:
-            if meta.get(key) != mine[key]:
-                theirs = meta.get("model") if key == "fingerprint" else meta.get(key)
-                ours = mine["model"] if key == "fingerprint" else mine[key]
-                raise IndexMismatch(
-                    f"the index at {self.location} was built with {label} {theirs!r}, not {ours!r}; vectors are "
-                    f"never mixed. Fix: `memsearch index {self.root} --rebuild` (or pass the same --model as before)"
-                )
+        check_params(meta, self.params(), self.location, self.root)
 
     # --- indexing -------------------------------------------------------------------------
     def sync(self, *, only: Sequence[str] | None = None, progress: Progress | None = None,
@@ -250,21 +232,11 @@ class MemoryIndex:
         meta = self.params() | {"memsearch": __version__, "dimension": self.embedder.dimension, "build": self._build,
                                 "root": str(self.root), "updated": dt.datetime.now(dt.timezone.utc).isoformat()}
         self.store.write_meta(meta)
-        self._meta_stamp = self._stamp()
-
-    def _stamp(self) -> tuple | None:
-        """What changes whenever ``index.json`` is replaced (it is written by rename)."""
-        if self.store.remote is not None:
-            return self.store.remote.stamp()  # the object's etag: a new PUT, a new etag
-        try:
-            st = os.stat(self.store.meta_path)
-        except OSError:
-            return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size)
+        self._meta_stamp = self.store.meta_stamp()
 
     def _follow_build(self) -> None:
         """Follow a rebuild by another process: new build id -> re-check parameters, drop caches."""
-        stamp = self._stamp()
+        stamp = self.store.meta_stamp()
         if stamp == self._meta_stamp:
             return
         meta = self.store.read_meta()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import warnings
 from datetime import timedelta
@@ -132,6 +133,16 @@ class Store:
         if self.remote is not None:
             return self.remote.write_meta(meta)
         atomic_write_json(self.meta_path, meta, indent=2, sort_keys=True)
+
+    def meta_stamp(self) -> tuple | None:
+        """What changes whenever ``index.json`` is replaced (written by rename, or by one PUT: a new etag)."""
+        if self.remote is not None:
+            return self.remote.stamp()
+        try:
+            st = os.stat(self.meta_path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def drop(self) -> None:
         """Remove both tables and the parameters (``--rebuild``)."""
