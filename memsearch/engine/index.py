@@ -115,6 +115,17 @@ class MemoryIndex:
         self._meta_stamp = self.store.meta_stamp()
 
     @property
+    def embedder(self) -> Embedder:
+        """The model that embeds this index's chunks and queries (the searcher's too)."""
+        return self._embedder
+
+    @embedder.setter
+    def embedder(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        if "searcher" in self.__dict__:
+            self.searcher.embedder = embedder
+
+    @property
     def fusion(self) -> str:
         """How the two legs of a hybrid search are fused (a name of :data:`FUSIONS`)."""
         return self.searcher.fusion
