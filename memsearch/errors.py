@@ -35,6 +35,7 @@ __all__ = [
     "NoUniqueMatch",
     "MemoryBusy",
     "DaemonUnavailable",
+    "ClientConfigError",
 ]
 
 
@@ -182,3 +183,7 @@ class DaemonUnavailable(MemsearchError):
     def __init__(self, message: str, *, quiet: bool = False):
         super().__init__(message)
         self.quiet = quiet
+
+
+class ClientConfigError(MemsearchError):
+    """An agent client's configuration file (MCP servers, Claude Code settings) that memsearch cannot update."""
