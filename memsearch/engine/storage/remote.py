@@ -108,16 +108,9 @@ class RemoteDB:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
         return path
 
-    # --- LanceDB ------------------------------------------------------------------------
-    def connect(self):
-        """``lancedb.connect`` on this URI, after a probe that turns store errors into typed ones."""
-        import lancedb
-
-        self.read(META_FILE)  # a missing bucket, bad credentials or a dead endpoint fail here, clearly
-        try:
-            return lancedb.connect(self.uri, storage_options=self.storage_options)
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise translate(exc, self) from exc
+    def probe(self) -> None:
+        """Read ``index.json`` once: a missing bucket, bad credentials or a dead endpoint fail here, clearly."""
+        self.read(META_FILE)
 
     # --- objects beside the tables --------------------------------------------------------
     def read(self, name: str) -> bytes | None:

@@ -97,7 +97,11 @@ class Store:
         self.path = self.remote.uri if self.remote is not None else Path(path)
         with self.guard():  # e.g. a read-only memory root and no --db
             if self.remote is not None:
-                self.db = self.remote.connect()
+                self.remote.probe()  # typed errors (no bucket, refused credentials) before LanceDB's own
+                try:
+                    self.db = lancedb.connect(self.remote.uri, storage_options=self.remote.storage_options)
+                except (OSError, ValueError, RuntimeError) as exc:
+                    raise translate(exc, self.remote) from exc
             else:
                 self.path.mkdir(parents=True, exist_ok=True)
                 self.db = lancedb.connect(str(self.path))
