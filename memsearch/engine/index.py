@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import __version__, settings
-from ..errors import IndexDamaged, InvalidArgument
+from ..errors import Hint, IndexDamaged, InvalidArgument
 from ..memory.contract import MemoryRef
 from ..memory.document import parse_date
 from ..memory.tokens import encoding_name
@@ -101,8 +101,7 @@ class MemoryIndex:
         except (TypeError, ValueError) as exc:
             reason = (f"the index at {self.db_path} records chunker settings this version does not know "
                       f"({str(exc)[:100]})")
-            raise IndexDamaged(f"{reason}: rebuild it with `memsearch index {self.root} --rebuild`",
-                               reason=reason) from None
+            raise IndexDamaged(reason, hint=Hint("rebuild")) from None
         self.include_core = bool(meta and meta.get("include_core")) if include_core is None else include_core
         if meta:
             self._check(meta)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import re
 
-from ...errors import IndexDamaged, MemsearchError, StorageFull
+from ...errors import Hint, IndexDamaged, MemsearchError, StorageFull
 
 __all__ = ["disk_full", "index_error", "is_panic", "reason_of"]
 
@@ -56,5 +56,5 @@ def index_error(exc: BaseException, db_path, root) -> MemsearchError:
         return StorageFull(f"cannot write the index at {db_path}: permission denied. Pass --db DIR (or set "
                            "MEMSEARCH_DB) to a directory you can write")
     reason = f"the index at {db_path} is damaged ({reason_of(exc)})"
-    return IndexDamaged(f"{reason}. It is derived from your Markdown, which is untouched: rebuild it with "
-                        f"`memsearch index {root} --rebuild`", reason=reason)
+    return IndexDamaged(f"{reason}. It is derived from your Markdown, which is untouched", reason=reason,
+                        hint=Hint("rebuild"))

@@ -30,7 +30,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from ...errors import IndexDamaged
+from ...errors import Hint, IndexDamaged
 from ...memory.files import atomic_write_json
 from .damage import index_error, is_panic, reason_of
 from .filter import Filter, sql_str
@@ -126,11 +126,11 @@ class Store:
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as err:
-            reason = f"the index parameters in {self.meta_path} are unreadable ({str(err)[:120]})"
-            raise IndexDamaged(f"{reason}: run `memsearch index ROOT --rebuild`", reason=reason) from None
+            raise IndexDamaged(f"the index parameters in {self.meta_path} are unreadable ({str(err)[:120]})",
+                               hint=Hint("rebuild")) from None
         if not isinstance(meta, dict) or not isinstance(meta.get("chunker", {}), dict):
-            reason = f"the index parameters in {self.meta_path} are not the object memsearch writes"
-            raise IndexDamaged(f"{reason}: run `memsearch index ROOT --rebuild`", reason=reason)
+            raise IndexDamaged(f"the index parameters in {self.meta_path} are not the object memsearch writes",
+                               hint=Hint("rebuild"))
         return meta
 
     def write_meta(self, meta: dict) -> None:
@@ -410,6 +410,13 @@ class Store:
         """The vector width of the chunks table, None while there is no table."""
         table = self.chunks()
         return table.schema.field("vector").type.list_size if table is not None else None
+
+    def scan_rows(self, columns: Sequence[str], batch_rows: int = 4096) -> Iterable[pa.RecordBatch]:
+        """Every row of the chunks table (``columns`` only), in record batches of at most ``batch_rows``."""
+        table = self.chunks()
+        if table is None:
+            return iter(())
+        return table.search().select(list(columns)).limit(None).to_batches(batch_rows)
 
     def row_count(self) -> int:
         """Chunks stored (0 while there is no table)."""
