@@ -66,9 +66,9 @@ class Searcher:
         version = self.store.version()
         n = max(k * CANDIDATE_FACTOR, MIN_CANDIDATES)
         if mode == "keyword":
-            return self._merge(self.keyword(query, n, flt, (build, version)), k)
+            return self._merge(self.keyword(query, n, flt, (build, version)), k, build)
         if mode == "vector":
-            return self._merge(self.vector(query, n, flt, version), k)
+            return self._merge(self.vector(query, n, flt, version), k, build)
         # BM25 runs in a worker thread while the query is embedded (both release the GIL).
         try:
             keyword = self._pool().submit(self.keyword, query, n, flt, (build, version))
@@ -76,7 +76,8 @@ class Searcher:
             keyword = None
         vector = self.vector(query, n, flt, version)
         bm25 = keyword.result() if keyword is not None else self.keyword(query, n, flt, (build, version))
-        return self._merge(hybrid(self.fusion, query, vector, bm25, multilingual=_multilingual(self.embedder)), k)
+        ranked = hybrid(self.fusion, query, vector, bm25, multilingual=_multilingual(self.embedder))
+        return self._merge(ranked, k, build)
 
     def vector(self, query: str, n: int, flt: Filter, version: int | None = None) -> list[dict]:
         """The ``n`` rows nearest the query's embedding, each with its cosine ``score``."""
@@ -100,8 +101,9 @@ class Searcher:
             return canonical(copy.search(query, n, flt))
         return canonical(self.store.keyword_search(query, n, flt, _COLUMNS))
 
-    def _merge(self, ranked: list[dict], k: int) -> list[Hit]:
-        return self.hits.build(merge_rows(ranked, k))
+    def _merge(self, ranked: list[dict], k: int, build) -> list[Hit]:
+        """The ``k`` best hits, each saying whether its file changed since it was indexed (``stale``)."""
+        return self.hits.build(merge_rows(ranked, k), self.hits.recorded(self.store, build))
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:

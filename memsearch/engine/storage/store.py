@@ -418,6 +418,11 @@ class Store:
             return iter(())
         return table.search().select(list(columns)).limit(None).to_batches(batch_rows)
 
+    def files_version(self) -> int | None:
+        """The files table's version (None while there is none): what a cache of its rows is keyed by."""
+        table = self.files()
+        return table.version if table is not None else None
+
     def row_count(self) -> int:
         """Chunks stored (0 while there is no table)."""
         table = self.chunks()
