@@ -35,6 +35,7 @@ def _check(box: ToolBox, result: dict) -> None:
     jsonschema.validate(result, OUTPUT_SCHEMAS["memory"])  # still the declared shape after the cut
 
 
+@pytest.mark.slow  # indexes 100,000 lines
 def test_an_insert_of_100000_lines_answers_within_the_budget(box):
     lines = "".join(f"line {i} of the long insert\n" for i in range(100_000))
     result = box.call("memory", {"command": "insert", "path": "/memories/notes/atlas.md", "insert_line": 1, "insert_text": lines})
