@@ -432,7 +432,7 @@ class MemoryIndex:
         return q.to_list()  # a query of stop words only gives no rows, not an error
 
     def _merge(self, ranked: list[dict], k: int) -> list[Hit]:
-        return self._hits.build(merge_rows(ranked, k))
+        return self._hits.build(merge_rows(ranked, k), self._hits.recorded(self.store, self._build))
 
     # --- MEMORY.md discovery --------------------------------------------------------------
     def memory_chain(self, directory: str) -> tuple[str, ...]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import os
 import sys
 import threading
 from urllib.parse import quote, unquote
@@ -33,7 +34,7 @@ from ..memory.contract import load_core, memory_ref, read
 from ..errors import InvalidArgument, MemsearchError
 from .bounds import REFUSED_TOOL, BoundedBodies, bounded_error, screen_message
 from .tools import TOOLS, TOOLS_AUDIENCE, ToolBox, error_object
-from ..memory.tree import INDEX_NAME, scan
+from ..memory.tree import INDEX_NAME, open_memory, scan
 
 __all__ = ["build_server", "serve_stdio", "serve_http", "log_to_stderr", "check_loopback", "CORE_URI", "FILE_URI_PREFIX", "DEFAULT_PORT"]
 
@@ -75,10 +76,11 @@ def _memory_resources(toolbox: ToolBox) -> list:
     found = [core]
     indexes = ([INDEX_NAME] if tree.has_root_index else []) + [f"{d}/{INDEX_NAME}" for d in tree.memory_dirs if tree.has_index(d)]
     for rel in indexes:
-        path = toolbox.root / rel
         try:
             ref = memory_ref(toolbox.root, rel)
-            size = path.stat().st_size
+            opened, _ = open_memory(toolbox.root, rel)  # the size by descriptor: never of a file a link swapped in
+            with opened:
+                size = os.fstat(opened.fd).st_size
         except (MemsearchError, OSError):
             continue
         found.append(types.Resource(uri=file_uri(rel), name=rel, title=ref.title,

@@ -26,7 +26,7 @@ import re
 import secrets
 import shutil
 import stat
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -35,11 +35,11 @@ from ..errors import (CoreBudgetExceeded, EditRefused, InvalidArgument, MemoryFi
 from . import rootfs
 from .files import atomic_write_bytes
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
-from .placement import Target, locate, require_markdown, write_lock
+from .placement import Target, check_growth, locate, require_markdown, write_lock
 from .tokens import count_tokens, encoding_name
-from .tree import INDEX_NAME, MemoryTree, foreign_dirs, read_memory, resolve_root, scan
+from .tree import INDEX_NAME, MemoryTree, foreign_dirs, printable, read_memory, resolve_root, scan, valid_name
 from .validator import core_budget
-from .viewing import render_file, render_listing, snippet
+from .viewing import match_lines, render_file, render_listing, snippet
 
 __all__ = ["Editor", "EditResult", "COMMANDS", "ARGUMENTS", "index_text"]
 
@@ -202,6 +202,7 @@ class Editor:
     def _make_dirs(self, target: Target, filled: str | None = None) -> list[str]:
         """Create the missing directories above ``target`` and their ``MEMORY.md``, top down."""
         directory = _parent(target.rel)
+        check_growth(self.root, target, directory)
         created = []
         for d in self._missing_indexes(directory, filled=filled):
             if d != ".":
@@ -228,21 +229,28 @@ class Editor:
         return f"{directory}/ still holds {held}, and every memory directory needs its MEMORY.md"
 
     def _foreign_content(self, target: Target) -> list[str]:
-        """Entries below a directory that are not memory (they would be lost or moved by a directory command)."""
+        """Entries below a directory that are not memory (they would be lost or moved by a directory command).
+
+        Listed through descriptors (:func:`~memsearch.memory.rootfs.walk_dirs`): no name from outside the root."""
         found: list[str] = []
-        for base, dirs, files in os.walk(target.path):
-            rel_base = os.path.relpath(base, self.root).replace(os.sep, "/")
-            for name in sorted(dirs + files):
-                rel = f"{rel_base}/{name}"
-                full = Path(base) / name
-                if (name.startswith(".") or full.is_symlink() or rel in self.foreign
-                        or any(full == p or p in full.parents for p in self.protect)
-                        or (name in files and not name.endswith(".md"))):
-                    found.append(rel)
-            dirs[:] = [d for d in dirs if not d.startswith(".") and not (Path(base) / d).is_symlink()]
-            if len(found) >= 3:
-                break
-        return found
+        guarded = tuple(os.path.relpath(p, self.root) for p in self.protect if self.root in p.parents)
+
+        def stray(rel: str, entry: rootfs.Entry) -> bool:
+            return (entry.name.startswith(".") or not valid_name(entry.name) or entry.kind in ("link", "special")
+                    or rel in self.foreign or any(rel == p or rel.startswith(p + "/") for p in guarded)
+                    or (entry.kind == "file" and not entry.name.endswith(".md")))
+
+        root_fd = rootfs.open_root(self.root)
+        try:
+            with closing(rootfs.walk_dirs(root_fd, str(self.root), target.rel.split("/"),
+                                          lambda rel, entry: not stray(rel, entry))) as listings:
+                for listed in listings:
+                    found += [f"{listed.rel}/{e.name}" for e in listed.entries if stray(f"{listed.rel}/{e.name}", e)]
+                    if len(found) >= 3:
+                        break
+        finally:
+            os.close(root_fd)
+        return [printable(rel) for rel in found]
 
     # --- the commands -------------------------------------------------------------------------
     def view(self, path: str, view_range: tuple[int, int] | None = None) -> EditResult:
@@ -251,7 +259,7 @@ class Editor:
         if target.rel == "." or target.path.is_dir():
             if view_range is not None:
                 raise InvalidArgument(f"view_range applies to files, and {target.shown} is a directory: leave it out")
-            return EditResult("view", target.shown, render_listing(target, self.foreign, self.protect))
+            return EditResult("view", target.shown, render_listing(self.root, target, self.foreign, self.protect))
         return EditResult("view", target.shown, render_file(target, self._file(target, "view"), view_range))
 
     def create(self, path: str, file_text: str) -> EditResult:
@@ -279,18 +287,16 @@ class Editor:
             raise InvalidArgument("str_replace: 'old_str' is empty: give the exact text to replace (view the file to copy it)")
         with write_lock(self.root, self.lock_timeout):
             text = self._file(target, "str_replace")
-            starts, at = [], text.find(old_str)
-            while at != -1:
-                starts.append(at)
-                at = text.find(old_str, at + 1)
+            count, exact, starts, lines = match_lines(text, old_str)
             if not starts:
                 raise NoUniqueMatch(f"No replacement was performed: old_str did not appear verbatim in {target.shown}. It must "
                                     "match exactly, spaces and line breaks included: view the file and copy the text")
-            if len(starts) > 1:
-                lines = tuple(text.count("\n", 0, s) + 1 for s in starts)
-                raise NoUniqueMatch(f"No replacement was performed: old_str occurs {len(starts)} times in {target.shown}, in lines "
-                                    f"{', '.join(map(str, lines))}. Include more of the surrounding text so that it occurs once",
-                                    lines=lines)
+            if count > 1:
+                times = f"{count:,} times" if exact else f"at least {count:,} times"
+                first = "" if exact else f" (the first {len(lines)})"
+                raise NoUniqueMatch(f"No replacement was performed: old_str occurs {times} in {target.shown}, in lines "
+                                    f"{', '.join(map(str, lines))}{first}. Include more of the surrounding text so that it "
+                                    "occurs once", lines=tuple(lines))
             new_text = text[: starts[0]] + new_str + text[starts[0] + len(old_str):]
             core = self._check_budget({target.rel: new_text}, target, "str_replace")
             self._write(target.rel, new_text, bom=self._has_bom(target))

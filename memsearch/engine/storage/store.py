@@ -377,6 +377,13 @@ class Store:
         table = self.chunks()
         return table.schema.field("vector").type.list_size if table is not None else None
 
+    def scan_rows(self, columns: Sequence[str], batch_rows: int = 4096) -> Iterable[pa.RecordBatch]:
+        """Every row of the chunks table (``columns`` only), in record batches of at most ``batch_rows``."""
+        table = self.chunks()
+        if table is None:
+            return iter(())
+        return table.search().select(list(columns)).limit(None).to_batches(batch_rows)
+
     def row_count(self) -> int:
         """Chunks stored (0 while there is no table)."""
         table = self.chunks()
