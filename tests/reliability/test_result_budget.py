@@ -53,7 +53,7 @@ def test_a_huge_replacement_answers_within_the_budget(box):
 
 
 def test_a_create_that_makes_many_folders_answers_within_the_budget(box):
-    deep = "/".join(f"folder-number-{i:02d}-of-a-deep-path" for i in range(12))
+    deep = "/".join(f"folder-number-{i:02d}-of-a-rather-deep-path-with-long-folder-names" for i in range(7))
     result = box.call("memory", {"command": "create", "path": f"/memories/{deep}/note.md", "file_text": "# Deep\n"})
     _check(box, result)
     assert result["truncated"] is True
