@@ -15,6 +15,7 @@ formatted into a filter string unescaped.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import warnings
 from dataclasses import dataclass
@@ -225,6 +226,17 @@ class Store:
             elif create:
                 self._files = self.db.create_table(FILES, schema=FILE_SCHEMA)
         return self._files
+
+    def chunks_stamp(self) -> tuple | None:
+        """What changes whenever the chunks table commits a version (its ``_versions`` folder's
+        entries), read with one ``stat``; None when unknown (a remote index, no table yet)."""
+        if self.remote is not None:
+            return None
+        try:
+            st = os.stat(self.path / f"{CHUNKS}.lance" / "_versions")
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size, st.st_nlink)
 
     def refresh(self) -> None:
         """See the latest committed version (another process may have written)."""
