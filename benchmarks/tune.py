@@ -327,7 +327,31 @@ def shaped(stub=fusion.STUB_WEIGHT, floor=fusion.YIELD_FLOOR, latest=fusion.LATE
     return run
 
 
+_COVERAGE = None
+
+
+def wants_coverage(query: str) -> bool:
+    """A question whose answer is spread over sessions: "summarise ... across", "in which order"."""
+    import re
+
+    global _COVERAGE
+    if _COVERAGE is None:
+        _COVERAGE = re.compile(r"\b(?:summari[sz]e|summary|recap|in (?:which|what) order|what order|across (?:our|the|all|my|"
+                               r"these)?\s*(?:chats|sessions|conversations|notes)|over (?:time|the (?:weeks|months)))\b", re.I)
+    return bool(_COVERAGE.search(query))
+
+
+def coverage(cap, depth=10):
+    """For a coverage question (:func:`wants_coverage`) at most ``cap`` chunks of a file in the first ``depth``."""
+    capped = file_cap(cap, depth)
+
+    def run(q, vec, kw, ctx):
+        return capped(q, vec, kw, ctx) if wants_coverage(q.query) else baseline(q, vec, kw, ctx)
+    return run
+
+
 VARIANTS = {"baseline": baseline, "before": before}
+VARIANTS |= {f"coverage-{c}-{d}": coverage(c, d) for c in (1, 2) for d in (10, 20)}
 VARIANTS |= {f"stub-{w}": shaped(stub=w) for w in (1.0, 0.5, 0.0)}
 VARIANTS |= {f"yield-{f}": shaped(floor=f) for f in (0.0, 0.5, 99.0)}
 VARIANTS |= {f"latest-{b}-{f}": shaped(latest=b, latest_floor=f) for b in (0.0, 0.15, 0.3, 0.5) for f in (0.3, 0.5, 0.7)}
