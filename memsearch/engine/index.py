@@ -164,10 +164,12 @@ class MemoryIndex:
             if meta.get(key) != mine[key]:
                 theirs = meta.get("model") if key == "fingerprint" else meta.get(key)
                 ours = mine["model"] if key == "fingerprint" else mine[key]
-                raise IndexMismatch(
+                error = IndexMismatch(
                     f"the index at {self.location} was built with {label} {theirs!r}, not {ours!r}; vectors are never mixed. "
                     f"Fix: `memsearch index {self.root} --rebuild` (or pass the same --model as before)"
                 )
+                error.parameter = key  # "fingerprint": another model (`memsearch index --model` rebuilds for it)
+                raise error
 
     # --- indexing -------------------------------------------------------------------------
     def sync(self, *, only: Sequence[str] | None = None, progress: Progress | None = None,
@@ -184,6 +186,8 @@ class MemoryIndex:
         """
         try:
             with self.lock.writing(timeout=wait):
+                if self._rebuild_pending or self.store.read_meta() is None:  # a model that cannot load (offline)
+                    getattr(self.embedder, "load", lambda: None)()  # fails here: no index dropped, none recorded
                 if self._rebuild_pending:
                     self.store.drop()
                     self._rebuild_pending = False
