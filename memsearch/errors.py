@@ -63,13 +63,14 @@ HINTS: dict[str, dict[str, str]] = {
     "status": {"cli": "see `memsearch status ROOT`",
                "tools": "memory_search finds it once the index catches up; memory_read reads it now"},
     "writable": {"cli": "use ToolBox(root, writable=True) or `memsearch serve ROOT --writable`",
-                 "tools": "whoever runs this harness can enable writing (ToolBox(root, writable=True) or `memsearch serve "
+                 "tools": "whoever runs this harness can enable writing (ToolBox(root, writable=True) or "
+                          "`memsearch serve "
                           "ROOT --writable`); meanwhile use memory_list, memory_read and memory_search"},
 }
 
 
 class Hint:
-    """The next step an error suggests, as data: ``action`` (a key of :data:`HINTS`) and the memory ``path`` it concerns."""
+    """The next step an error suggests, as data: ``action`` (a key of :data:`HINTS`) and the ``path`` it concerns."""
 
     __slots__ = ("action", "path")
 
