@@ -171,6 +171,11 @@ class IndexLocked(MemsearchError):
 class IndexDamaged(IndexMismatch):
     """The index on disk is damaged (files missing, truncated or garbled); it is derived data: rebuild it."""
 
+    def __init__(self, message: str, *, reason: str | None = None, hint: Hint | None = None):
+        super().__init__(message, hint=hint)
+        #: What is wrong, without the fix (what a rebuild logs and reports): the message, or the part of it given.
+        self.reason = reason or message
+
 
 class MemoryUnreadable(MemsearchError, PermissionError):
     """A memory file or directory that exists but cannot be read (permissions, not a regular file)."""
