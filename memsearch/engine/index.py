@@ -160,6 +160,8 @@ class MemoryIndex:
         """
         with self.store.guard(self.root):  # taking the lock itself may fail (full disk, permissions)
             with self.lock.writing(timeout=wait):
+                if self._rebuild_pending or self.store.read_meta() is None:  # a model that cannot load (offline)
+                    getattr(self.embedder, "load", lambda: None)()  # fails here: no index dropped, none recorded
                 if self._rebuild_pending:
                     self.store.drop()
                     self._rebuild_pending = False

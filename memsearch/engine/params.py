@@ -32,7 +32,9 @@ def check_params(meta: dict, mine: dict, location: str, root) -> None:
         if meta.get(key) != mine[key]:
             theirs = meta.get("model") if key == "fingerprint" else meta.get(key)
             ours = mine["model"] if key == "fingerprint" else mine[key]
-            raise IndexMismatch(
+            error = IndexMismatch(
                 f"the index at {location} was built with {label} {theirs!r}, not {ours!r}; vectors are "
                 f"never mixed. Fix: `memsearch index {root} --rebuild` (or pass the same --model as before)"
             )
+            error.parameter = key  # "fingerprint": another model (`memsearch index --model` rebuilds for it)
+            raise error
