@@ -63,13 +63,14 @@ HINTS: dict[str, dict[str, str]] = {
     "status": {"cli": "see `memsearch status ROOT`",
                "tools": "memory_search finds it once the index catches up; memory_read reads it now"},
     "writable": {"cli": "use ToolBox(root, writable=True) or `memsearch serve ROOT --writable`",
-                 "tools": "whoever runs this harness can enable writing (ToolBox(root, writable=True) or `memsearch serve "
+                 "tools": "whoever runs this harness can enable writing (ToolBox(root, writable=True) or "
+                          "`memsearch serve "
                           "ROOT --writable`); meanwhile use memory_list, memory_read and memory_search"},
 }
 
 
 class Hint:
-    """The next step an error suggests, as data: ``action`` (a key of :data:`HINTS`) and the memory ``path`` it concerns."""
+    """The next step an error suggests, as data: ``action`` (a key of :data:`HINTS`) and the ``path`` it concerns."""
 
     __slots__ = ("action", "path")
 
@@ -80,6 +81,16 @@ class Hint:
 
     def render(self, audience: str) -> str:
         return HINTS[self.action].get(audience, HINTS[self.action]["cli"]).format(path=self.path)
+
+    def to_dict(self) -> dict:
+        return {"action": self.action, "path": self.path}
+
+    @classmethod
+    def from_dict(cls, data) -> Hint | None:
+        """The hint ``to_dict`` wrote (e.g. across the daemon's socket), or None for anything else."""
+        if not isinstance(data, dict) or data.get("action") not in HINTS or not isinstance(data.get("path", "."), str):
+            return None
+        return cls(data["action"], data.get("path", "."))
 
     def __repr__(self) -> str:
         return f"Hint({self.action!r}, {self.path!r})"
@@ -96,11 +107,15 @@ class MemsearchError(Exception):
         super().__init__(*args)
         self.hint = hint
 
+    @property
+    def text(self) -> str:
+        """What went wrong, without the hint."""
+        return super().__str__()
+
     def render(self, audience: str | None = None) -> str:
         """The message for ``audience`` (default :attr:`audience`): what went wrong, then the hint in its words."""
-        text = super().__str__()
         hint = getattr(self, "hint", None)
-        return f"{text}: {hint.render(audience or self.audience)}" if hint is not None else text
+        return f"{self.text}: {hint.render(audience or self.audience)}" if hint is not None else self.text
 
     def __str__(self) -> str:
         return self.render()
@@ -155,6 +170,11 @@ class IndexLocked(MemsearchError):
 
 class IndexDamaged(IndexMismatch):
     """The index on disk is damaged (files missing, truncated or garbled); it is derived data: rebuild it."""
+
+    def __init__(self, message: str, *, reason: str | None = None, hint: Hint | None = None):
+        super().__init__(message, hint=hint)
+        #: What is wrong, without the fix (what a rebuild logs and reports): the message, or the part of it given.
+        self.reason = reason or message
 
 
 class MemoryUnreadable(MemsearchError, PermissionError):

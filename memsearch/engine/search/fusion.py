@@ -67,7 +67,27 @@ shown as hit@1 / file R@3 / MRR@10 / share of questions with a MEMORY.md above t
   0.752, test 0.878 / 0.934 / 0.841 / 0.716; after tune 0.899 / 0.948 / 0.870 / 0.750, test 0.877 /
   0.934 / 0.842 / 0.718; by category (all ten) within 0.004 of before on every measure, open-domain
   and multi-hop slightly up (0.647 -> 0.654 / 0.649 -> 0.649 file R@5). LoCoMo's MEMORY.md files
-  name no notes and its questions rarely ask for "the latest" state, so little moves there.
+  name no notes and its questions rarely ask for "the latest" state, so little moves there;
+* the long-chat corpus (benchmarks/longchat.py, tuned on nothing; file R@5 / turn recall@10 hits /
+  turn recall within 6,000 characters / MRR@10): before 0.900 / 0.849 / 0.842 / 0.765, after 0.904 /
+  0.861 / 0.861 / 0.772 (tune users 0.889 -> 0.897 file R@5, 0.824 -> 0.839 within 6,000 chars; held-out
+  0.911 -> 0.911, 0.861 -> 0.883). Without the latest boost 0.898 / 0.861 / 0.856 / 0.764 (its "what is
+  my current X" update questions: MRR 0.613 -> 0.656), with a fixed weight 0.905 / 0.849 / 0.848 / 0.771;
+* cost: the rules add 0.2 ms per query at the median (0.25 -> 0.45 ms for fusion over LoCoMo's dumped
+  candidates, load 11 on 2 cores), against 12-20 ms for a warm hybrid search and 20-25 ms for a bare
+  query encode in the same process.
+
+Measured on the long-chat corpus and not adopted: at most 1 chunk per file in the top 10 for a
+question asking for coverage ("summarise ... across our chats", "in which order"): summary turn
+recall 0.208 -> 0.271, order 0.972 -> 0.958, all 0.861 -> 0.867 (tune 0.839 -> 0.852, held-out 0.883
+-> 0.882); LoCoMo has one such question, so only a corpus built from our own question templates
+supports it; without the gate (every question) turn recall fell to 0.831. A file's second / top-3
+chunk mean (0.2): file R@5 0.904 -> 0.913 / 0.921 (summary 0.562 -> 0.594 / 0.615) but turn recall
+0.861 -> 0.854 / 0.857 and MRR down; adjacent chunks' scores (0.2): 0.920 file R@5, MRR 0.772 -> 0.753;
+Rocchio over the top 3 fused (0.3): 0.906 / 0.856 / 0.861 / 0.773; a fixed weight of 0.5: 0.901 /
+0.856 / 0.853 / 0.754. Summary questions stay the weak spot (turn recall 0.21): they name a topic
+("my vegetable garden") while their evidence is the user's short turns about events, which share no
+word with it and sit in chunks dominated by the assistant's long answers.
 """
 
 from __future__ import annotations
@@ -80,16 +100,15 @@ from ...memory.tree import INDEX_NAME
 from .cjk import cjk_share
 from .query import DateRange, has_identifier, query_dates, wants_latest
 
-__all__ = ["DEFAULT_FUSION", "FUSIONS", "VECTOR_WEIGHT", "RRF_K", "KEYWORD_WEIGHT", "CANDIDATE_FACTOR",
+__all__ = ["FUSIONS", "VECTOR_WEIGHT", "RRF_K", "KEYWORD_WEIGHT", "CANDIDATE_FACTOR",
            "MIN_CANDIDATES", "CJK_VECTOR_WEIGHT", "CJK_QUERY_SHARE", "IDENTIFIER_VECTOR_WEIGHT", "DATE_BOOST",
            "DATE_SLACK_DAYS", "WEAK_KEYWORD_VECTOR_WEIGHT", "FULL_COVERAGE", "EVIDENCE_ROWS",
            "keyword_coverage", "vector_weight", "STUB_WEIGHT", "YIELD_FLOOR", "LATEST_BOOST", "LATEST_FLOOR",
            "LATEST_DECAY", "is_stub", "memory_md_yield", "latest_boost", "reshape", "hybrid", "date_boost", "convex", "rrf", "fuse", "merge_rows"]
 
-#: Default fusion of the keyword and vector rankings in hybrid mode: "convex" or "rrf".
-#: Measured on LoCoMo (benchmarks/README.md): convex beat the best RRF setting on both
-#: file recall and turn recall, and both beat either retriever alone.
-DEFAULT_FUSION = "convex"
+# The default fusion of the keyword and vector rankings in hybrid mode (the ``fusion`` setting) is
+# "convex". Measured on LoCoMo (benchmarks/README.md): convex beat the best RRF setting on both
+# file recall and turn recall, and both beat either retriever alone.
 #: Convex fusion: score = VECTOR_WEIGHT * v + (1 - VECTOR_WEIGHT) * b, where v is the cosine
 #: similarity min-max normalised over the vector candidates and b the BM25 score divided by
 #: the best BM25 score of the query. A candidate one retriever did not return gets 0 there.
@@ -185,10 +204,11 @@ def _analyzer():
     return Analyzer()
 
 
-@lru_cache(maxsize=16384)  # pure; the keyword rows' texts were analysed again at every search (~700 words)
-def _terms(text: str) -> frozenset[str]:
+@lru_cache(maxsize=16384)
+def _terms(text: str) -> frozenset[int]:
+    """The ids of ``text``'s BM25 terms (each distinct word analysed once per process; chunk texts recur)."""
     analyzer = _analyzer()
-    return frozenset(t for t in map(analyzer.term, analyzer.words(text)) if t)
+    return frozenset(t for t in map(analyzer.word_id, analyzer.words(text)) if t >= 0)
 
 
 def keyword_coverage(query: str, keyword: list[dict], rows: int = EVIDENCE_ROWS) -> float:
@@ -305,7 +325,7 @@ def _dir(row: dict) -> str:
     return row.get("dir") or (row["path"].rsplit("/", 1)[0] if "/" in row["path"] else ".")
 
 
-@lru_cache(maxsize=8192)  # pure; 230 calls a search on examples/memory were 17 of 39 ms (load 11)
+@lru_cache(maxsize=16384)
 def _names(text: str, name: str) -> bool:
     """Whether index ``text`` names file or folder ``name`` ("plans.md", "notes", "search-revamp")."""
     stem = name.removesuffix(".md").lower()
@@ -329,9 +349,9 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
             changed = True
             continue
         prefix = "" if _dir(row) == "." else _dir(row) + "/"
-        named = [r["score"] for r in ranked if r["path"].startswith(prefix) and r["path"] != row["path"]
-                 and r["path"].rsplit("/", 1)[-1] != INDEX_NAME
-                 and _names(row.get("text", ""), r["path"][len(prefix):].split("/", 1)[0])]
+        text = row.get("text", "")
+        named = [r["score"] for r in ranked if r["path"].startswith(prefix) and not r["path"].endswith(INDEX_NAME)
+                 and _names(text, r["path"][len(prefix):].split("/", 1)[0])]
         best = max(named, default=0.0)
         if best >= floor * row["score"] and best < row["score"] + 1e-9 and named:
             out.append(dict(row, score=best * (1 - 1e-6)))

@@ -53,11 +53,7 @@ class HitBuilder:
         version; ``stamp`` (:meth:`Store.versions_stamp`, the tables refreshed since it moved) stands
         for the version without asking LanceDB (a round trip through its event loop, ~10 ms a search
         at load 11)."""
-        if stamp is not None:
-            key = (build, stamp)
-        else:
-            table = store.files()
-            key = (build, None if table is None else table.version)
+        key = (build, stamp) if stamp is not None else (build, store.files_version())
         if self._states is None or self._states[0] != key:
             self._states = (key, {p: (s.mtime_ns, s.size) for p, s in store.file_states().items()})
         return self._states[1]
