@@ -356,7 +356,7 @@ def _exact_agreement(index, queries: list[str]) -> float | None:
     from memsearch.engine.search.flat import QUANTIZED_MIN_ROWS
     from memsearch.engine.storage.store import Filter
 
-    copy = index._flat
+    copy = index.searcher._flat
     if copy is None or copy.bits is None or len(copy.rows) < QUANTIZED_MIN_ROWS:
         return None
     shares = []

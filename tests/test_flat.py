@@ -7,25 +7,17 @@ import pyarrow as pa
 
 from memsearch.engine.search import flat
 from memsearch.engine.search.flat import FlatVectors
-from memsearch.engine.storage.store import Filter
-
-COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "date"]
+from memsearch.engine.storage.filter import Filter
 
 
-class FakeTable:
-    """What FlatVectors reads of a LanceDB table: ``to_arrow()`` and ``version``."""
-
-    def __init__(self, vectors: np.ndarray):
-        n = len(vectors)
-        self.version = 1
-        self._data = pa.table({"id": [str(i) for i in range(n)], "path": [f"d{i % 3}/f{i}.md" for i in range(n)],
-                               "dir": [f"d{i % 3}" for i in range(n)], "heading": [""] * n, "start_line": [1] * n,
-                               "end_line": [2] * n, "text": [f"t{i}" for i in range(n)],
-                               "date": ["2024-01-01" if i % 2 else None for i in range(n)],
-                               "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1])})
-
-    def to_arrow(self):
-        return self._data
+def rows(vectors: np.ndarray) -> pa.Table:
+    """What FlatVectors is built from: the hit columns and ``vector`` (as ``Store.read`` gives them)."""
+    n = len(vectors)
+    return pa.table({"id": [str(i) for i in range(n)], "path": [f"d{i % 3}/f{i}.md" for i in range(n)],
+                     "dir": [f"d{i % 3}" for i in range(n)], "heading": [""] * n, "start_line": [1] * n,
+                     "end_line": [2] * n, "text": [f"t{i}" for i in range(n)],
+                     "date": ["2024-01-01" if i % 2 else None for i in range(n)],
+                     "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1])})
 
 
 def _clustered(n: int, d: int = 384, seed: int = 3) -> np.ndarray:
@@ -36,7 +28,7 @@ def _clustered(n: int, d: int = 384, seed: int = 3) -> np.ndarray:
 
 def test_small_tables_are_scanned_exactly():
     vectors = _clustered(500)
-    copy = FlatVectors(FakeTable(vectors), COLUMNS)
+    copy = FlatVectors(rows(vectors), 1)
     assert copy.bits is None
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     query = vectors[7] + 0.1
@@ -48,7 +40,7 @@ def test_small_tables_are_scanned_exactly():
 def test_large_tables_screen_by_sign_bits_and_return_exact_cosines(monkeypatch):
     monkeypatch.setattr(flat, "QUANTIZED_MIN_ROWS", 2000)
     vectors = _clustered(6000)
-    copy = FlatVectors(FakeTable(vectors), COLUMNS)
+    copy = FlatVectors(rows(vectors), 1)
     assert copy.bits is not None and copy.bits.shape == (6, 6000)
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     agree = []
@@ -68,7 +60,7 @@ def test_large_tables_screen_by_sign_bits_and_return_exact_cosines(monkeypatch):
 def test_the_screen_honours_the_filter(monkeypatch):
     monkeypatch.setattr(flat, "QUANTIZED_MIN_ROWS", 1000)
     vectors = _clustered(3000)
-    copy = FlatVectors(FakeTable(vectors), COLUMNS)
+    copy = FlatVectors(rows(vectors), 1)
     hits = copy.search(vectors[4], 20, Filter(scope="d1", since="2023-12-01"))
     assert hits and all(h["dir"] == "d1" and h["date"] for h in hits)
     assert copy.search(vectors[4], 20, Filter(scope="nowhere")) == []
