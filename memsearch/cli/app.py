@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import MemsearchError
+from .options import DbOpt, JsonOpt, LocalOpt, ModelOpt, RootArg
 from .render import ask_daemon as _ask_daemon, emit_json, err, out, print_core, print_error, print_hits, print_listing, print_read
 
 __all__ = ["app", "main"]
@@ -26,9 +27,6 @@ app = typer.Typer(
     help="Search-indexed memory for AI agents (Agent Memory directories of Markdown).",
     pretty_exceptions_enable=False,
 )
-RootArg = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.", show_default=False)
-JsonOpt = typer.Option(False, "--json", help="Print one JSON object instead of a readable report.")
-LocalOpt = typer.Option(False, "--local", help="Work in-process even when a daemon serves this index.")
 
 
 @app.command()
@@ -113,8 +111,6 @@ def read_command(
     print_read(data)
 
 
-DbOpt = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix (default: $MEMSEARCH_DB, else ROOT/.memsearch).")
-ModelOpt = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory.")
 
 
 def _progress_sync(index, show: bool, wait: float):

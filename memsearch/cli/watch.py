@@ -1,9 +1,7 @@
 """CLI commands of the indexing daemon: ``watch``, ``status``, ``stop`` (see :mod:`memsearch.watcher`).
 
 Thin over :mod:`memsearch.service.process` (starting, reporting on and stopping the process).
-Registered on the main app by :func:`register`. This module must not import
-:mod:`memsearch.cli` (``python -m memsearch.cli`` runs that module as ``__main__``), so it
-keeps its own consoles and options. Typed errors propagate to ``memsearch.cli.main``.
+Registered on the main app by :func:`register`. Typed errors propagate to ``memsearch.cli.main``.
 """
 
 from __future__ import annotations
@@ -16,17 +14,12 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from .options import DbOpt, JsonOpt, ModelOpt, RootArg
+from .render import err, out
+
 __all__ = ["register", "daemon_status"]
-
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-RootArg = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.", show_default=False)
-DbOpt = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix (default: $MEMSEARCH_DB, else ROOT/.memsearch).")
-JsonOpt = typer.Option(False, "--json", help="Print one JSON object instead of a readable report.")
 
 #: The daemon's log rotates at this size (keeping LOG_BACKUPS old files).
 LOG_MAX_BYTES = 5_000_000
@@ -53,7 +46,7 @@ def _configure_logging(log_file: Optional[Path]) -> None:
 def watch_command(
     root: Path = RootArg,
     db: Optional[str] = DbOpt,
-    model: Optional[str] = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory."),
+    model: Optional[str] = ModelOpt,
     debounce: Optional[int] = typer.Option(None, "--debounce", metavar="MS", help="Longest wait (ms) to group file events before a sync (default: $MEMSEARCH_DEBOUNCE_MS, else 300)."),
     detach: bool = typer.Option(False, "--detach", help="Run in the background; pid, state and log go next to the index."),
     wait: float = typer.Option(0.0, "--wait", metavar="SECONDS", min=0.0, help="Wait this long for another writer of the index to finish (default: exit at once, naming it)."),
@@ -147,7 +140,7 @@ def stop_command(
     if result.outcome == "not-running":
         out.print(f"no memsearch daemon is running for {base} (index {db_path})")
         if result.stale_pid:
-            out.print(f"  writer.json names process {result.stale_pid}, which does not hold the index lock "
+            out.print(f"  the lock's holder record names process {result.stale_pid}, which does not hold the index lock "
                       "(a record left by a killed daemon; that pid is another process now): not signalled")
         return
     if result.outcome == "not-a-daemon":

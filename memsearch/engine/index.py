@@ -16,10 +16,10 @@ import logging
 import os
 import threading
 import uuid
-from pathlib import Path
 from typing import Sequence
 
 from .. import __version__, settings
+from ..location import IndexLocation
 from .ingest.chunker import ChunkerConfig
 from ..memory.contract import MemoryRef
 from ..memory.document import parse_date
@@ -27,7 +27,7 @@ from .embed.embedder import Embedder, load_embedder
 from ..errors import IndexDamaged, IndexMismatch, InvalidArgument, MemsearchError
 from .storage.damage import check_store, index_error
 from .storage.lock import WriterLock
-from .storage.remote import RemoteDB, RemoteWriterLock, is_remote
+from .storage.remote import RemoteDB, RemoteWriterLock
 from .ingest.sync import IndexReport, Progress, sync_tree
 from .search.flat import FlatVectors
 from .search.bm25 import KeywordCopy
@@ -39,10 +39,9 @@ from .storage.store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, VECTO
 from ..memory.tokens import encoding_name
 from ..memory.tree import resolve_root, safe_path, scan
 
-__all__ = ["MemoryIndex", "Hit", "MemoryRef", "MODES", "FUSIONS", "default_db_path", "DB_ENV"]
+__all__ = ["MemoryIndex", "Hit", "MemoryRef", "MODES", "FUSIONS", "DB_ENV"]
 
 DB_ENV = settings.env_name("db")
-DB_DIRNAME = ".memsearch"
 MODES = ("hybrid", "vector", "keyword")
 
 MAX_K = 1000
@@ -69,19 +68,11 @@ def _multilingual(embedder) -> bool:
     return bool(getattr(getattr(embedder, "spec", None), "multilingual", False))
 
 
-def default_db_path(root: Path) -> Path:
-    """Where the index lives: ``$MEMSEARCH_DB``, else ``ROOT/.memsearch``.
-
-    Inside the root (hidden, so never memory) the index travels and is deleted with its
-    memory and two memory roots can never share one by accident.
-    """
-    return settings.get("db") or root / DB_DIRNAME
-
-
 class MemoryIndex:
     """Search index of one memory root. Collaborators may be injected; defaults are built lazily.
 
-    ``db`` defaults to :func:`default_db_path`; ``model`` to ``MEMSEARCH_MODEL`` or the
+    ``db`` (a ``--db`` value or an :class:`~memsearch.location.IndexLocation`) defaults to
+    ``$MEMSEARCH_DB``, else ``ROOT/.memsearch`` (see :mod:`memsearch.location`); ``model`` to ``MEMSEARCH_MODEL`` or the
     registry default. Opening checks the parameters the index was built with and raises
     :class:`IndexMismatch` (fix: ``memsearch index ROOT --rebuild``) rather than mix vectors.
     """
@@ -103,11 +94,12 @@ class MemoryIndex:
         rebuild: bool = False,
     ):
         self.root = resolve_root(root)
-        db = settings.get("db", db) if db else default_db_path(self.root)
-        #: A remote (``s3://``) index, else None; ``db_path`` is then this machine's state directory for it.
-        self.remote = RemoteDB.parse(db) if is_remote(db) else None
-        self.db_path = self.remote.state_dir() if self.remote else Path(db).expanduser()
-        self.location = self.remote.uri if self.remote else str(self.db_path)  # where the index is, for messages
+        #: Where the index and its files live; ``db_path``: its local directory (for a remote index,
+        #: this machine's state directory for it), ``location``: its address for messages.
+        self.where = IndexLocation.of(self.root, db, resolved=True)
+        self.remote = RemoteDB.parse(self.where.remote) if self.where.remote else None
+        self.db_path = self.where.ensure_state() if self.remote else self.where.state
+        self.location = self.where.label
         self.embedder = embedder or load_embedder(model)
         try:
             self.store = store or Store(self.remote or self.db_path)

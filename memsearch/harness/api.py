@@ -10,12 +10,11 @@ import os
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from .. import settings
 from ..errors import IndexLocked, StorageFull
-from ..memory.tree import resolve_root
+from ..location import IndexLocation
 
 if TYPE_CHECKING:  # the engine loads on the first open, not at import
     from ..engine.index import MemoryIndex
@@ -40,13 +39,8 @@ _OPEN_LOCK = threading.Lock()  # held only around the table's bookkeeping, never
 
 
 def _key(root, db, model) -> tuple:
-    from ..engine.index import default_db_path
-    from ..engine.storage.remote import is_remote
-
-    base = resolve_root(root)
-    db_path = settings.get("db", db) if db else default_db_path(base)
-    db_path = db_path if is_remote(db_path) else Path(db_path).absolute()  # s3://... stays a URI
-    return (base, db_path, settings.get("model", model), settings.get("foreign"), settings.get("fusion"))
+    where = IndexLocation.of(root, db)
+    return (where.root, where.db, settings.get("model", model), settings.get("foreign"), settings.get("fusion"))
 
 
 def _acquire(root, db, model) -> _Entry:
