@@ -11,18 +11,17 @@ spells the index's file names. Two kinds of index:
   ``MEMSEARCH_STATE_DIR`` (default ``$XDG_STATE_HOME/memsearch``) keyed by a hash of the URI.
 
 Beside the index (:attr:`IndexLocation.state`): ``writer.lock`` (the flock), ``writer.json`` (its
-holder), ``daemon.json`` (the daemon's state), ``daemon.pid``, ``daemon.log`` and
-``run/daemon.sock``. A socket path longer than :data:`MAX_SOCKET_PATH` bytes is replaced by
-``$XDG_RUNTIME_DIR/memsearch/<hash>.sock`` or ``<tempdir>/memsearch-<uid>/<hash>.sock``; the
-daemon records the path it bound in ``daemon.json``. Standard library only (and memsearch's
-settings and errors), so the daemon's thin client can use it.
+holder), ``daemon.json`` (the daemon's state), ``daemon.pid``, ``daemon.log``,
+``daemon.start.lock`` (held by an auto-started daemon) and ``run/daemon.sock``. A socket path
+longer than :data:`MAX_SOCKET_PATH` bytes is replaced by ``$XDG_RUNTIME_DIR/memsearch/<hash>.sock``
+or ``<tempdir>/memsearch-<uid>/<hash>.sock``; the daemon records the path it bound in
+``daemon.json``. Standard library only (and memsearch's settings, errors and memory-root
+check), so the daemon's thin client can use it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -47,6 +46,7 @@ HOLDER_FILE = "writer.json"
 STATE_FILE = "daemon.json"
 PID_FILE = "daemon.pid"
 LOG_FILE = "daemon.log"
+START_FILE = "daemon.start.lock"
 SOCKET_DIR = "run"
 SOCKET_NAME = "daemon.sock"
 #: Longest socket path used as is; ``sun_path`` holds 108 bytes with the final NUL (Linux), 104 on BSDs.
@@ -82,7 +82,8 @@ def parse_remote(uri: str) -> RemoteAddress:
 
 
 def state_root() -> Path:
-    """Where this machine keeps the state of remote indexes: ``MEMSEARCH_STATE_DIR``, else ``$XDG_STATE_HOME/memsearch``."""
+    """Where this machine keeps the state of remote indexes: ``MEMSEARCH_STATE_DIR``, else
+    ``$XDG_STATE_HOME/memsearch``."""
     configured = settings.get("state_dir")
     if configured:
         return Path(configured)
@@ -90,7 +91,15 @@ def state_root() -> Path:
     return Path(base) / "memsearch"
 
 
+def _digest(data: bytes, length: int) -> str:
+    import hashlib  # here, not at import: it loads OpenSSL (tens of ms); a call the daemon answers never needs it
+
+    return hashlib.sha256(data).hexdigest()[:length]
+
+
 def _short_bases() -> list[Path]:
+    import tempfile  # only for a socket path too long to sit beside the index
+
     bases = []
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
@@ -127,8 +136,8 @@ class IndexLocation:
             return cls(base, Path(os.path.abspath(base / DB_DIRNAME)))
         if is_remote(target):
             address = parse_remote(target)
-            digest = hashlib.sha256(address.uri.encode()).hexdigest()[:16]
-            return cls(base, Path(os.path.abspath(state_root() / "remote" / digest)), address.uri)
+            return cls(base, Path(os.path.abspath(state_root() / "remote" / _digest(address.uri.encode(), 16))),
+                       address.uri)
         return cls(base, Path(os.path.abspath(Path(target).expanduser())))
 
     @classmethod
@@ -189,6 +198,11 @@ class IndexLocation:
         return self.state / LOG_FILE
 
     @property
+    def start_file(self) -> Path:
+        """Held (``flock``) by the client starting a daemon and then by the daemon it started."""
+        return self.state / START_FILE
+
+    @property
     def socket(self) -> Path:
         """Where the daemon of this index listens (see the module docstring for long paths)."""
         return socket_path(self.state)
@@ -204,6 +218,6 @@ def socket_path(state: str | os.PathLike[str]) -> Path:
     near = state / SOCKET_DIR / SOCKET_NAME
     if len(os.fsencode(near)) <= MAX_SOCKET_PATH:
         return near
-    name = hashlib.sha256(os.fsencode(state)).hexdigest()[:24] + ".sock"
+    name = _digest(os.fsencode(state), 24) + ".sock"
     bases = _short_bases()
     return next((base / name for base in bases if len(os.fsencode(base / name)) <= MAX_SOCKET_PATH), bases[-1] / name)

@@ -357,11 +357,13 @@ def test_cli_answered_by_the_daemon_imports_neither_typer_nor_the_engine(served)
 def test_fast_path_leaves_everything_unusual_to_the_full_cli():
     from memsearch.cli.fast import parse
 
-    assert parse(["search", "r", "q", "-k3", "--json", "--mode=keyword"]) == (
-        "search", {"root": "r", "query": "q"}, {"-k": "3", "--mode": "keyword"}, {"--json"})
-    assert parse(["search", "r", "--", "-dash"]) == ("search", {"root": "r", "query": "-dash"}, {}, set())
-    assert parse(["ls", "r"]) == ("ls", {"root": "r", "directory": "."}, {}, set())
-    for argv in (["search", "r", "q", "--help"], ["search", "r", "--queries", "f"], ["search", "r", "q", "--local"],
+    command, values = parse(["search", "r", "q", "-k3", "--json", "--mode=keyword"])
+    assert command == "search" and values["root"] == "r" and values["query"] == "q"
+    assert values["k"] == 3 and values["mode"] == "keyword" and values["as_json"] is True and values["scope"] is None
+    assert parse(["search", "r", "--", "-dash"])[1]["query"] == "-dash"
+    assert parse(["ls", "r"]) == ("ls", {"root": "r", "directory": ".", "db": None, "as_json": False, "local": False,
+                                         "no_daemon": False})
+    for argv in (["search", "r", "q", "--help"], ["search", "r", "q", "--json=1"], ["search", "r", "q", "-kx"], ["search", "r", "--queries", "f"], ["search", "r", "q", "--local"],
                  ["search", "r", "q", "-k", "0"], ["search", "r", "q", "-k", "x"], ["search", "r"], ["read", "r"],
                  ["search", "r", "q", "extra"], ["search", "r", "q", "--scope"], ["core", "r", "--jsn"], ["index", "r"], []):
         assert parse(argv) is None, argv

@@ -50,6 +50,7 @@ def watch_command(
     debounce: Optional[int] = typer.Option(None, "--debounce", metavar="MS", help="Longest wait (ms) to group file events before a sync (default: $MEMSEARCH_DEBOUNCE_MS, else 300)."),
     detach: bool = typer.Option(False, "--detach", help="Run in the background; pid, state and log go next to the index."),
     wait: float = typer.Option(0.0, "--wait", metavar="SECONDS", min=0.0, help="Wait this long for another writer of the index to finish (default: exit at once, naming it)."),
+    idle_exit: Optional[int] = typer.Option(None, "--idle-exit", metavar="SECONDS", min=0, help="Exit after this many seconds without a client request (default: never; an auto-started daemon: $MEMSEARCH_IDLE_EXIT)."),
     log_file: Optional[Path] = typer.Option(None, "--log-file", hidden=True),
 ) -> None:
     """Keep the index fresh: catch up on changes, then follow file events until Ctrl-C or `memsearch stop`."""
@@ -57,17 +58,18 @@ def watch_command(
 
     resolve_debounce(debounce)  # a bad value fails here, not in the background
     if detach:
-        _detach(root, db, model, debounce, wait)
+        _detach(root, db, model, debounce, wait, idle_exit)
         return
     _configure_logging(log_file)
-    code = serve(root, db=db, model=model, debounce=debounce, lock_timeout=wait, listen=True)
+    code = serve(root, db=db, model=model, debounce=debounce, lock_timeout=wait, listen=True, idle_exit=idle_exit)
     raise typer.Exit(code)
 
 
-def _detach(root: Path, db: Optional[str], model: Optional[str], debounce: Optional[int], wait: float) -> None:
+def _detach(root: Path, db: Optional[str], model: Optional[str], debounce: Optional[int], wait: float,
+            idle_exit: Optional[int]) -> None:
     from ..service.process import START_TIMEOUT_S, detach
 
-    started = detach(root, db, model, debounce, wait)
+    started = detach(root, db, model, debounce, wait, idle_exit=idle_exit)
     base, db_path, log_path = (escape(str(p)) for p in (started.root, started.db, started.log))
     if started.already:
         serving = f", serving on {escape(started.socket)}" if started.serving else " (not answering on its socket yet)"

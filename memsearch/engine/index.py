@@ -22,7 +22,6 @@ from .. import __version__, settings
 from ..location import IndexLocation
 from .ingest.chunker import ChunkerConfig
 from ..memory.contract import MemoryRef
-from ..memory.document import parse_date
 from .embed.embedder import Embedder, load_embedder
 from ..errors import IndexDamaged, IndexMismatch, InvalidArgument, MemsearchError
 from .storage.damage import check_store, index_error
@@ -32,19 +31,17 @@ from .ingest.sync import IndexReport, Progress, sync_tree
 from .search.flat import FlatVectors
 from .search.bm25 import KeywordCopy
 from .search.hits import Hit, HitBuilder
+from .search.args import MODES, SearchArgs, check_search
 from .search.query import clean_text
 from .search.cjk import keyword_text
 from .search.fusion import CANDIDATE_FACTOR, FUSIONS, MIN_CANDIDATES, hybrid, merge_rows
 from .storage.store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, VECTOR_INDEX_MIN_ROWS, Filter, Store
 from ..memory.tokens import encoding_name
-from ..memory.tree import resolve_root, safe_path, scan
+from ..memory.tree import resolve_root, scan
 
 __all__ = ["MemoryIndex", "Hit", "MemoryRef", "MODES", "FUSIONS", "DB_ENV"]
 
 DB_ENV = settings.env_name("db")
-MODES = ("hybrid", "vector", "keyword")
-
-MAX_K = 1000
 #: Keyword scores equal to this many decimals count as a tie (float32 sums in a different order
 #: differ in the last bits), broken by path and line.
 KEYWORD_SCORE_DECIMALS = 6
@@ -327,27 +324,12 @@ class MemoryIndex:
         self.close()
 
     # --- search ---------------------------------------------------------------------------
-    def _filter(self, scope: str | None, since, until) -> Filter:
-        rel = None
-        if scope not in (None, "", "."):
-            _, rel = safe_path(self.root, str(scope).strip().rstrip("/"))
-            rel = None if rel == "." else rel
-        since_s, until_s = parse_date(since, "since"), parse_date(until, "until")
-        if since_s and until_s and since_s > until_s:
-            raise InvalidArgument(f"since {since_s} is after until {until_s}: swap them")
-        return Filter(scope=rel, since=since_s, until=until_s)
-
-    def search(self, query: str, k: int = 10, scope: str | None = None, mode: str = "hybrid",
+    def search(self, query: str | SearchArgs, k: int = 10, scope: str | None = None, mode: str = "hybrid",
                since=None, until=None) -> list[Hit]:
-        """Ranked hits for ``query``; see the module docstring for the modes and fusion."""
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidArgument("the query is empty: give some words to search for")
-        query = clean_text(query)
-        if mode not in MODES:
-            raise InvalidArgument(f"unknown search mode {mode!r}: choose one of {', '.join(MODES)}")
-        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
-            raise InvalidArgument(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
-        flt = self._filter(scope, since, until)
+        """Ranked hits for ``query`` (or an already checked :class:`SearchArgs`); see the module docstring."""
+        args = query if isinstance(query, SearchArgs) else check_search(self.root, query, k, scope, mode, since, until)
+        query, k, mode = clean_text(args.query), args.k, args.mode
+        flt = Filter(scope=args.scope, since=args.since, until=args.until)
         try:
             return self._search(query, k, mode, flt)
         except (OSError, RuntimeError, ValueError) as exc:

@@ -88,7 +88,7 @@ class Daemon:
 
     def __init__(self, root, *, db=None, model=None, debounce=None, index=None, foreign=None,
                  include_core=None, stop_event=None, lock_timeout: float | None = 0.0,
-                 compact: bool = True, state_file: bool = True, listen: bool = False):
+                 compact: bool = True, state_file: bool = True, listen: bool = False, idle_exit: float | None = None):
         if index is None:
             from ..engine.index import MemoryIndex
 
@@ -130,6 +130,10 @@ class Daemon:
         self._syncs_since_compact = 0
         self._last_compact = time.monotonic()
         self._vector_build: threading.Thread | None = None
+        #: Seconds without a client request after which the daemon stops (None or 0: never).
+        self.idle_exit = idle_exit or None
+        self._idle = False
+        self._requests_seen, self._last_request = 0, time.monotonic()
 
     # --- life cycle ---------------------------------------------------------------------
     def start(self) -> "Daemon":
@@ -219,7 +223,18 @@ class Daemon:
             self._set(state="failed", error=f"{type(exc).__name__}: {str(exc)[:300]}", force=True)
 
     def stopping(self) -> bool:
-        return self._closing or bool(self.stop_event is not None and self.stop_event.is_set())
+        return self._closing or self._idle or bool(self.stop_event is not None and self.stop_event.is_set())
+
+    def _check_idle(self, now: float) -> None:
+        """Stop once no client asked anything for ``idle_exit`` seconds (an auto-started daemon)."""
+        if not self.idle_exit or self.server is None:
+            return
+        requests = self.server.requests
+        if requests != self._requests_seen:
+            self._requests_seen, self._last_request = requests, now
+        elif now - self._last_request >= self.idle_exit:
+            logger.info("no request for %.0f s (idle exit): stopping", now - self._last_request)
+            self._idle = True
 
     # --- work ---------------------------------------------------------------------------
     def plan(self, changes: Iterable[tuple[watchfiles.Change, str]]) -> tuple[set[str], bool]:
@@ -253,6 +268,8 @@ class Daemon:
             building = self._vector_build is not None and self._vector_build.is_alive()
             if self.compact and not building and not self.stopping() and self._compaction_due(time.monotonic()):
                 self.compact_now()
+            if not building and not changes:
+                self._check_idle(time.monotonic())
             return report
 
     def _catch_up(self) -> IndexReport | None:

@@ -35,7 +35,8 @@ def holder_text(holder: dict) -> str:
 
 
 def verified_holder(where: IndexLocation | str | os.PathLike[str], platform: Platform | None = None) -> dict | None:
-    """The writer lock's holder record (as :func:`memsearch.engine.storage.lock.lock_holder`), if its pid really holds the lock.
+    """The writer lock's holder record (as :func:`memsearch.engine.storage.lock.lock_holder`), if its pid
+    really holds the lock.
 
     ``where``: the index's location (or its local directory). A record naming a dead pid, or a
     live pid that does not hold the lock (pid reuse after a ``kill -9``), reads as None; how the
@@ -77,7 +78,7 @@ class Started:
 
 
 def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
-           start_timeout: float = START_TIMEOUT_S) -> Started:
+           start_timeout: float = START_TIMEOUT_S, idle_exit: int | None = None) -> Started:
     """Start ``memsearch watch`` in the background, or report the daemon already keeping the index.
 
     Idempotent: a daemon (``watch``) already holding the index gives ``already=True``. Another
@@ -101,6 +102,8 @@ def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
         cmd += ["--model", model]
     if debounce is not None:
         cmd += ["--debounce", str(debounce)]
+    if idle_exit:
+        cmd += ["--idle-exit", str(idle_exit)]
     offset = log_path.stat().st_size if log_path.exists() else 0
     with open(log_path, "ab") as log:  # output before logging is set up (and crashes) land here too
         try:
@@ -123,7 +126,8 @@ def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
                 log.seek(offset)
                 lines = [ln for ln in log.read().decode("utf-8", "replace").splitlines() if ln.strip()]
             last = next((ln for ln in reversed(lines) if "error" in ln.lower()), lines[-1] if lines else "no output")
-            raise DaemonFailed(f"the daemon exited at start (status {code}): {last.removeprefix('error: ')} (log: {log_path})")
+            raise DaemonFailed(f"the daemon exited at start (status {code}): {last.removeprefix('error: ')} "
+                               f"(log: {log_path})")
         if time.monotonic() > deadline:
             return Started(pid=proc.pid, root=base, db=db_path, log=log_path, reported=False)
         time.sleep(0.1)

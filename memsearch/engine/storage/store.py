@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import IndexDamaged
+from ...location import META_FILE
 from ...memory.files import atomic_write_json
 
 __all__ = ["Store", "FileState", "Filter", "sql_str", "scope_filter", "CHUNKS", "FILES", "FORMAT_VERSION",
@@ -33,7 +34,6 @@ __all__ = ["Store", "FileState", "Filter", "sql_str", "scope_filter", "CHUNKS", 
 
 CHUNKS = "chunks"
 FILES = "files"
-META_FILE = "index.json"
 #: Bumped when the table layout changes; an older index must be rebuilt.
 #: 2: the full-text index stores term positions (phrase queries such as ``"hello world"``).
 #: 3: ``search_text`` holds CJK runs as unigrams + bigrams (memsearch.engine.search.cjk).
