@@ -1,5 +1,5 @@
 """The benchmark entry point: ``python -m benchmarks [quality|speed|all] ...`` (also ``python -m
-benchmarks.run`` and ``memsearch bench``). Writes ``results.json``, ``report.md`` and PNG plots to ``--out``.
+benchmarks.run``, ``make bench``). Writes ``results.json``, ``report.md`` and PNG plots to ``--out``.
 
 The standard set (``make bench``): quality on ``examples``, ``locomo``, ``locomo-merged`` and ``cjk``
 (with the installed peers), speed and synthetic quality at 1,000 and 10,000 chunks, and

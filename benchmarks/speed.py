@@ -37,7 +37,7 @@ QUALITY_QUESTIONS = 200
 def _embed_texts(index) -> list[str]:
     """Exactly the texts the indexer embeds for the index's tree (context header + chunk text)."""
     from memsearch import scan
-    from memsearch.engine.ingest.sync import embedded_texts
+    from memsearch.engine.ingest.batches import embedded_texts
 
     texts = []
     for rel in scan(index.root).external_files:

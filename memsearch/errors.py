@@ -37,6 +37,7 @@ __all__ = [
     "DaemonUnavailable",
     "DaemonFailed",
     "SyncDeferred",
+    "ClientConfigError",
 ]
 
 
@@ -187,3 +188,7 @@ class DaemonFailed(MemsearchError):
 
 class SyncDeferred(MemsearchError):
     """The daemon could not index a write now (stopping, or a failed sync it retries); it indexes it later."""
+
+
+class ClientConfigError(MemsearchError):
+    """An agent client's configuration file (MCP servers, Claude Code settings) that memsearch cannot update."""

@@ -100,3 +100,14 @@ def test_without_fcntl_the_index_is_a_typed_error_and_the_cli_says_so_in_one_lin
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and "needs a POSIX system" in done.stderr and "WSL" in done.stderr
+
+
+def test_models_toml_has_one_source_at_the_top_of_the_repository():
+    """The registry is the repository's top-level models.toml; the package reads it through a link, and the
+    wheel ships its content (.ci/dist-check compares the bytes)."""
+    from memsearch.engine.embed import models
+
+    top = REPO / "models.toml"
+    assert top.is_file() and not top.is_symlink()
+    assert models.REGISTRY_PATH.is_symlink() and models.REGISTRY_PATH.resolve() == top.resolve()
+    assert models.registry()[0] == "all-MiniLM-L6-v2"

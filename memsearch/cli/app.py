@@ -299,16 +299,16 @@ def models_command(as_json: bool = JsonOpt) -> None:
     out.print(table)
 
 
-# Commands that live in their own modules (daemon, MCP server, benchmarks).
+# Commands that live in their own modules (daemon, MCP server, edit, agent clients).
 from .serve import register as _register_serve  # noqa: E402
 from .watch import register as _register_watch  # noqa: E402
-from .bench import register as _register_bench  # noqa: E402
 from .edit import register as _register_edit  # noqa: E402
+from .integrations import register as _register_integrations  # noqa: E402
 
 _register_serve(app)
 _register_watch(app)
-_register_bench(app)
 _register_edit(app)
+_register_integrations(app)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,7 @@ from ..errors import IndexDamaged, IndexMismatch, InvalidArgument, MemsearchErro
 from .storage.damage import check_store, index_error
 from .storage.lock import WriterLock
 from .storage.remote import RemoteDB, RemoteWriterLock
-from .ingest.sync import IndexReport, Progress, sync_tree
+from .ingest.sync import IndexReport, Progress, Sync
 from .search.flat import FlatVectors
 from .search.bm25 import KeywordCopy
 from .search.hits import Hit, HitBuilder
@@ -236,8 +236,8 @@ class MemoryIndex:
         if self.store.read_meta() is None:  # a new build: record the parameters before the first write
             self._build = uuid.uuid4().hex
             self._write_meta()
-        report = sync_tree(tree, self.store, self.embedder, files=wanted, config=self.chunker,
-                           encoding=self.encoding, only=only, progress=progress)
+        report = Sync(tree, self.store, self.embedder, config=self.chunker, encoding=self.encoding,
+                      progress=progress).run(wanted, only)
         if not self._indexes_checked:  # once per process: repairs a build killed mid-way
             self.store.ensure_indexes()
             self._indexes_checked = True

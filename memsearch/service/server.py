@@ -89,7 +89,8 @@ class Server:
     """Answer protocol requests for ``index``'s root on its socket; ``start()`` then ``close()``.
 
     ``index``: the reader index searches run on. ``status``: a callable giving the daemon's
-    state for the ``status`` method. ``path``: the socket (default :func:`protocol.socket_path`).
+    state for the ``status`` method. ``path``: the socket (default: the index location's
+    :attr:`~memsearch.location.IndexLocation.socket`).
     The caller holds the index's writer lock, so no other daemon of the index is alive and a
     socket file left at ``path`` is stale.
     """

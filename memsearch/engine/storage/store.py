@@ -372,6 +372,16 @@ class Store:
             if table is not None:
                 table.optimize(cleanup_older_than=keep)
 
+    def dimension(self) -> int | None:
+        """The vector width of the chunks table, None while there is no table."""
+        table = self.chunks()
+        return table.schema.field("vector").type.list_size if table is not None else None
+
+    def row_count(self) -> int:
+        """Chunks stored (0 while there is no table)."""
+        table = self.chunks()
+        return table.count_rows() if table is not None else 0
+
     def version(self) -> int:
         table = self.chunks()
         return table.version if table is not None else 0
