@@ -126,6 +126,7 @@ def test_bm25s_peer_windows_cover_every_line_once():
 
 
 # --- the command and a smoke run ----------------------------------------------------------------
+@pytest.mark.slow
 def test_bench_smoke_run_writes_json_markdown_and_plots(tmp_path, monkeypatch):
     """Tiny synthetic corpus + examples with the hashing stand-in: every output is written."""
     pytest.importorskip("matplotlib")

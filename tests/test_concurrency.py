@@ -193,6 +193,7 @@ def test_rebuild_drops_inside_the_sync_under_one_hold_and_honours_wait(make_tree
     assert seen == [(True, True)] and report.files_added == 3
 
 
+@pytest.mark.slow
 def test_cli_rebuild_waits_for_the_other_writer(examples_copy, tmp_path):
     db = tmp_path / "db"
     holder = _holder(db, seconds=3)
@@ -220,6 +221,7 @@ def _rebuild_in_another_process(root, db, name: str, extra: dict[str, str] | Non
     subprocess.run([sys.executable, "-c", script], check=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_reader_follows_a_rebuild_by_another_process(make_tree, tmp_path):
     root = make_tree(TREE)
     db = tmp_path / "db"

@@ -171,6 +171,7 @@ def test_empty_index_searches_cleanly(make_tree, tmp_path):
 
 # --- the real model, end to end ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_real_model_examples_quality(examples_copy, real_embedder, tmp_path):
     """The bundled query set: most questions find an expected file in the first 5 hits."""
     from tests.conftest import REPO
@@ -187,6 +188,7 @@ def test_real_model_examples_quality(examples_copy, real_embedder, tmp_path):
     assert found / len(fixture["queries"]) >= 0.8, found
 
 
+@pytest.mark.slow
 def test_real_model_incremental_and_nested(examples_copy, real_embedder, tmp_path):
     index = MemoryIndex(examples_copy, db=tmp_path / "db", embedder=real_embedder)
     index.sync()
@@ -203,6 +205,7 @@ def test_real_model_incremental_and_nested(examples_copy, real_embedder, tmp_pat
     assert nested and all(h.memory_md.path == "projects/atlas/MEMORY.md" for h in nested)
 
 
+@pytest.mark.slow
 def test_real_cli_index_search_no_network(examples_copy, tmp_path):
     """`memsearch index` and `search --json` in a fresh process with every socket refused."""
     script = textwrap.dedent("""

@@ -367,6 +367,7 @@ def test_budget_is_checked():
 
 
 # --- search (real model) ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_search_hits_carry_path_lines_heading_snippet_date_and_nearest_memory_md(box, root):
     result = box.call("memory_search", {"query": "ClickHouse materialized view for the latest grid values", "k": 4})
     hits = result["hits"]
@@ -383,6 +384,7 @@ def test_search_hits_carry_path_lines_heading_snippet_date_and_nearest_memory_md
         assert hit["memory_md"]["path"] == f"{folder}/MEMORY.md"
 
 
+@pytest.mark.slow
 def test_search_scope_dates_and_modes(box):
     people = box.call("memory_search", {"query": "who prefers async written updates", "scope": "people", "k": 5})
     assert people["hits"] and all(h["path"].startswith("people/") for h in people["hits"])

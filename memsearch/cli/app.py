@@ -175,6 +175,9 @@ def index_command(
         err.print(f"[yellow]warning:[/yellow] {escape(report.repaired)}: the index was rebuilt from the Markdown")
     for path in report.too_large:
         err.print(f"[yellow]warning:[/yellow] {escape(path)} is over the size limit (MEMSEARCH_MAX_FILE_MB): not indexed")
+    for path in report.bad_names:
+        err.print(f"[yellow]warning:[/yellow] {escape(path)}: the name is not valid UTF-8, so it is not memory (not "
+                  "indexed): rename it")
     built = _progress_vector_index(index, show=not as_json and err.is_terminal, wait=wait)
     if as_json:
         emit_json(report.to_dict() | {"db": index.location, "vector_index_built": built})

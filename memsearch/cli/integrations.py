@@ -17,6 +17,10 @@ from .options import DbOpt
 
 __all__ = ["register"]
 
+DB_HELP = "Index directory, or s3://bucket/prefix (default ROOT/.memsearch)."
+INSTALL_HELP = "Write it where the client reads it, after showing the change."
+PROJECT_HELP = "claude-code, cursor: the project folder (default: here for claude-code, the user's file for cursor)."
+
 
 def _confirm_and_apply(changes, yes: bool) -> None:
     from ..harness.clients import apply
@@ -46,10 +50,14 @@ def register(app: typer.Typer) -> None:
         root: Path = typer.Argument(..., help="The memory root the server serves."),
         client: str = typer.Option(..., "--client", help="claude-desktop, claude-code, codex or cursor."),
         writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool, which writes memory."),
+<<<<<<< HEAD
         db: Optional[str] = DbOpt,
+=======
+        db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+>>>>>>> main
         name: str = typer.Option("memsearch", "--name", help="The server's name in the client's configuration."),
-        install: bool = typer.Option(False, "--install", help="Write the configuration where the client reads it, after showing the change."),
-        project: Optional[Path] = typer.Option(None, "--project", help="claude-code, cursor: the project folder (default: here for claude-code, the user's file for cursor)."),
+        install: bool = typer.Option(False, "--install", help=INSTALL_HELP),
+        project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
         yes: bool = typer.Option(False, "--yes", help="With --install: write without asking."),
     ) -> None:
         """Print an MCP client's configuration for ROOT with absolute paths; --install writes it for the client."""
@@ -67,10 +75,14 @@ def register(app: typer.Typer) -> None:
     @group.command("install")
     def claude_code_install(
         root: Path = typer.Argument(..., help="The memory root."),
-        project: Path = typer.Option(Path("."), "--project", help="The project whose .claude/settings.json and .mcp.json get memsearch."),
-        plugin: Optional[Path] = typer.Option(None, "--plugin", help="Write a Claude Code plugin folder here instead of into a project."),
+        project: Path = typer.Option(Path("."), "--project", help="The project: .claude/settings.json, .mcp.json."),
+        plugin: Optional[Path] = typer.Option(None, "--plugin", help="Write a plugin folder instead."),
         writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool, which writes memory."),
+<<<<<<< HEAD
         db: Optional[str] = DbOpt,
+=======
+        db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+>>>>>>> main
         yes: bool = typer.Option(False, "--yes", help="Write without asking."),
     ) -> None:
         """Add memsearch's hooks (core memory at session start, memory for each prompt) and MCP server."""

@@ -1,4 +1,4 @@
-"""memsearch as function tools of the OpenAI Agents SDK (``openai-agents``): ``Agent(tools=memory_function_tools(root))``.
+"""memsearch as function tools of the OpenAI Agents SDK: ``Agent(tools=memory_function_tools(root))``.
 
 The tools are memsearch's own (``memory_search``, ``memory_read``, ``memory_list``, ``memory_core``, and with
 ``writable`` the ``memory`` tool), with their published JSON Schemas; each result is JSON text, and a bad call

@@ -1,9 +1,11 @@
 """Claude Code integration: the memsearch hooks and MCP server written into a project (or a plugin folder).
 
 Formats as Claude Code documents them: hooks in the project's ``.claude/settings.json``
-(https://code.claude.com/docs/en/hooks: ``{"hooks": {EVENT: [{"hooks": [{"type": "command", "command", "timeout"}]}]}}``),
-the MCP server in the project's ``.mcp.json`` (https://code.claude.com/docs/en/mcp), and a plugin as a folder with
-``.claude-plugin/plugin.json``, ``hooks/hooks.json`` and ``.mcp.json`` (https://code.claude.com/docs/en/plugins-reference).
+(https://code.claude.com/docs/en/hooks:
+``{"hooks": {EVENT: [{"hooks": [{"type": "command", "command", "timeout"}]}]}}``), the MCP server in the
+project's ``.mcp.json`` (https://code.claude.com/docs/en/mcp), and a plugin as a folder with
+``.claude-plugin/plugin.json``, ``hooks/hooks.json`` and ``.mcp.json``
+(https://code.claude.com/docs/en/plugins-reference).
 Every command names the memsearch installation and the memory root by absolute path.
 """
 

@@ -1,4 +1,4 @@
-"""MCP client configurations (Claude Desktop, Claude Code, Codex, Cursor) with absolute paths, and where each client reads them.
+"""MCP client configurations (Claude Desktop, Claude Code, Codex, Cursor) with absolute paths, and their files.
 
 A client started from a desktop has no virtual environment on its ``PATH``, so the configuration names the
 ``memsearch`` executable and the memory root by absolute path. Formats and locations, as each client documents them:
@@ -61,7 +61,8 @@ class ConfigChange:
 
     def diff(self) -> str:
         """A unified diff of the change, for the user to read before it is written."""
-        lines = difflib.unified_diff((self.before or "").splitlines(keepends=True), self.after.splitlines(keepends=True),
+        before = (self.before or "").splitlines(keepends=True)
+        lines = difflib.unified_diff(before, self.after.splitlines(keepends=True),
                                      fromfile=str(self.path) if self.before is not None else "/dev/null",
                                      tofile=str(self.path))
         return "".join(lines)

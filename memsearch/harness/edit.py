@@ -65,7 +65,7 @@ class IndexSync:
             result["chunks_embedded"] = embedded
         if not synced:
             result["note"] = (f"the index did not show this write within {self.timeout:g} s; the daemon indexes it "
-                              "when it catches up (see `memsearch status ROOT`)")
+                              "when it catches up; memory_read and `memsearch status` see the file now")
         return result
 
     def _sync(self, index, wanted: list[str]) -> tuple[bool, str, int | None]:

@@ -95,8 +95,10 @@ def _render_hit(hit: dict) -> str:
     where = f"{hit['path']}:{hit['start_line']}-{hit['end_line']}"
     heading = f" ({hit['heading']})" if hit.get("heading") else ""
     memory_md = hit.get("memory_md") or {}
-    pointer = f"\n  folder index: {memory_md['path']}" + (f" ({memory_md['title']})" if memory_md.get("title") else "") \
-        if memory_md.get("path") else ""
+    pointer = ""
+    if memory_md.get("path"):
+        title = f" ({memory_md['title']})" if memory_md.get("title") else ""
+        pointer = f"\n  folder index: {memory_md['path']}{title}"
     text = " ".join(str(hit.get("text", "")).split())
     return f"- {where}{heading}: {text}{pointer}"
 

@@ -26,7 +26,7 @@ import re
 import secrets
 import shutil
 import stat
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -37,7 +37,7 @@ from .files import atomic_write_bytes
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .placement import Target, locate, require_markdown, write_lock
 from .tokens import count_tokens, encoding_name
-from .tree import INDEX_NAME, MemoryTree, foreign_dirs, read_memory, resolve_root, scan
+from .tree import INDEX_NAME, MemoryTree, foreign_dirs, printable, read_memory, resolve_root, scan, valid_name
 from .validator import core_budget
 from .viewing import render_file, render_listing, snippet
 
@@ -228,21 +228,28 @@ class Editor:
         return f"{directory}/ still holds {held}, and every memory directory needs its MEMORY.md"
 
     def _foreign_content(self, target: Target) -> list[str]:
-        """Entries below a directory that are not memory (they would be lost or moved by a directory command)."""
+        """Entries below a directory that are not memory (they would be lost or moved by a directory command).
+
+        Listed through descriptors (:func:`~memsearch.memory.rootfs.walk_dirs`): no name from outside the root."""
         found: list[str] = []
-        for base, dirs, files in os.walk(target.path):
-            rel_base = os.path.relpath(base, self.root).replace(os.sep, "/")
-            for name in sorted(dirs + files):
-                rel = f"{rel_base}/{name}"
-                full = Path(base) / name
-                if (name.startswith(".") or full.is_symlink() or rel in self.foreign
-                        or any(full == p or p in full.parents for p in self.protect)
-                        or (name in files and not name.endswith(".md"))):
-                    found.append(rel)
-            dirs[:] = [d for d in dirs if not d.startswith(".") and not (Path(base) / d).is_symlink()]
-            if len(found) >= 3:
-                break
-        return found
+        guarded = tuple(os.path.relpath(p, self.root) for p in self.protect if self.root in p.parents)
+
+        def stray(rel: str, entry: rootfs.Entry) -> bool:
+            return (entry.name.startswith(".") or not valid_name(entry.name) or entry.kind in ("link", "special")
+                    or rel in self.foreign or any(rel == p or rel.startswith(p + "/") for p in guarded)
+                    or (entry.kind == "file" and not entry.name.endswith(".md")))
+
+        root_fd = rootfs.open_root(self.root)
+        try:
+            with closing(rootfs.walk_dirs(root_fd, str(self.root), target.rel.split("/"),
+                                          lambda rel, entry: not stray(rel, entry))) as listings:
+                for listed in listings:
+                    found += [f"{listed.rel}/{e.name}" for e in listed.entries if stray(f"{listed.rel}/{e.name}", e)]
+                    if len(found) >= 3:
+                        break
+        finally:
+            os.close(root_fd)
+        return [printable(rel) for rel in found]
 
     # --- the commands -------------------------------------------------------------------------
     def view(self, path: str, view_range: tuple[int, int] | None = None) -> EditResult:
@@ -251,7 +258,7 @@ class Editor:
         if target.rel == "." or target.path.is_dir():
             if view_range is not None:
                 raise InvalidArgument(f"view_range applies to files, and {target.shown} is a directory: leave it out")
-            return EditResult("view", target.shown, render_listing(target, self.foreign, self.protect))
+            return EditResult("view", target.shown, render_listing(self.root, target, self.foreign, self.protect))
         return EditResult("view", target.shown, render_file(target, self._file(target, "view"), view_range))
 
     def create(self, path: str, file_text: str) -> EditResult:
@@ -279,18 +286,20 @@ class Editor:
             raise InvalidArgument("str_replace: 'old_str' is empty: give the exact text to replace (view the file to copy it)")
         with write_lock(self.root, self.lock_timeout):
             text = self._file(target, "str_replace")
-            starts, at = [], text.find(old_str)
-            while at != -1:
-                starts.append(at)
-                at = text.find(old_str, at + 1)
+            count, exact, starts = _occurrences(text, old_str)
             if not starts:
                 raise NoUniqueMatch(f"No replacement was performed: old_str did not appear verbatim in {target.shown}. It must "
                                     "match exactly, spaces and line breaks included: view the file and copy the text")
-            if len(starts) > 1:
-                lines = tuple(text.count("\n", 0, s) + 1 for s in starts)
-                raise NoUniqueMatch(f"No replacement was performed: old_str occurs {len(starts)} times in {target.shown}, in lines "
-                                    f"{', '.join(map(str, lines))}. Include more of the surrounding text so that it occurs once",
-                                    lines=lines)
+            if count > 1:
+                lines, at = [], 0
+                for start in starts:  # one pass over the text: each stretch between two matches is counted once
+                    lines.append((lines[-1] if lines else 1) + text.count("\n", at, start))
+                    at = start
+                times = f"{count:,} times" if exact else f"at least {count:,} times"
+                first = "" if exact else f" (the first {len(lines)})"
+                raise NoUniqueMatch(f"No replacement was performed: old_str occurs {times} in {target.shown}, in lines "
+                                    f"{', '.join(map(str, lines))}{first}. Include more of the surrounding text so that it "
+                                    "occurs once", lines=tuple(lines))
             new_text = text[: starts[0]] + new_str + text[starts[0] + len(old_str):]
             core = self._check_budget({target.rel: new_text}, target, "str_replace")
             self._write(target.rel, new_text, bom=self._has_bom(target))
@@ -415,6 +424,24 @@ class Editor:
                 os.rename(*names, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
             os.fsync(src_fd)
             os.fsync(dst_fd)
+
+
+#: How many matching lines a ``str_replace`` refusal names (it says how many more there are).
+MATCH_LINES_SHOWN = 20
+
+
+def _occurrences(text: str, old: str) -> tuple[int, bool, list[int]]:
+    """How often ``old`` occurs in ``text`` (overlapping matches count), whether that count is exact (else
+    a lower bound: past the first few, matches are counted without overlaps), and where the first
+    :data:`MATCH_LINES_SHOWN` start. At most that many searches and one count: linear in the text,
+    however many matches there are (a refusal runs under the write lock)."""
+    starts, at = [], text.find(old)
+    while at != -1 and len(starts) <= MATCH_LINES_SHOWN:
+        starts.append(at)
+        at = text.find(old, at + 1)
+    if len(starts) <= MATCH_LINES_SHOWN:
+        return len(starts), True, starts
+    return max(text.count(old), len(starts)), False, starts[:MATCH_LINES_SHOWN]
 
 
 def _name(rel: str) -> str:

@@ -5,7 +5,7 @@ disk, renames it over the target with :func:`os.replace` and flushes the directo
 reader (or the next boot after a power cut) sees either the old file or the new one, whole.
 A target that already exists keeps its permission bits; a new one gets ``0o666`` less the
 umask, like :func:`open`. The temporary name is unique per call, so threads and processes
-writing the same target never share one.
+writing the same target never share one, and never longer than a file name may be.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import os
 import secrets
 import stat
 from pathlib import Path
+
+from .rootfs import NAME_MAX
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "read_json"]
 
@@ -79,9 +81,18 @@ def read_json(path: str | os.PathLike[str]) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+def _temp_name(name: str) -> str:
+    """``.NAME.RANDOM.tmp``, with NAME cut (at a character boundary) so that the whole stays within
+    :data:`NAME_MAX` bytes: a legal 255-byte name must not fail for its temporary file's sake."""
+    token = f".{secrets.token_hex(6)}.tmp"
+    room = NAME_MAX - 1 - len(token)
+    stem = os.fsencode(name)[:room].decode("utf-8", "ignore")
+    return f".{stem}{token}"
+
+
 def _create_temp(parent: Path, name: str, dir_fd: int | None = None) -> tuple[int, str]:
     for _ in range(_TMP_ATTEMPTS):
-        tmp = str(parent / f".{name}.{secrets.token_hex(6)}.tmp")
+        tmp = str(parent / _temp_name(name))
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dir_fd), tmp
         except FileExistsError:

@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from ..errors import InvalidArgument, MemoryBusy, NotMemoryFile, PathOutsideRoot
-from .tree import MARKDOWN_SUFFIX
+from .tree import MARKDOWN_SUFFIX, printable, valid_name
 
 __all__ = ["MEMORIES_PREFIX", "Target", "to_relative", "locate", "require_markdown", "write_lock", "LOCK_TIMEOUT_S"]
 
@@ -62,6 +62,9 @@ def to_relative(path: str) -> tuple[str, str]:
     text = path.strip()
     if "\x00" in text:
         raise PathOutsideRoot(f"path {text!r} contains a NUL byte: give a path such as '/memories/notes/today.md'")
+    if not valid_name(text):
+        raise InvalidArgument(f"path '{printable(text)[:120]}' is not valid UTF-8 text (it holds a lone surrogate): "
+                              "such a name is never memory; choose a name of valid UTF-8 characters")
     styled = text == MEMORIES_PREFIX or text.startswith(MEMORIES_PREFIX + "/")
     if styled:
         text = text[len(MEMORIES_PREFIX):]

@@ -28,7 +28,7 @@ from ... import settings
 from ...errors import MemsearchError
 from ...memory import rootfs
 from ...memory.document import decode
-from ...memory.tree import MemoryTree
+from ...memory.tree import MemoryTree, printable
 from ..embed.embedder import Embedder
 from ..storage.store import Store, chunk_schema
 from .batches import Piece, batch_rows, blake, counters, cut_batches, file_pieces, incomplete_state
@@ -60,6 +60,8 @@ class IndexReport:
     repaired: str | None = None
     #: Files left out for their size (over ``MEMSEARCH_MAX_FILE_MB``).
     too_large: tuple[str, ...] = field(default=(), repr=False)
+    #: Markdown whose name is not valid UTF-8 (the tree walk's ``unnamed``, shown with ``\\xNN``): never indexed.
+    bad_names: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def changed(self) -> bool:
@@ -140,6 +142,7 @@ class Sync:
             changed_paths=tuple(p.path for p in indexed),
             removed_paths=plan.removed,
             too_large=plan.too_large,
+            bad_names=tuple(printable(p) for p in self.tree.unnamed),
         )
 
     def plan(self, files: Iterable[str], only: Iterable[str] | None = None) -> Plan:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import re
 
-from ...errors import IndexDamaged, MemsearchError, StorageFull
+from ...errors import Hint, IndexDamaged, MemsearchError, StorageFull
 
 __all__ = ["disk_full", "index_error", "check_store", "reason_of", "CHECK_BATCH_ROWS"]
 
@@ -50,7 +50,7 @@ def index_error(exc: BaseException, db_path, root) -> MemsearchError:
         return StorageFull(f"cannot write the index at {db_path}: permission denied. Pass --db DIR (or set MEMSEARCH_DB) "
                            "to a directory you can write")
     return IndexDamaged(f"the index at {db_path} is damaged ({reason_of(exc)}). It is derived from your Markdown, which is "
-                        f"untouched: rebuild it with `memsearch index {root} --rebuild`")
+                        "untouched", hint=Hint("rebuild"))
 
 
 def check_store(store) -> str | None:

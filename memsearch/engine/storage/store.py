@@ -25,8 +25,12 @@ from typing import Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
+<<<<<<< HEAD
 from ...errors import IndexDamaged
 from ...location import META_FILE
+=======
+from ...errors import Hint, IndexDamaged
+>>>>>>> main
 from ...memory.files import atomic_write_json
 
 __all__ = ["Store", "FileState", "Filter", "sql_str", "scope_filter", "CHUNKS", "FILES", "FORMAT_VERSION",
@@ -170,11 +174,11 @@ class Store:
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as err:
-            raise IndexDamaged(f"the index parameters in {self.meta_path} are unreadable ({str(err)[:120]}): "
-                               "run `memsearch index ROOT --rebuild`") from None
+            raise IndexDamaged(f"the index parameters in {self.meta_path} are unreadable ({str(err)[:120]})",
+                               hint=Hint("rebuild")) from None
         if not isinstance(meta, dict) or not isinstance(meta.get("chunker", {}), dict):
-            raise IndexDamaged(f"the index parameters in {self.meta_path} are not the object memsearch writes: "
-                               "run `memsearch index ROOT --rebuild`")
+            raise IndexDamaged(f"the index parameters in {self.meta_path} are not the object memsearch writes",
+                               hint=Hint("rebuild"))
         return meta
 
     def write_meta(self, meta: dict) -> None:
