@@ -25,12 +25,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
-<<<<<<< HEAD
-from ...errors import IndexDamaged
-from ...location import META_FILE
-=======
 from ...errors import Hint, IndexDamaged
->>>>>>> main
+from ...location import META_FILE
 from ...memory.files import atomic_write_json
 
 __all__ = ["Store", "FileState", "Filter", "sql_str", "scope_filter", "CHUNKS", "FILES", "FORMAT_VERSION",
