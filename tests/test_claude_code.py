@@ -85,8 +85,7 @@ def test_hooks_answer_through_a_real_daemon(make_tree, tmp_path):
         # No daemon yet: the prompt hook starts one and gives up on this prompt within its bound, exit 0.
         done, timings["prompt, no daemon"] = run_hook(
             prompt, {**common, "hook_event_name": "UserPromptSubmit", "prompt": "which warehouse for Atlas"}, tmp_path)
-        assert done.returncode == 0 and done.stderr == ""
-        assert timings["prompt, no daemon"] < hooks.HOOK_BOUND_S + 5  # the bound, plus Python's start
+        assert done.returncode == 0 and done.stderr == ""  # its time is reported below, never bounded here
         deadline = time.monotonic() + 240
         while not (status := process.daemon_status(root)).get("serving") or status.get("state") != "watching":
             assert time.monotonic() < deadline, status
@@ -124,3 +123,25 @@ def test_hooks_answer_through_a_real_daemon(make_tree, tmp_path):
     finally:
         process.stop(root)
     print("hook wall times (s):", {k: round(v, 3) for k, v in timings.items()}, "load", os.getloadavg())
+
+
+def test_a_hung_daemon_does_not_block_the_prompt(make_tree, tmp_path):
+    """A daemon that accepts and never answers: the hook gives up after its ask timeout, prints nothing, exits 0."""
+    import socket
+    import threading
+
+    from memsearch.location import IndexLocation
+
+    root = make_tree(FILES)
+    path = IndexLocation.of(root).socket
+    path.parent.mkdir(parents=True)
+    held = []
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(str(path))
+        server.listen()
+        threading.Thread(target=lambda: held.append(server.accept()), daemon=True).start()
+        done, seconds = run_hook(claude_code.hook_command("UserPromptSubmit", root),
+                                 {"hook_event_name": "UserPromptSubmit", "prompt": "which warehouse"}, tmp_path)
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    assert held  # the hook did reach the hung daemon (a hook that hung too would hit run_hook's 60 s timeout)
+    print(f"prompt hook against a hung daemon: {seconds:.2f} s (ask timeout {hooks.ASK_TIMEOUT_S} s)")

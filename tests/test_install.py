@@ -3,7 +3,6 @@ clean environment (`env -i`, as a GUI client or a new login shell starts it); `m
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys

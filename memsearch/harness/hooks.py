@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import sys
 import subprocess
+import sys
 import time
 from pathlib import Path
 

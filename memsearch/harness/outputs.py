@@ -25,8 +25,9 @@ def _obj(properties: dict, required: tuple[str, ...] = ()) -> dict:
 _MEMORY_MD = {"anyOf": [{"type": "null"}, _obj({"path": _STR, "title": _STR, "summary": _STR})]}
 _HIT = _obj({"path": _STR, "start_line": _LINE, "end_line": _LINE, "heading": _STR, "date": _OPT_STR,
              "score": {"type": "number"}, "snippet": _STR, "memory_md": _MEMORY_MD,
-             "cut": {"type": "boolean", "description": "The snippet was cut to fit the budget."}},
-            ("path", "start_line", "end_line", "heading", "date", "score", "snippet", "memory_md"))
+             "cut": {"type": "boolean", "description": "The snippet was cut to fit the budget."},
+             "stale": {"type": "boolean", "description": "The file changed since it was indexed: read it for its current text."}},
+            ("path", "start_line", "end_line", "heading", "date", "score", "snippet", "memory_md", "stale"))
 _DIR = _obj({"path": _STR, "memory_md": _OPT_STR, "title": _STR, "summary": _STR})
 _FILE = _obj({"path": _STR, "title": _STR, "tokens": _INT})
 

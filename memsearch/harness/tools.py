@@ -185,6 +185,7 @@ class ToolBox:
             "path": h["path"], "start_line": h["start_line"], "end_line": h["end_line"], "heading": h["heading"],
             "date": h["date"], "score": h["score"], "snippet": h["text"],
             "memory_md": None if h["memory_md"] is None else {k: h["memory_md"][k] for k in ("path", "title", "summary")},
+            "stale": bool(h.get("stale", False)),
         } for h in hits]
         result = {"query": query if len(query) <= QUERY_ECHO_CHARS else query[:QUERY_ECHO_CHARS] + "...", "hits": items}
         if not items:

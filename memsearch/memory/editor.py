@@ -35,11 +35,11 @@ from ..errors import (CoreBudgetExceeded, EditRefused, InvalidArgument, MemoryFi
 from . import rootfs
 from .files import atomic_write_bytes
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
-from .placement import Target, locate, require_markdown, write_lock
+from .placement import Target, check_growth, locate, require_markdown, write_lock
 from .tokens import count_tokens, encoding_name
 from .tree import INDEX_NAME, MemoryTree, foreign_dirs, printable, read_memory, resolve_root, scan, valid_name
 from .validator import core_budget
-from .viewing import render_file, render_listing, snippet
+from .viewing import match_lines, render_file, render_listing, snippet
 
 __all__ = ["Editor", "EditResult", "COMMANDS", "ARGUMENTS", "index_text"]
 
@@ -202,6 +202,7 @@ class Editor:
     def _make_dirs(self, target: Target, filled: str | None = None) -> list[str]:
         """Create the missing directories above ``target`` and their ``MEMORY.md``, top down."""
         directory = _parent(target.rel)
+        check_growth(self.root, target, directory)
         created = []
         for d in self._missing_indexes(directory, filled=filled):
             if d != ".":
@@ -286,15 +287,11 @@ class Editor:
             raise InvalidArgument("str_replace: 'old_str' is empty: give the exact text to replace (view the file to copy it)")
         with write_lock(self.root, self.lock_timeout):
             text = self._file(target, "str_replace")
-            count, exact, starts = _occurrences(text, old_str)
+            count, exact, starts, lines = match_lines(text, old_str)
             if not starts:
                 raise NoUniqueMatch(f"No replacement was performed: old_str did not appear verbatim in {target.shown}. It must "
                                     "match exactly, spaces and line breaks included: view the file and copy the text")
             if count > 1:
-                lines, at = [], 0
-                for start in starts:  # one pass over the text: each stretch between two matches is counted once
-                    lines.append((lines[-1] if lines else 1) + text.count("\n", at, start))
-                    at = start
                 times = f"{count:,} times" if exact else f"at least {count:,} times"
                 first = "" if exact else f" (the first {len(lines)})"
                 raise NoUniqueMatch(f"No replacement was performed: old_str occurs {times} in {target.shown}, in lines "
@@ -424,24 +421,6 @@ class Editor:
                 os.rename(*names, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
             os.fsync(src_fd)
             os.fsync(dst_fd)
-
-
-#: How many matching lines a ``str_replace`` refusal names (it says how many more there are).
-MATCH_LINES_SHOWN = 20
-
-
-def _occurrences(text: str, old: str) -> tuple[int, bool, list[int]]:
-    """How often ``old`` occurs in ``text`` (overlapping matches count), whether that count is exact (else
-    a lower bound: past the first few, matches are counted without overlaps), and where the first
-    :data:`MATCH_LINES_SHOWN` start. At most that many searches and one count: linear in the text,
-    however many matches there are (a refusal runs under the write lock)."""
-    starts, at = [], text.find(old)
-    while at != -1 and len(starts) <= MATCH_LINES_SHOWN:
-        starts.append(at)
-        at = text.find(old, at + 1)
-    if len(starts) <= MATCH_LINES_SHOWN:
-        return len(starts), True, starts
-    return max(text.count(old), len(starts)), False, starts[:MATCH_LINES_SHOWN]
 
 
 def _name(rel: str) -> str:

@@ -51,7 +51,8 @@ def test_a_huge_replacement_answers_within_the_budget(box):
     assert (box.root / "notes/atlas.md").read_text().count("replacement line") == 20_000
 
 
-def test_a_create_that_makes_many_folders_answers_within_the_budget(box):
+def test_a_create_that_makes_many_folders_answers_within_the_budget(box, monkeypatch):
+    monkeypatch.setenv("MEMSEARCH_MAX_NEW_DIRS", "12")  # past the default of 8 new folders per write
     deep = "/".join(f"folder-number-{i:02d}-of-a-deep-path" for i in range(12))
     result = box.call("memory", {"command": "create", "path": f"/memories/{deep}/note.md", "file_text": "# Deep\n"})
     _check(box, result)

@@ -22,6 +22,7 @@ import numpy as np
 
 from ... import settings
 from ...errors import ModelUnavailable
+from .batcher import QueryBatcher
 from .models import ModelSpec, resolve_model
 
 __all__ = ["Embedder", "SentenceTransformerEmbedder", "HashEmbedder", "load_embedder", "model_fingerprint", "DEVICE_ENV"]
@@ -44,6 +45,8 @@ class Embedder(Protocol):
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]: ...
 
@@ -95,7 +98,10 @@ def _package_path(package: str) -> Path:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model (torch) from a bundled package, a local directory, or the hub.
 
-    Torch's CPU threads are the process's: this class never changes them.
+    Torch's CPU threads are the process's: this class never changes them. Safe to call from many
+    threads: one model call runs at a time (the tokenizer's truncation state is switched per
+    call), documents in steps of ``batch_size`` so that a query waits for one step at most, and
+    concurrent queries share a call (:class:`~memsearch.engine.embed.batcher.QueryBatcher`).
     """
 
     backend = "torch"
@@ -108,6 +114,8 @@ class SentenceTransformerEmbedder:
         self.max_tokens = spec.max_seq_length
         self._model = None
         self._lock = threading.Lock()
+        self._calls = threading.Lock()  # one model call at a time
+        self._queries = QueryBatcher(self.embed_queries)
         self._source = locate(spec)
         self.dimension = spec.dimension or 0
 
@@ -158,21 +166,32 @@ class SentenceTransformerEmbedder:
             self.model  # noqa: B018 - loads the model so that the dimension is known
             return np.zeros((0, self.dimension), dtype=np.float32)
         prefixed = [self.spec.document_prefix + t for t in texts] if self.spec.document_prefix else list(texts)
-        vectors = self.model.encode(prefixed, batch_size=self.batch_size, normalize_embeddings=self.spec.normalize,
-                                    convert_to_numpy=True, show_progress_bar=False)
+        step = max(int(self.batch_size or 32), 1)
+        return np.concatenate([self._encode(prefixed[i:i + step], step) for i in range(0, len(prefixed), step)])
+
+    def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        model = self.model
+        with self._calls:
+            vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=self.spec.normalize,
+                                   convert_to_numpy=True, show_progress_bar=False)
         return vectors.astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> np.ndarray:
-        vector = self.model.encode([self.spec.query_prefix + text], normalize_embeddings=self.spec.normalize,
-                                   convert_to_numpy=True, show_progress_bar=False)[0]
-        return vector.astype(np.float32, copy=False)
+        """One query's vector; queries from other threads in flight meanwhile share the model call."""
+        return self._queries.embed(text)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Queries' vectors in one model call (padded: rows may differ from lone encodes in the last bits)."""
+        return self._encode([self.spec.query_prefix + t for t in texts], max(len(texts), 1))
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         """Lengths in the model's own tokens, special tokens and document prefix included."""
         if not texts:
             return []
         prefixed = [self.spec.document_prefix + t for t in texts]
-        encoded = self.model.tokenizer(prefixed, add_special_tokens=True, truncation=False)["input_ids"]
+        model = self.model
+        with self._calls:
+            encoded = model.tokenizer(prefixed, add_special_tokens=True, truncation=False)["input_ids"]
         return [len(ids) for ids in encoded]
 
 
@@ -209,6 +228,9 @@ class HashEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._vector(text)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         return [len(re.findall(r"\w+|[^\w\s]", t)) + 2 for t in texts]

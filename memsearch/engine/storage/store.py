@@ -15,6 +15,7 @@ formatted into a filter string unescaped.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import warnings
 from dataclasses import dataclass
@@ -226,6 +227,17 @@ class Store:
                 self._files = self.db.create_table(FILES, schema=FILE_SCHEMA)
         return self._files
 
+    def chunks_stamp(self) -> tuple | None:
+        """What changes whenever the chunks table commits a version (its ``_versions`` folder's
+        entries), read with one ``stat``; None when unknown (a remote index, no table yet)."""
+        if self.remote is not None:
+            return None
+        try:
+            st = os.stat(self.path / f"{CHUNKS}.lance" / "_versions")
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size, st.st_nlink)
+
     def refresh(self) -> None:
         """See the latest committed version (another process may have written)."""
         for table in (self._chunks, self._files):
@@ -376,6 +388,13 @@ class Store:
         """The vector width of the chunks table, None while there is no table."""
         table = self.chunks()
         return table.schema.field("vector").type.list_size if table is not None else None
+
+    def scan_rows(self, columns: Sequence[str], batch_rows: int = 4096) -> Iterable[pa.RecordBatch]:
+        """Every row of the chunks table (``columns`` only), in record batches of at most ``batch_rows``."""
+        table = self.chunks()
+        if table is None:
+            return iter(())
+        return table.search().select(list(columns)).limit(None).to_batches(batch_rows)
 
     def row_count(self) -> int:
         """Chunks stored (0 while there is no table)."""
