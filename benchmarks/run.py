@@ -20,7 +20,7 @@ from benchmarks.common import EMBEDDER_ENV, bench_embedder
 
 __all__ = ["run", "main", "progress_bar", "STANDARD_CORPORA", "STANDARD_SIZES", "EMBEDDER_ENV"]
 
-STANDARD_CORPORA = ("examples", "locomo", "locomo-merged", "cjk")
+STANDARD_CORPORA = ("examples", "locomo", "locomo-merged", "cjk", "agentmem", "longchat")
 STANDARD_SIZES = (1000, 10_000)
 
 
@@ -137,7 +137,7 @@ def run(what: str = "all", corpora=None, sizes=None, out: Path = Path("bench-res
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description="memsearch benchmarks: retrieval quality and speed")
     parser.add_argument("what", nargs="?", default="all", choices=("quality", "speed", "all"))
-    parser.add_argument("--corpus", action="append", help="examples, locomo, locomo-merged, synthetic, cjk (comma-separated or repeated)")
+    parser.add_argument("--corpus", action="append", help="examples, locomo, locomo-merged, synthetic, cjk, agentmem, longchat (comma-separated or repeated)")
     parser.add_argument("--size", action="append", help="synthetic sizes in chunks (default 1000,10000)")
     parser.add_argument("--out", default="bench-results", type=Path)
     parser.add_argument("--locomo", help="path of locomo10.json (default ../shared/data/locomo10.json or $MEMSEARCH_LOCOMO)")

@@ -60,7 +60,7 @@ def dump(out: Path, locomo=None, corpus_name: str = "locomo") -> Path:
     from benchmarks.common import bench_embedder
     from memsearch import MemoryIndex
     from memsearch.engine.search.flat import FlatVectors
-    from memsearch.engine.storage.store import Filter
+    from memsearch.engine.storage.filter import Filter
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "corpus.txt").write_text(corpus_name)
@@ -72,14 +72,14 @@ def dump(out: Path, locomo=None, corpus_name: str = "locomo") -> Path:
         index = MemoryIndex(root, db=out / "db" / (key or "_"), embedder=embedder, rebuild=True)
         index.sync()
         table = index.store.chunks()
-        flat = FlatVectors(table, COLUMNS)
+        flat = FlatVectors(index.store.read(COLUMNS + ["vector"]), table.version)
         data["trees"][key] = {"rows": flat.rows, "matrix": flat.matrix}
         for q in corpus.questions:
             if q.tree != key:
                 continue
             vec = embedder.embed_query(q.query)
             data["questions"][q.qid] = {"vector": np.asarray(vec, np.float32),
-                                        "keyword": index._keyword(table, q.query, POOL, flt),
+                                        "keyword": index.searcher.keyword(q.query, POOL, flt),
                                         "vec": flat.search(vec, POOL, flt)}
         index.close()
         print(f"dumped {key}", file=sys.stderr, flush=True)
@@ -133,7 +133,7 @@ def expand(out: Path, locomo=None) -> Path:
 
     from benchmarks.common import bench_embedder
     from memsearch import MemoryIndex
-    from memsearch.engine.storage.store import Filter
+    from memsearch.engine.storage.filter import Filter
 
     data = pickle.loads((out / "candidates.pkl").read_bytes())
     corpus = quality.locomo_corpus(out / "trees", locomo)
@@ -157,7 +157,7 @@ def expand(out: Path, locomo=None) -> Path:
                 ranked = sorted(((s * math.log(len(rows) / (1 + df[w])), w) for w, s in weight.items()
                                  if w not in asked and df[w] < len(rows) / 2), reverse=True)
                 terms = [w for _, w in ranked]
-                result[q.qid] = {t: index._keyword(table, f"{q.query} {' '.join(terms[:t])}", POOL, Filter()) for t in EXPAND_TERMS}
+                result[q.qid] = {t: index.searcher.keyword(f"{q.query} {' '.join(terms[:t])}", POOL, Filter()) for t in EXPAND_TERMS}
         print(f"expanded the queries of {key}", file=sys.stderr, flush=True)
     path = out / "expanded.pkl"
     path.write_bytes(pickle.dumps(result))

@@ -20,8 +20,15 @@ __all__ = ["check_arguments", "validator_for", "describe", "json_type", "PATTERN
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 #: What a ``pattern`` accepts, in words, for messages. A tool adding a pattern adds its hint here.
 PATTERN_HINTS = {DATE_PATTERN: "a date YYYY-MM-DD, e.g. 2026-08-12"}
-_JSON_TYPES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "a boolean (true or false)",
-               "array": "an array", "object": "an object", "null": "null"}
+_JSON_TYPES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean (true or false)",
+    "array": "an array",
+    "object": "an object",
+    "null": "null",
+}
 
 
 def validator_for(schema: dict):
@@ -31,9 +38,10 @@ def validator_for(schema: dict):
     return Draft202012Validator(schema)
 
 
-def check_arguments(tool: str, schema: dict, arguments: Any, validator=None,
-                    render: Callable[[Sequence[Any]], str] | None = None) -> dict:
-    """``arguments`` (an object, or None for none) validated against ``schema`` and cleaned, or :class:`InvalidArgument`.
+def check_arguments(
+    tool: str, schema: dict, arguments: Any, validator=None, render: Callable[[Sequence[Any]], str] | None = None
+) -> dict:
+    """``arguments`` (an object, or None) validated against ``schema`` and cleaned, or :class:`InvalidArgument`.
 
     ``null`` for a top-level argument means "omitted" (it is dropped before validation), and
     an integer sent as ``5.0`` is passed on as ``5`` (JSON Schema counts it as an integer).
@@ -65,7 +73,14 @@ def json_type(value: Any) -> str:
     """The JSON name of a value's type (what the model sent, in the schema's words)."""
     if value is None:
         return "null"
-    for kind, name in ((bool, "boolean"), (str, "string"), (int, "integer"), (float, "number"), (list, "array"), (dict, "object")):
+    for kind, name in (
+        (bool, "boolean"),
+        (str, "string"),
+        (int, "integer"),
+        (float, "number"),
+        (list, "array"),
+        (dict, "object"),
+    ):
         if isinstance(value, kind):
             return name
     return type(value).__name__
@@ -82,7 +97,12 @@ def _where(path) -> str:
 def _bounds(schema: dict) -> str:
     if "minimum" in schema and "maximum" in schema:
         return f"from {schema['minimum']} to {schema['maximum']}"
-    words = (("minimum", "at least"), ("exclusiveMinimum", "greater than"), ("maximum", "at most"), ("exclusiveMaximum", "less than"))
+    words = (
+        ("minimum", "at least"),
+        ("exclusiveMinimum", "greater than"),
+        ("maximum", "at most"),
+        ("exclusiveMaximum", "less than"),
+    )
     return " and ".join(f"{word} {schema[key]}" for key, word in words if key in schema)
 
 
@@ -103,7 +123,9 @@ def describe(error) -> str:
         unknown = sorted(set(value) - set(known))
         plural = "s" if len(unknown) > 1 else ""
         if where:
-            return f"unknown key{plural} {', '.join(map(repr, unknown))} in {subject}; keys: {', '.join(known) or 'none'}"
+            return (
+                f"unknown key{plural} {', '.join(map(repr, unknown))} in {subject}; keys: {', '.join(known) or 'none'}"
+            )
         return f"unknown argument{plural} {', '.join(map(repr, unknown))}; arguments: {', '.join(known) or 'none'}"
     if kind == "type":
         kinds = rule if isinstance(rule, list) else [rule]

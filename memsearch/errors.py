@@ -65,13 +65,14 @@ HINTS: dict[str, dict[str, str]] = {
     "status": {"cli": "see `memsearch status ROOT`",
                "tools": "memory_search finds it once the index catches up; memory_read reads it now"},
     "writable": {"cli": "use ToolBox(root, writable=True) or `memsearch serve ROOT --writable`",
-                 "tools": "whoever runs this harness can enable writing (ToolBox(root, writable=True) or `memsearch serve "
+                 "tools": "whoever runs this harness can enable writing (ToolBox(root, writable=True) or "
+                          "`memsearch serve "
                           "ROOT --writable`); meanwhile use memory_list, memory_read and memory_search"},
 }
 
 
 class Hint:
-    """The next step an error suggests, as data: ``action`` (a key of :data:`HINTS`) and the memory ``path`` it concerns."""
+    """The next step an error suggests, as data: ``action`` (a key of :data:`HINTS`) and the ``path`` it concerns."""
 
     __slots__ = ("action", "path")
 
@@ -157,6 +158,11 @@ class IndexLocked(MemsearchError):
 
 class IndexDamaged(IndexMismatch):
     """The index on disk is damaged (files missing, truncated or garbled); it is derived data: rebuild it."""
+
+    def __init__(self, message: str, *, reason: str | None = None, hint: Hint | None = None):
+        super().__init__(message, hint=hint)
+        #: What is wrong, without the fix (what a rebuild logs and reports): the message, or the part of it given.
+        self.reason = reason or message
 
 
 class MemoryUnreadable(MemsearchError, PermissionError):

@@ -9,7 +9,6 @@ from memsearch.cli.app import main
 from memsearch.errors import HINTS, Hint, IndexDamaged, MemoryFileNotFound
 from memsearch.memory.contract import list_dir, read
 from memsearch.tools import ToolBox
-
 from tests.conftest import build
 
 FILES = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n", "notes/a.md": "# A\n\nthe heron at dawn\n"}
@@ -25,11 +24,25 @@ def root(tmp_path):
     return build(tmp_path / "memory", FILES)
 
 
-@pytest.mark.parametrize("call, tool, arguments, shell, model", [
-    (lambda r: read(r, "notes/zz.md"), "memory_read", {"path": "notes/zz.md"},
-     "`memsearch ls ROOT notes`", "memory_list(path='notes')"),
-    (lambda r: list_dir(r, "nowhere"), "memory_list", {"path": "nowhere"}, "`memsearch ls ROOT .`", "memory_list(path='.')"),
-])
+@pytest.mark.parametrize(
+    "call, tool, arguments, shell, model",
+    [
+        (
+            lambda r: read(r, "notes/zz.md"),
+            "memory_read",
+            {"path": "notes/zz.md"},
+            "`memsearch ls ROOT notes`",
+            "memory_list(path='notes')",
+        ),
+        (
+            lambda r: list_dir(r, "nowhere"),
+            "memory_list",
+            {"path": "nowhere"},
+            "`memsearch ls ROOT .`",
+            "memory_list(path='.')",
+        ),
+    ],
+)
 def test_the_library_names_commands_and_the_tools_name_tools(root, call, tool, arguments, shell, model):
     with pytest.raises(MemoryFileNotFound) as raised:
         call(root)

@@ -14,7 +14,6 @@ import threading
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.tools import ToolBox
-
 from tests.conftest import build
 
 
@@ -33,7 +32,8 @@ class GatedEmbedder(HashEmbedder):
 
 def test_a_write_during_the_start_up_sync_reports_busy_and_the_next_search_finds_it(tmp_path):
     files = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n"} | {
-        f"notes/n{i}.md": f"# Note {i}\n\nplain fact number {i}\n" for i in range(20)}
+        f"notes/n{i}.md": f"# Note {i}\n\nplain fact number {i}\n" for i in range(20)
+    }
     root = build(tmp_path / "memory", files)
     embedder = GatedEmbedder()
     box = ToolBox(root, index=MemoryIndex(root, db=tmp_path / "db", embedder=embedder), writable=True)
@@ -42,8 +42,14 @@ def test_a_write_during_the_start_up_sync_reports_busy_and_the_next_search_finds
     warm.start()
     try:
         assert embedder.started.wait(60)
-        result = box.call("memory", {"command": "create", "path": "/memories/trips/lisbon.md",
-                                     "file_text": "# Lisbon\n\nThe tram to Belem leaves at nine.\n"})
+        result = box.call(
+            "memory",
+            {
+                "command": "create",
+                "path": "/memories/trips/lisbon.md",
+                "file_text": "# Lisbon\n\nThe tram to Belem leaves at nine.\n",
+            },
+        )
         assert warm.is_alive()  # answered while the start-up sync still runs
     finally:
         embedder.gate.set()

@@ -240,12 +240,12 @@ def test_real_cli_index_search_no_network(examples_copy, tmp_path):
 def test_in_memory_vector_search_matches_lancedb(index):
     """The numpy copy returns what LanceDB's own exact search returns, filters included."""
     from memsearch.engine.search.flat import FlatVectors
-    from memsearch.engine.index import _COLUMNS
-    from memsearch.engine.storage.store import Filter
+    from memsearch.engine.storage.filter import Filter
+    from memsearch.engine.storage.schema import HIT_COLUMNS
 
     index.sync()
     table = index.store.chunks()
-    flat = FlatVectors(table, _COLUMNS)
+    flat = FlatVectors(index.store.read(list(HIT_COLUMNS) + ["vector"]), table.version)
     vector = index.embedder.embed_query("deploy broke the API")
     compared = 0
     for flt in (Filter(), Filter(scope="notes"), Filter(since="2026-09-01"), Filter(scope="projects", until="2026-01-01")):

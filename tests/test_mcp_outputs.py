@@ -27,9 +27,23 @@ CALLS = [
     ("memory_search", {"query": "materialized view that keeps the newest grid value", "k": 10}),
     ("memory_search", {"query": "zzzz qqqq", "mode": "keyword"}),
     ("memory", {"command": "view", "path": "/memories"}),
-    ("memory", {"command": "create", "path": "/memories/trips/lisbon.md", "file_text": "# Lisbon\n\nThe tram leaves at nine.\n"}),
-    ("memory", {"command": "insert", "path": "/memories/trips/lisbon.md", "insert_line": 1,
-                "insert_text": "".join(f"line {i} of a long insert\n" for i in range(3000))}),
+    (
+        "memory",
+        {
+            "command": "create",
+            "path": "/memories/trips/lisbon.md",
+            "file_text": "# Lisbon\n\nThe tram leaves at nine.\n",
+        },
+    ),
+    (
+        "memory",
+        {
+            "command": "insert",
+            "path": "/memories/trips/lisbon.md",
+            "insert_line": 1,
+            "insert_text": "".join(f"line {i} of a long insert\n" for i in range(3000)),
+        },
+    ),
     ("memory", {"command": "view", "path": "/memories/trips/lisbon.md"}),
     ("memory", {"command": "str_replace", "path": "/memories/trips/lisbon.md", "old_str": "nine", "new_str": "ten"}),
     ("memory", {"command": "rename", "old_path": "/memories/trips", "new_path": "/memories/travel"}),
@@ -47,8 +61,12 @@ ERRORS = [
 def test_every_tool_result_validates_against_its_declared_output_schema(tmp_path):
     root = tmp_path / "memory"
     shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
-    params = StdioServerParameters(command=sys.executable, env=ENV, cwd=str(REPO), args=[
-        "-m", "memsearch", "serve", str(root), "--db", str(tmp_path / "index"), "--writable", "--budget", "300"])
+    params = StdioServerParameters(
+        command=sys.executable,
+        env=ENV,
+        cwd=str(REPO),
+        args=["-m", "memsearch", "serve", str(root), "--db", str(tmp_path / "index"), "--writable", "--budget", "300"],
+    )
     seen: dict[str, set] = {}
 
     async def session() -> None:

@@ -157,7 +157,7 @@ def index_command(
     """Index external memory (incremental: only changed files are re-chunked, only changed chunks re-embedded)."""
     from ..engine.index import MemoryIndex
 
-    from ..errors import IndexDamaged
+    from ..errors import IndexDamaged, IndexMismatch
 
     embedder = None
     if ray:
@@ -167,6 +167,11 @@ def index_command(
     try:
         try:
             index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild, embedder=embedder)
+        except IndexMismatch as exc:  # --model NAME for an index of another model: rebuild with it (kept if it cannot load)
+            if not model or getattr(exc, "parameter", None) != "fingerprint":
+                raise
+            err.print(f"[yellow]note:[/yellow] the index was built with another model: rebuilding it with {escape(model)}")
+            index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
         except IndexDamaged as exc:
             err.print(f"[yellow]warning:[/yellow] {escape(str(exc))}: rebuilding it now")
             index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)

@@ -4,7 +4,7 @@ LanceDB stores no checksum over column data: bytes overwritten inside a data fil
 table that reads through without an error and answers with wrong hits. :func:`check_index`
 therefore verifies what the rows *say*:
 
-* the tables read through and their indexes answer (:func:`~.storage.damage.check_store`);
+* the tables read through and their indexes answer (:meth:`~.storage.store.Store.check`);
 * every vector is finite and, for a model that normalises (all of models.toml), of unit length;
   rows that share an embedded text (its hash) share one vector;
 * for every file whose content still hashes to what the files table stored, the file is chunked
@@ -30,8 +30,8 @@ from ..errors import MemsearchError
 from ..memory.document import decode
 from ..memory.tree import read_memory, scan
 from .ingest.batches import batch_rows, blake, counters, file_pieces
-from .storage.damage import check_store, reason_of
-from .storage.store import chunk_schema
+from .storage.damage import reason_of
+from .storage.schema import chunk_schema
 
 __all__ = ["Finding", "CheckReport", "check_index", "repair_index", "NORM_TOLERANCE"]
 
@@ -107,7 +107,7 @@ def check_index(index) -> CheckReport:
     """Verify the index of a :class:`~memsearch.engine.index.MemoryIndex` against its Markdown (see module doc)."""
     store = index.store
     store.refresh()
-    problem = check_store(store)
+    problem = store.check()
     if problem is not None:
         return CheckReport(findings=(Finding("table", "", problem),))
     findings: list[Finding] = []

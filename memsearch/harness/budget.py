@@ -1,4 +1,4 @@
-"""The token budget of tool results: every cutter in one place, each cut saying in ``note`` what was cut and which call reads on.
+"""The token budget of tool results: every cutter in one place, each cut saying in ``note`` what went and what reads on.
 
 A result is counted as the model sees it (compact JSON, tiktoken). :class:`Budget` holds the
 limit and the encoding, and cuts: search hits (snippets shortened, then low hits dropped), a read
@@ -79,11 +79,13 @@ class Budget:
             hits.pop()
             dropped += 1
         cut = sum(1 for h in hits if h.get("cut"))
-        what = [f"{_plural(cut, 'snippet')} cut (marked \"cut\")"] if cut else []
+        what = [f'{_plural(cut, "snippet")} cut (marked "cut")'] if cut else []
         if dropped:
             what.append(f"{_plural(dropped, 'lower-ranked hit')} dropped")
-        result["note"] = (f"{' and '.join(what)} to fit the {self.limit}-token budget. Read a hit in full with "
-                          "memory_read(path, start_line, end_line); for other hits, ask for fewer (k) or narrow scope/since/until")
+        result["note"] = (
+            f"{' and '.join(what)} to fit the {self.limit}-token budget. Read a hit in full with "
+            "memory_read(path, start_line, end_line); for other hits, ask for fewer (k) or narrow scope/since/until"
+        )
         return result
 
     # --- memory_read -----------------------------------------------------------------------------
@@ -98,18 +100,25 @@ class Budget:
         if n == 0:  # one line longer than the whole budget
             result.update(end_line=start, truncated=True)
             nxt = start + 1
-            result["note"] = (f"line {start} alone is longer than the {self.limit}-token budget and was cut; "
-                              + (f"read on with memory_read(path={path!r}, start_line={nxt})" if nxt <= end else "it is the last line asked for"))
+            result["note"] = f"line {start} alone is longer than the {self.limit}-token budget and was cut; " + (
+                f"read on with memory_read(path={path!r}, start_line={nxt})"
+                if nxt <= end
+                else "it is the last line asked for"
+            )
             return result
         last = start + n - 1
-        result.update(end_line=last, truncated=True, next_start_line=last + 1,
-                      note=f"cut after line {last} of {result['total_lines']} to fit the {self.limit}-token budget; "
-                           f"read on with memory_read(path={path!r}, start_line={last + 1})")
+        result.update(
+            end_line=last,
+            truncated=True,
+            next_start_line=last + 1,
+            note=f"cut after line {last} of {result['total_lines']} to fit the {self.limit}-token budget; "
+            f"read on with memory_read(path={path!r}, start_line={last + 1})",
+        )
         return result
 
     # --- memory_list -----------------------------------------------------------------------------
     def listing(self, result: dict, entries: list[tuple[str, dict]], offset: int) -> dict:
-        """``result`` (a listing without entries) filled with ``entries[offset:]`` (``("dirs"|"files", item)``) that fit."""
+        """``result`` (a listing without entries) filled with the ``entries[offset:]`` that fit."""
         total = len(entries)
         used, shown = self.tokens(result) + NOTE_ROOM, 0
         for key, item in entries[offset:]:
@@ -122,8 +131,11 @@ class Budget:
             result["offset"] = offset
             if offset + shown < total:
                 result["truncated"] = True
-                result["note"] = (f"showing entries {offset + 1}-{offset + shown} of {total} (directories first) to fit the "
-                                  f"{self.limit}-token budget; call memory_list(path={result['path']!r}, offset={offset + shown}) for the rest")
+                result["note"] = (
+                    f"showing entries {offset + 1}-{offset + shown} of {total} (directories first) to fit the "
+                    f"{self.limit}-token budget; call memory_list(path={result['path']!r}, offset={offset + shown}) "
+                    "for the rest"
+                )
         return result
 
     # --- memory_core -----------------------------------------------------------------------------
@@ -154,7 +166,7 @@ class Budget:
 
     # --- memory (the write tool) -----------------------------------------------------------------
     def memory(self, result: dict) -> dict:
-        """A memory-tool result: its ``result`` text cut at a numbered line, the note naming the ``view_range`` that reads on."""
+        """A memory-tool result: its ``result`` text cut at a numbered line, the note naming the next ``view_range``."""
         if self.tokens(result) <= self.limit:
             return result
         lines = result["result"].split("\n")
@@ -172,13 +184,18 @@ class Budget:
         numbered = [line.split("\t", 1)[0].strip() for line in kept[1:]]
         last = int(numbered[-1]) if numbered and numbered[-1].isdigit() else None
         if result.get("command") == "view":
-            result["note"] = (f"cut to fit the {self.limit}-token budget after line {last}; call view with "
-                              f"view_range [{last + 1}, -1] for the rest" if last is not None else
-                              f"listing cut to fit the {self.limit}-token budget; view a subdirectory to see the rest")
+            result["note"] = (
+                f"cut to fit the {self.limit}-token budget after line {last}; call view with "
+                f"view_range [{last + 1}, -1] for the rest"
+                if last is not None
+                else f"listing cut to fit the {self.limit}-token budget; view a subdirectory to see the rest"
+            )
         else:
-            result["note"] = (f"the result text was cut to fit the {self.limit}-token budget"
-                              + (f" after line {last}; view {result.get('path')} with view_range [{last + 1}, -1] to see the rest"
-                                 if last is not None else "; view the path to see the change"))
+            result["note"] = f"the result text was cut to fit the {self.limit}-token budget" + (
+                f" after line {last}; view {result.get('path')} with view_range [{last + 1}, -1] to see the rest"
+                if last is not None
+                else "; view the path to see the change"
+            )
         return result
 
     # --- every result ----------------------------------------------------------------------------
@@ -193,8 +210,11 @@ class Budget:
             over = self.tokens(result) - (self.limit - NOTE_ROOM - 20 * len(cut))
             if over <= 0:
                 break
-            key = max((k for k in result if k != "note" and isinstance(result[k], (str, list))),
-                      key=lambda k: self.tokens(result[k]), default=None)
+            key = max(
+                (k for k in result if k != "note" and isinstance(result[k], (str, list))),
+                key=lambda k: self.tokens(result[k]),
+                default=None,
+            )
             if key is None:
                 break
             value = result[key]
@@ -204,14 +224,15 @@ class Budget:
                 cut.append(key)
         result["truncated"] = True
         what = ", ".join(repr(k) for k in cut)
-        result["note"] = (f"{what} cut to fit the {self.limit}-token budget"
-                          + (f"; {result['note']}" if isinstance(result.get("note"), str) else ""))
+        result["note"] = f"{what} cut to fit the {self.limit}-token budget" + (
+            f"; {result['note']}" if isinstance(result.get("note"), str) else ""
+        )
         if self.tokens(result) > self.limit:  # a note too long: keep it short
             result["note"] = result["note"][:200]
         return result
 
     def _shrink(self, value, keep: int):
-        """``value`` (a string or a list) cut to about ``keep`` tokens; a list of strings says how many items it lost."""
+        """``value`` (a string or a list) cut to about ``keep`` tokens; a list of strings says how many items went."""
         if isinstance(value, str):
             return self.head(value, keep)[0]
         if isinstance(value, list):

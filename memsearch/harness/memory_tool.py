@@ -1,4 +1,4 @@
-"""The ``memory`` tool of a writable :class:`~memsearch.harness.tools.ToolBox`: Claude's memory-tool commands as a JSON-Schema tool, and its handler.
+"""The ``memory`` tool of a writable :class:`~memsearch.harness.tools.ToolBox`: Claude's commands, and its handler.
 
 The input schema has the commands and argument names of Claude's ``memory_20250818`` tool, so a
 harness can route Claude's native memory-tool calls (``{"command": "create", "path":
@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from ..memory.commands import MEMORY_SCHEMA  # generated from the one definition of the commands; it checks every call
 
-__all__ = ["MEMORY_TOOL_NAME", "MEMORY_DESCRIPTION", "MEMORY_SCHEMA", "WRITE_INSTRUCTIONS", "NATIVE_MEMORY_TOOL", "run_memory"]
+__all__ = [
+    "MEMORY_TOOL_NAME",
+    "MEMORY_DESCRIPTION",
+    "MEMORY_SCHEMA",
+    "WRITE_INSTRUCTIONS",
+    "NATIVE_MEMORY_TOOL",
+    "run_memory",
+]
 
 MEMORY_TOOL_NAME = "memory"
 #: Claude's built-in definition, for ``tools=[...]`` of the Messages API (the model knows its schema).

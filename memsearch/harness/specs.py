@@ -22,8 +22,19 @@ from .bounds import MAX_REQUEST_CHARS, MAX_STRING_CHARS, MAX_WRITE_REQUEST_CHARS
 from .memory_tool import MEMORY_DESCRIPTION, MEMORY_SCHEMA, MEMORY_TOOL_NAME
 from .outputs import OUTPUT_SCHEMAS
 
-__all__ = ["ToolSpec", "TOOLS", "TOOL_NAMES", "MEMORY_TOOL", "MAX_K", "MEMORY_INSTRUCTIONS", "specs_for", "spec_of",
-           "openai_tools", "anthropic_tools", "validate_arguments"]
+__all__ = [
+    "ToolSpec",
+    "TOOLS",
+    "TOOL_NAMES",
+    "MEMORY_TOOL",
+    "MAX_K",
+    "MEMORY_INSTRUCTIONS",
+    "specs_for",
+    "spec_of",
+    "openai_tools",
+    "anthropic_tools",
+    "validate_arguments",
+]
 
 MAX_K = 50
 
@@ -51,9 +62,18 @@ class ToolSpec:
     def openai(self, api: str = "chat") -> dict:
         """OpenAI function tool: Chat Completions (nested) or Responses (flat) shape."""
         if api == "chat":
-            return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.schema()}}
+            return {
+                "type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.schema()},
+            }
         if api == "responses":  # strict defaults to true there, which forbids optional arguments
-            return {"type": "function", "name": self.name, "description": self.description, "parameters": self.schema(), "strict": False}
+            return {
+                "type": "function",
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.schema(),
+                "strict": False,
+            }
         raise InvalidArgument(f"unknown OpenAI API {api!r}: choose 'chat' (Chat Completions) or 'responses'")
 
     def anthropic(self) -> dict:
@@ -84,19 +104,57 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "memory_search",
         "Search your long-term memory: the Markdown files below the memory root that are NOT in your context. "
-        "Use it before answering about past work, people, projects, decisions or dates that core memory does not cover. "
-        "Returns ranked hits, each with the file path, line range, section heading, a snippet, the file's date when it has one, "
+        "Use it before answering about past work, people, projects, decisions or dates that core memory does not "
+        "cover. "
+        "Returns ranked hits, each with the file path, line range, section heading, a snippet, the file's date when "
+        "it has one, "
         "and the nearest MEMORY.md (title and summary) that explains the folder the hit is in. "
         "To see more of a hit, call memory_read with its path, start_line and end_line.",
-        _obj({
-            "query": {"type": "string", "minLength": 1, "description": "What to look for: a question or keywords, e.g. 'why did we move billing to Stripe'."},
-            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5, "description": "How many hits to return (default 5)."},
-            "scope": {"type": "string", "description": "Only search this memory directory and below, relative to the memory root, e.g. 'projects/atlas'."},
-            "mode": {"type": "string", "enum": ["hybrid", "vector", "keyword"], "default": "hybrid",
-                     "description": "hybrid (default) combines meaning and exact words; keyword for exact names, ids and error codes; vector for paraphrases."},
-            "since": {"type": "string", "pattern": DATE_PATTERN, "description": "Only dated files (e.g. notes/2026-08-12.md) on or after this day, YYYY-MM-DD."},
-            "until": {"type": "string", "pattern": DATE_PATTERN, "description": "Only dated files on or before this day, YYYY-MM-DD."},
-        }, ("query",)),
+        _obj(
+            {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": (
+                        "What to look for: a question or keywords, e.g. 'why did we move billing to Stripe'."
+                    ),
+                },
+                "k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_K,
+                    "default": 5,
+                    "description": "How many hits to return (default 5).",
+                },
+                "scope": {
+                    "type": "string",
+                    "description": (
+                        "Only search this memory directory and below, relative to the memory root, e.g. "
+                        "'projects/atlas'."
+                    ),
+                },
+                "mode": {
+                    "type": "string",
+                    "enum": ["hybrid", "vector", "keyword"],
+                    "default": "hybrid",
+                    "description": (
+                        "hybrid (default) combines meaning and exact words; keyword for exact names, ids "
+                        "and error codes; vector for paraphrases."
+                    ),
+                },
+                "since": {
+                    "type": "string",
+                    "pattern": DATE_PATTERN,
+                    "description": "Only dated files (e.g. notes/2026-08-12.md) on or after this day, YYYY-MM-DD.",
+                },
+                "until": {
+                    "type": "string",
+                    "pattern": DATE_PATTERN,
+                    "description": "Only dated files on or before this day, YYYY-MM-DD.",
+                },
+            },
+            ("query",),
+        ),
         OUTPUT_SCHEMAS["memory_search"],
     ),
     ToolSpec(
@@ -104,11 +162,22 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Read one memory file, or a range of its lines, by its path relative to the memory root "
         "(as given by memory_search or memory_list). Lines are 1-based and inclusive. "
         "Long files are cut to fit; the result then says which start_line reads on.",
-        _obj({
-            "path": {"type": "string", "minLength": 1, "description": "A memory file relative to the memory root, e.g. 'projects/atlas/MEMORY.md'."},
-            "start_line": {"type": "integer", "minimum": 1, "description": "First line to read (default 1)."},
-            "end_line": {"type": "integer", "minimum": 1, "description": "Last line to read (default: the end of the file)."},
-        }, ("path",)),
+        _obj(
+            {
+                "path": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "A memory file relative to the memory root, e.g. 'projects/atlas/MEMORY.md'.",
+                },
+                "start_line": {"type": "integer", "minimum": 1, "description": "First line to read (default 1)."},
+                "end_line": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "Last line to read (default: the end of the file).",
+                },
+            },
+            ("path",),
+        ),
         OUTPUT_SCHEMAS["memory_read"],
     ),
     ToolSpec(
@@ -116,11 +185,23 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Browse memory one level at a time. Lists a memory directory: its MEMORY.md title and summary, its child "
         "directories (each with the summary of its own MEMORY.md) and its files (title and size in tokens). "
         "Start at '.' (the root) and follow the MEMORY.md summaries toward what you need; then memory_read a file.",
-        _obj({
-            "path": {"type": "string", "default": ".", "description": "A memory directory relative to the memory root; '.' is the root (default)."},
-            "offset": {"type": "integer", "minimum": 0, "default": 0,
-                       "description": "Skip this many entries (directories first, then files); use the offset a cut listing suggests."},
-        }),
+        _obj(
+            {
+                "path": {
+                    "type": "string",
+                    "default": ".",
+                    "description": "A memory directory relative to the memory root; '.' is the root (default).",
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "default": 0,
+                    "description": (
+                        "Skip this many entries (directories first, then files); use the offset a cut listing suggests."
+                    ),
+                },
+            }
+        ),
         OUTPUT_SCHEMAS["memory_list"],
     ),
     ToolSpec(
@@ -134,8 +215,15 @@ TOOLS: tuple[ToolSpec, ...] = (
 TOOL_NAMES = tuple(t.name for t in TOOLS)
 #: The write tool of ``ToolBox(root, writable=True)``: Claude's memory-tool commands (see harness/memory_tool.py);
 #: a whole memory file may travel in its arguments, so only their size and shape are bounded.
-MEMORY_TOOL = ToolSpec(MEMORY_TOOL_NAME, MEMORY_DESCRIPTION, MEMORY_SCHEMA, OUTPUT_SCHEMAS[MEMORY_TOOL_NAME],
-                       max_chars=MAX_WRITE_REQUEST_CHARS, max_string=None, check=check_call)
+MEMORY_TOOL = ToolSpec(
+    MEMORY_TOOL_NAME,
+    MEMORY_DESCRIPTION,
+    MEMORY_SCHEMA,
+    OUTPUT_SCHEMAS[MEMORY_TOOL_NAME],
+    max_chars=MAX_WRITE_REQUEST_CHARS,
+    max_string=None,
+    check=check_call,
+)
 _SPECS = {t.name: t for t in TOOLS + (MEMORY_TOOL,)}
 
 MEMORY_INSTRUCTIONS = """\
@@ -157,8 +245,9 @@ def spec_of(tool: Any, *, writable: bool = True) -> ToolSpec:
     if spec is None:
         raise UnknownTool(f"unknown tool {shown(tool)}: the memory tools are {', '.join(TOOL_NAMES)}")
     if spec is MEMORY_TOOL and not writable:
-        raise UnknownTool(f"the memory tool writes, and these tools are read-only ({', '.join(TOOL_NAMES)})",
-                          hint=Hint("writable"))
+        raise UnknownTool(
+            f"the memory tool writes, and these tools are read-only ({', '.join(TOOL_NAMES)})", hint=Hint("writable")
+        )
     return spec
 
 

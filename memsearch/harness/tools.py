@@ -1,4 +1,4 @@
-"""The memory tools' dispatcher: :class:`ToolBox` runs a call on one memory root and returns a result within the token budget.
+"""The memory tools' dispatcher: :class:`ToolBox` runs a call on one memory root, its result within the token budget.
 
 * The tools are data (:mod:`memsearch.harness.specs`: :data:`TOOLS`, :data:`MEMORY_TOOL`, their
   input and output schemas, :func:`openai_tools`, :func:`anthropic_tools`).
@@ -33,11 +33,34 @@ from ..service import route
 from .bounds import bounded_error
 from .budget import DEFAULT_BUDGET, MIN_BUDGET, Budget
 from .memory_tool import MEMORY_TOOL_NAME, WRITE_INSTRUCTIONS, run_memory
-from .specs import (MEMORY_INSTRUCTIONS, MEMORY_TOOL, TOOL_NAMES, TOOLS, ToolSpec, anthropic_tools, openai_tools, spec_of,
-                    specs_for, validate_arguments)
+from .specs import (
+    MEMORY_INSTRUCTIONS,
+    MEMORY_TOOL,
+    TOOL_NAMES,
+    TOOLS,
+    ToolSpec,
+    anthropic_tools,
+    openai_tools,
+    spec_of,
+    specs_for,
+    validate_arguments,
+)
 
-__all__ = ["ToolSpec", "TOOLS", "TOOL_NAMES", "MEMORY_TOOL", "UnknownTool", "ToolBox", "openai_tools", "anthropic_tools",
-           "validate_arguments", "error_object", "DEFAULT_BUDGET", "MIN_BUDGET", "MEMORY_INSTRUCTIONS"]
+__all__ = [
+    "ToolSpec",
+    "TOOLS",
+    "TOOL_NAMES",
+    "MEMORY_TOOL",
+    "UnknownTool",
+    "ToolBox",
+    "openai_tools",
+    "anthropic_tools",
+    "validate_arguments",
+    "error_object",
+    "DEFAULT_BUDGET",
+    "MIN_BUDGET",
+    "MEMORY_INSTRUCTIONS",
+]
 
 #: Who reads the tools' errors (see :data:`memsearch.errors.HINTS`): a model, which has the tools, not a shell.
 TOOLS_AUDIENCE = "tools"
@@ -62,10 +85,20 @@ class ToolBox:
 
     specs = TOOLS
 
-    def __init__(self, root: str | os.PathLike[str], index=None, budget: int | None = None, *,
-                 db: str | os.PathLike[str] | None = None, model: str | None = None,
-                 sync: bool = True, encoding: str | None = None, writable: bool = False,
-                 core_budget: int | None = None, daemon: bool = True):
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        index=None,
+        budget: int | None = None,
+        *,
+        db: str | os.PathLike[str] | None = None,
+        model: str | None = None,
+        sync: bool = True,
+        encoding: str | None = None,
+        writable: bool = False,
+        core_budget: int | None = None,
+        daemon: bool = True,
+    ):
         self.root = resolve_root(root)
         self.cut = Budget(budget, encoding)
         self.budget, self.encoding = self.cut.limit, self.cut.encoding
@@ -73,14 +106,21 @@ class ToolBox:
         self._index = index
         self.daemon = daemon and index is None
         self._lock = threading.RLock()  # one search (sync + query) at a time on the shared index
-        self._handlers = {"memory_search": self._search, "memory_read": self._read, "memory_list": self._list,
-                          "memory_core": self._core, MEMORY_TOOL_NAME: self._memory}
+        self._handlers = {
+            "memory_search": self._search,
+            "memory_read": self._read,
+            "memory_list": self._list,
+            "memory_core": self._core,
+            MEMORY_TOOL_NAME: self._memory,
+        }
         self._fits = {"memory_search": self.cut.search, "memory_read": self.cut.read, MEMORY_TOOL_NAME: self.cut.memory}
         self.writable, self.specs, self.editor = writable, specs_for(writable), None
         if writable:
             from .edit import open_editor
 
-            self.editor = open_editor(self.root, db=db, index=lambda: self.index, budget=core_budget, guard=self._lock, encoding=self.encoding)
+            self.editor = open_editor(
+                self.root, db=db, index=lambda: self.index, budget=core_budget, guard=self._lock, encoding=self.encoding
+            )
 
     # --- entry points ---------------------------------------------------------------------
     @property
@@ -141,10 +181,16 @@ class ToolBox:
         child memory directories with their MEMORY.md summaries (never cut to the budget)."""
         if self.writable and preamble == MEMORY_INSTRUCTIONS:
             preamble = f"{preamble}\n{WRITE_INSTRUCTIONS}"
-        parts = [preamble.strip(), f"<core_memory>\n{load_core(self.root, encoding=self.encoding).render()}\n</core_memory>"]
+        parts = [
+            preamble.strip(),
+            f"<core_memory>\n{load_core(self.root, encoding=self.encoding).render()}\n</core_memory>",
+        ]
         dirs = list_dir(self.root, ".", encoding=self.encoding).dirs
         if dirs:
-            rows = "\n".join(f"- {d.path}/ ({d.memory_md or 'no MEMORY.md'}): {d.title}" + (f". {d.summary}" if d.summary else "") for d in dirs)
+            rows = "\n".join(
+                f"- {d.path}/ ({d.memory_md or 'no MEMORY.md'}): {d.title}" + (f". {d.summary}" if d.summary else "")
+                for d in dirs
+            )
             parts.append(f"<memory_directories>\n{rows}\n</memory_directories>")
         return "\n\n".join(parts)
 
@@ -163,15 +209,24 @@ class ToolBox:
             try:
                 index.sync(wait=0.0)
             except (IndexLocked, StorageFull):
-                pass  # a daemon (or an indexing run) holds the index and keeps it fresh; a full disk: search what is there
+                pass  # a daemon (or an indexing run) holds the index and keeps it fresh; disk full: search what exists
 
-    def _search(self, query: str, k: int = 5, scope: str | None = None, mode: str = "hybrid",
-                since: str | None = None, until: str | None = None) -> dict:
+    def _search(
+        self,
+        query: str,
+        k: int = 5,
+        scope: str | None = None,
+        mode: str = "hybrid",
+        since: str | None = None,
+        until: str | None = None,
+    ) -> dict:
         if not query.strip():
             raise InvalidArgument("memory_search: the query is empty: give some words to search for")
         full, rel = safe_path(self.root, scope.strip().rstrip("/")) if scope else (self.root, ".")
         if not full.is_dir():
-            raise MemoryFileNotFound(f"memory_search: scope {rel!r} is not a directory of the memory: see memory_list(path='.')")
+            raise MemoryFileNotFound(
+                f"memory_search: scope {rel!r} is not a directory of the memory: see memory_list(path='.')"
+            )
         try:
             since, until = parse_date(since, "since"), parse_date(until, "until")
         except InvalidArgument as exc:
@@ -181,38 +236,72 @@ class ToolBox:
         params = dict(query=query, k=k, scope=None if rel == "." else rel, mode=mode, since=since, until=until)
         hits = route.search(IndexLocation.of(self.root, self.db, resolved=True), SearchArgs(**params), model=self.model,
                             local=not self.daemon, sync=self.sync, guard=self._lock, using=self._using)
-        items = [{
-            "path": h["path"], "start_line": h["start_line"], "end_line": h["end_line"], "heading": h["heading"],
-            "date": h["date"], "score": h["score"], "snippet": h["text"],
-            "memory_md": None if h["memory_md"] is None else {k: h["memory_md"][k] for k in ("path", "title", "summary")},
-            "stale": bool(h.get("stale", False)),
-        } for h in hits]
+        items = [
+            {
+                "path": h["path"],
+                "start_line": h["start_line"],
+                "end_line": h["end_line"],
+                "heading": h["heading"],
+                "date": h["date"],
+                "score": h["score"],
+                "snippet": h["text"],
+                "memory_md": None
+                if h["memory_md"] is None
+                else {k: h["memory_md"][k] for k in ("path", "title", "summary")},
+                "stale": bool(h.get("stale", False)),
+            }
+            for h in hits
+        ]
         result = {"query": query if len(query) <= QUERY_ECHO_CHARS else query[:QUERY_ECHO_CHARS] + "...", "hits": items}
         if not items:
-            result["note"] = "no hits: try other words, mode 'keyword' for exact names, a wider scope, or browse with memory_list"
+            result["note"] = (
+                "no hits: try other words, mode 'keyword' for exact names, a wider scope, or browse with memory_list"
+            )
         return result
 
     def _read(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
         lines = None if start_line is None and end_line is None else (start_line, end_line)
         r = read(self.root, path, lines)
-        return {"path": r.path, "start_line": r.start_line, "end_line": r.end_line, "total_lines": r.total_lines, "text": r.text}
+        return {
+            "path": r.path,
+            "start_line": r.start_line,
+            "end_line": r.end_line,
+            "total_lines": r.total_lines,
+            "text": r.text,
+        }
 
     def _list(self, path: str = ".", offset: int = 0) -> dict:
         listing = list_dir(self.root, path, encoding=self.encoding)
-        entries = [("dirs", {"path": d.path, "memory_md": d.memory_md, "title": d.title, "summary": d.summary}) for d in listing.dirs]
+        entries = [
+            ("dirs", {"path": d.path, "memory_md": d.memory_md, "title": d.title, "summary": d.summary})
+            for d in listing.dirs
+        ]
         entries += [("files", {"path": f.path, "title": f.title, "tokens": f.tokens}) for f in listing.files]
         if offset and offset >= len(entries):
-            raise InvalidArgument(f"memory_list: offset {offset} is past the end: {listing.path!r} has {len(entries)} entries")
-        result = {"path": listing.path, "memory_md": listing.memory_md, "title": listing.title, "summary": listing.summary,
-                  "dirs": [], "files": [], "total_entries": len(entries)}
+            raise InvalidArgument(
+                f"memory_list: offset {offset} is past the end: {listing.path!r} has {len(entries)} entries"
+            )
+        result = {
+            "path": listing.path,
+            "memory_md": listing.memory_md,
+            "title": listing.title,
+            "summary": listing.summary,
+            "dirs": [],
+            "files": [],
+            "total_entries": len(entries),
+        }
         if listing.path == ".":
             result["note"] = "the files here are core memory, already in your context"
         return self.cut.listing(result, entries, offset)  # paged by offset: the listing is built to the budget
 
     def _core(self) -> dict:
         core = load_core(self.root, encoding=self.encoding)
-        result = {"files": [{"path": f.path, "tokens": f.tokens} for f in core.files], "total_tokens": core.total_tokens,
-                  "encoding": core.encoding, "rendered": core.render()}
+        result = {
+            "files": [{"path": f.path, "tokens": f.tokens} for f in core.files],
+            "total_tokens": core.total_tokens,
+            "encoding": core.encoding,
+            "rendered": core.render(),
+        }
         return self.cut.core(result, core.files)
 
     def _memory(self, **arguments) -> dict:

@@ -1,4 +1,4 @@
-"""The memory tool's commands, defined once (Claude's ``memory_20250818``): the JSON Schema generated from them, the check, and :class:`EditResult`.
+"""The memory tool's commands defined once (Claude's ``memory_20250818``), their schema and check, :class:`EditResult`.
 
 :data:`PARAMETERS` (each argument: its JSON Schema, its description for a model, and what it accepts
 in words) and :data:`ARGUMENTS` (each command: its required and optional arguments) are the one
@@ -13,14 +13,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..argcheck import check_arguments as _check, validator_for
+from ..argcheck import check_arguments as _check
+from ..argcheck import validator_for
 
-__all__ = ["COMMANDS", "ARGUMENTS", "PARAMETERS", "MEMORY_SCHEMA", "Parameter", "check_call", "check_arguments", "EditResult"]
+__all__ = [
+    "COMMANDS",
+    "ARGUMENTS",
+    "PARAMETERS",
+    "MEMORY_SCHEMA",
+    "Parameter",
+    "check_call",
+    "check_arguments",
+    "EditResult",
+]
 
 
 @dataclass(frozen=True)
 class Parameter:
-    """One argument of the memory tool: its JSON Schema (without description), description, and what it accepts in words."""
+    """One argument of the memory tool: its JSON Schema (no description), description, and what it accepts in words."""
 
     schema: dict
     description: str
@@ -32,16 +42,25 @@ class Parameter:
 
 _TEXT = {"type": "string"}
 PARAMETERS: dict[str, Parameter] = {
-    "path": Parameter(_TEXT, "view, create, str_replace, insert, delete: the file or directory, e.g. "
-                            "'/memories/notes/2026-08-12.md' ('/memories' is the root).", "a string"),
-    "view_range": Parameter({"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
-                           "view, optional: [start_line, end_line] of a file, 1-based; end -1 means the last line.",
-                           "two line numbers [start, end] (end -1 means the last line)"),
+    "path": Parameter(
+        _TEXT,
+        "view, create, str_replace, insert, delete: the file or directory, e.g. "
+        "'/memories/notes/2026-08-12.md' ('/memories' is the root).",
+        "a string",
+    ),
+    "view_range": Parameter(
+        {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+        "view, optional: [start_line, end_line] of a file, 1-based; end -1 means the last line.",
+        "two line numbers [start, end] (end -1 means the last line)",
+    ),
     "file_text": Parameter(_TEXT, "create: the whole content of the new file.", "a string"),
     "old_str": Parameter(_TEXT, "str_replace: the exact text to replace; it must occur exactly once.", "a string"),
     "new_str": Parameter(_TEXT, "str_replace: the text that replaces old_str (may be empty).", "a string"),
-    "insert_line": Parameter({"type": "integer", "minimum": 0}, "insert: the line to insert after; 0 inserts before the first line.",
-                            "a whole number (0 inserts before the first line)"),
+    "insert_line": Parameter(
+        {"type": "integer", "minimum": 0},
+        "insert: the line to insert after; 0 inserts before the first line.",
+        "a whole number (0 inserts before the first line)",
+    ),
     "insert_text": Parameter(_TEXT, "insert: the text to insert.", "a string"),
     "old_path": Parameter(_TEXT, "rename: the file or directory to move.", "a string"),
     "new_path": Parameter(_TEXT, "rename: where it goes; must not exist yet.", "a string"),
@@ -63,13 +82,28 @@ def _schema() -> dict:
     """The memory tool's input schema, generated from :data:`PARAMETERS` and :data:`ARGUMENTS`."""
     rules = []
     for command, (required, optional) in ARGUMENTS.items():
-        then = {"properties": {name: True for name in ("command",) + required + optional}, "additionalProperties": False}
+        then = {
+            "properties": {name: True for name in ("command",) + required + optional},
+            "additionalProperties": False,
+        }
         if required:
             then["required"] = list(required)
         rules.append({"if": {"properties": {"command": {"const": command}}, "required": ["command"]}, "then": then})
-    properties = {"command": {"type": "string", "enum": list(COMMANDS), "description": "The operation: " + ", ".join(COMMANDS) + "."}}
+    properties = {
+        "command": {
+            "type": "string",
+            "enum": list(COMMANDS),
+            "description": "The operation: " + ", ".join(COMMANDS) + ".",
+        }
+    }
     properties.update((name, arg.published()) for name, arg in PARAMETERS.items())
-    return {"type": "object", "properties": properties, "required": ["command"], "additionalProperties": False, "allOf": rules}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["command"],
+        "additionalProperties": False,
+        "allOf": rules,
+    }
 
 
 #: The JSON Schema of the ``memory`` tool's input: what a model is shown, and what checks every call.
@@ -89,7 +123,8 @@ def _render(args: dict, errors) -> str:
     required, optional = ARGUMENTS[command]
     if error.validator == "additionalProperties":
         unknown = sorted(set(error.instance) - {"command"} - set(required) - set(optional))
-        return f"{command} takes {', '.join(required + optional)}; not {', '.join(map(repr, unknown))}: leave the others out"
+        takes, extra = ", ".join(required + optional), ", ".join(map(repr, unknown))
+        return f"{command} takes {takes}; not {extra}: leave the others out"
     if error.validator == "required":
         missing = next(n for n in error.validator_value if n not in error.instance)
         return f"{command} needs {missing!r}: call it with {', '.join(required)}"

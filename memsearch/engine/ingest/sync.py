@@ -30,7 +30,8 @@ from ...memory import rootfs
 from ...memory.document import decode
 from ...memory.tree import MemoryTree, printable
 from ..embed.embedder import Embedder
-from ..storage.store import Store, chunk_schema
+from ..storage.schema import chunk_schema
+from ..storage.store import Store
 from .batches import Piece, batch_rows, blake, counters, cut_batches, file_pieces, incomplete_state
 from .chunker import ChunkerConfig
 

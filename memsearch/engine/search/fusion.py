@@ -100,16 +100,15 @@ from ...memory.tree import INDEX_NAME
 from .cjk import cjk_share
 from .query import DateRange, has_identifier, query_dates, wants_latest
 
-__all__ = ["DEFAULT_FUSION", "FUSIONS", "VECTOR_WEIGHT", "RRF_K", "KEYWORD_WEIGHT", "CANDIDATE_FACTOR",
+__all__ = ["FUSIONS", "VECTOR_WEIGHT", "RRF_K", "KEYWORD_WEIGHT", "CANDIDATE_FACTOR",
            "MIN_CANDIDATES", "CJK_VECTOR_WEIGHT", "CJK_QUERY_SHARE", "IDENTIFIER_VECTOR_WEIGHT", "DATE_BOOST",
            "DATE_SLACK_DAYS", "WEAK_KEYWORD_VECTOR_WEIGHT", "FULL_COVERAGE", "EVIDENCE_ROWS",
            "keyword_coverage", "vector_weight", "STUB_WEIGHT", "YIELD_FLOOR", "LATEST_BOOST", "LATEST_FLOOR",
            "LATEST_DECAY", "is_stub", "memory_md_yield", "latest_boost", "reshape", "hybrid", "date_boost", "convex", "rrf", "fuse", "merge_rows"]
 
-#: Default fusion of the keyword and vector rankings in hybrid mode: "convex" or "rrf".
-#: Measured on LoCoMo (benchmarks/README.md): convex beat the best RRF setting on both
-#: file recall and turn recall, and both beat either retriever alone.
-DEFAULT_FUSION = "convex"
+# The default fusion of the keyword and vector rankings in hybrid mode (the ``fusion`` setting) is
+# "convex". Measured on LoCoMo (benchmarks/README.md): convex beat the best RRF setting on both
+# file recall and turn recall, and both beat either retriever alone.
 #: Convex fusion: score = VECTOR_WEIGHT * v + (1 - VECTOR_WEIGHT) * b, where v is the cosine
 #: similarity min-max normalised over the vector candidates and b the BM25 score divided by
 #: the best BM25 score of the query. A candidate one retriever did not return gets 0 there.

@@ -50,8 +50,7 @@ class HitBuilder:
 
     def recorded(self, store, build=None) -> dict[str, tuple[int, int]]:
         """path -> (mtime_ns, size) as ``store``'s last sync recorded each file, read once per files-table version."""
-        table = store.files()
-        key = (build, None if table is None else table.version)
+        key = (build, store.files_version())
         if self._states is None or self._states[0] != key:
             self._states = (key, {p: (s.mtime_ns, s.size) for p, s in store.file_states().items()})
         return self._states[1]
