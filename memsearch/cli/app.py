@@ -167,13 +167,13 @@ def index_command(
     try:
         try:
             index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild, embedder=embedder)
+        except IndexDamaged as exc:  # before IndexMismatch, its base class
+            err.print(f"[yellow]warning:[/yellow] {escape(str(exc))}: rebuilding it now")
+            index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
         except IndexMismatch as exc:  # --model NAME for an index of another model: rebuild with it (kept if it cannot load)
             if not model or getattr(exc, "parameter", None) != "fingerprint":
                 raise
             err.print(f"[yellow]note:[/yellow] the index was built with another model: rebuilding it with {escape(model)}")
-            index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
-        except IndexDamaged as exc:
-            err.print(f"[yellow]warning:[/yellow] {escape(str(exc))}: rebuilding it now")
             index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
         report = _progress_sync(index, show=not as_json and err.is_terminal, wait=wait)
         report = index.check_and_repair(wait=wait) or report  # reads the index through: damage is rebuilt, and said

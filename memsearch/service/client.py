@@ -33,6 +33,17 @@ log = logging.getLogger("memsearch.client")
 _QUIET_ERRNOS = {errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK, errno.ENOTDIR}
 
 
+def _rebuilt(cls, message: str, hint) -> errors.MemsearchError:
+    """The daemon's error as this process's own, its hint (if any) kept as data for this caller to word."""
+    parsed = errors.Hint.from_dict(hint)
+    if parsed is not None and isinstance(hint.get("text"), str):
+        try:
+            return cls(hint["text"], hint=parsed)
+        except TypeError:  # an error class with its own arguments: the message as worded by the daemon
+            pass
+    return cls(message)
+
+
 class Client:
     """Talks to the daemon of ``root``'s index (``db``: as ``--db``, or an :class:`IndexLocation`). One
     connection per call.
@@ -84,7 +95,7 @@ class Client:
         kind, message = str(error.get("type", "ServerError")), str(error.get("message", "no message"))
         cls = getattr(errors, kind, None) if kind in errors.__all__ and kind not in PROTOCOL_ERRORS else None
         if isinstance(cls, type) and issubclass(cls, errors.MemsearchError) and cls is not DaemonUnavailable:
-            raise cls(message)
+            raise _rebuilt(cls, message, error.get("hint"))
         raise DaemonUnavailable(f"the memsearch daemon at {self.path} refused the request ({kind}: {message})")
 
     def _exchange(self, data: bytes) -> dict:

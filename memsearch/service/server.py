@@ -38,8 +38,13 @@ IDLE_TIMEOUT_S = 60.0
 
 
 
-def _error(kind: str, message: str) -> dict:
-    return {"type": kind, "message": message}
+def _error(kind: str, message: str, exc: MemsearchError | None = None) -> dict:
+    """A reply's error; a memsearch error's hint travels as data (``hint``: action, path, and the bare ``text``),
+    so that the client words it for its own reader (the CLI or a model)."""
+    error = {"type": kind, "message": message}
+    if exc is not None and getattr(exc, "hint", None) is not None:
+        error["hint"] = exc.hint.to_dict() | {"text": exc.text}
+    return error
 
 
 class Server:
@@ -201,7 +206,7 @@ class Server:
         except _Refused as exc:
             reply.update(ok=False, error=_error(exc.kind, str(exc)))
         except MemsearchError as exc:  # the caller's mistake: a client raises it as its own
-            reply.update(ok=False, error=_error(type(exc).__name__, str(exc)))
+            reply.update(ok=False, error=_error(type(exc).__name__, str(exc), exc))
         except Exception as exc:  # a bug or a broken index: the client works in-process instead
             log.exception("request %r failed", message.get("method"))
             reply.update(ok=False, error=_error("ServerError", f"{type(exc).__name__}: {exc}"))
