@@ -43,6 +43,8 @@ __all__ = [
     "NoUniqueMatch",
     "MemoryBusy",
     "DaemonUnavailable",
+    "DaemonFailed",
+    "SyncDeferred",
     "ClientConfigError",
 ]
 
@@ -257,6 +259,14 @@ class DaemonUnavailable(MemsearchError):
     def __init__(self, message: str, *, quiet: bool = False):
         super().__init__(message)
         self.quiet = quiet
+
+
+class DaemonFailed(MemsearchError):
+    """The daemon could not be started, or it failed while starting (the message names its log)."""
+
+
+class SyncDeferred(MemsearchError):
+    """The daemon could not index a write now (stopping, or a failed sync it retries); it indexes it later."""
 
 
 class ClientConfigError(MemsearchError):

@@ -16,13 +16,13 @@ import logging
 import os
 import socket
 import stat
-import struct
 import threading
 import time
 from pathlib import Path
 from typing import Callable
 
 from ..errors import MemsearchError
+from ..platforms import peer
 from . import protocol
 from .protocol import PROTOCOL_VERSION, ProtocolError, decode, encode, secure_dir
 
@@ -34,12 +34,8 @@ log = logging.getLogger("memsearch.server")
 MAX_CLIENTS = 64
 #: A connection that sends nothing for this long is closed (a client keeps at most one open).
 IDLE_TIMEOUT_S = 60.0
-_CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 
-def _peer(conn: socket.socket) -> tuple[int, int, int]:
-    """(pid, uid, gid) of the process at the other end of a Unix socket (``SO_PEERCRED``)."""
-    return _CRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size))
 
 
 def _error(kind: str, message: str, exc: MemsearchError | None = None) -> dict:
@@ -55,7 +51,8 @@ class Server:
     """Answer protocol requests for ``index``'s root on its socket; ``start()`` then ``close()``.
 
     ``index``: the reader index searches run on. ``status``: a callable giving the daemon's
-    state for the ``status`` method. ``path``: the socket (default :func:`protocol.socket_path`).
+    state for the ``status`` method. ``path``: the socket (default: the index location's
+    :attr:`~memsearch.location.IndexLocation.socket`).
     The caller holds the index's writer lock, so no other daemon of the index is alive and a
     socket file left at ``path`` is stale.
     """
@@ -65,8 +62,8 @@ class Server:
                  sync: Callable[[list[str]], dict] | None = None):
         self.index = index
         self.root = index.root
-        self.db_path = Path(os.path.abspath(index.db_path))
-        self.path = Path(path) if path else protocol.socket_path(self.db_path)
+        self.db_path = index.where.state
+        self.path = Path(path) if path else index.where.socket
         self.status = status or (lambda: {})
         self.syncer = sync
         self.idle_timeout = idle_timeout
@@ -161,8 +158,8 @@ class Server:
 
     def _serve(self, conn: socket.socket) -> None:
         try:
-            pid, uid, _ = _peer(conn)
-            if uid != os.getuid():
+            pid, uid = peer(conn)
+            if uid is not None and uid != os.getuid():
                 log.warning("refused a connection from pid %d of uid %d (this daemon serves uid %d only)",
                             pid, uid, os.getuid())
                 self._refuse(conn, _error("PermissionDenied", f"this daemon serves uid {os.getuid()} only"))

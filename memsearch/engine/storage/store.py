@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import Hint, IndexDamaged
+from ...location import META_FILE
 from ...memory.files import atomic_write_json
 from .damage import reason_of, translated
 from .filter import Filter, sql_str
@@ -40,7 +41,6 @@ from .schema import CHUNKS, FILE_SCHEMA, FILES, FileState, chunk_schema
 __all__ = ["Store", "META_FILE", "FTS_TAIL_MAX_ROWS", "VECTOR_INDEX_MIN_ROWS", "ANN_NPROBES",
            "ANN_REFINE_FACTOR"]
 
-META_FILE = "index.json"
 #: Rows from which the vector column gets an ANN index (IVF_PQ, cosine). Measured with
 #: LanceDB on 2 busy cores, 384-d vectors, top 100: flat search took 19.5 ms at 10k rows,
 #: 153 ms at 50k and 327 ms at 100k, IVF_PQ 8-9 ms at each size. Past ~25k rows flat
