@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import InvalidArgument
 from ..memory.commands import COMMANDS
+from ..memory.placement import require_memories
 from ..memory.tokens import count_tokens
 
 __all__ = ["MEMORY_TOOL_NAME", "MEMORY_DESCRIPTION", "MEMORY_SCHEMA", "WRITE_INSTRUCTIONS", "NATIVE_MEMORY_TOOL",
@@ -82,6 +83,9 @@ def run_memory(editor, arguments: Any, *, budget: int, encoding: str) -> dict:
         raise InvalidArgument(f"memory: missing 'command': one of {', '.join(COMMANDS)}, e.g. "
                               '{"command": "view", "path": "/memories"}')
     command = args.pop("command")
+    for name in ("path", "old_path", "new_path"):
+        if name in args and args[name] is not None:
+            require_memories(args[name])
     result = editor.run(command, **args).to_dict()
     if command == "view" and count_tokens(json.dumps(result, ensure_ascii=False), encoding) > budget:
         _cut_view(result, budget, encoding)

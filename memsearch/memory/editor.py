@@ -13,6 +13,9 @@ commands and argument names of Claude's ``memory_20250818`` tool) on one memory 
 * keeps core memory within its budget (the validator's: ``budget=``, else ``MEMSEARCH_CORE_BUDGET``,
   else 30,000 tokens): a write that would pass it is refused with the numbers
   (:class:`CoreBudgetExceeded`) and nothing is written;
+* is private: a new file is 0600 and a new directory 0700 whatever the umask, plus the read (and
+  search) bits of a root shared for reading (group or others may read it, nobody else may write it:
+  :func:`~memsearch.memory.files.private_modes`); an existing file keeps its mode;
 * runs under the root's write lock (threads and processes), and calls ``on_change`` with the paths
   it changed before returning, so the caller can bring the index in line (read-your-writes).
 
@@ -33,7 +36,7 @@ from typing import Callable, Iterator, Sequence
 from ..errors import (CoreBudgetExceeded, EditRefused, InvalidArgument, MemoryFileExists, MemoryFileNotFound,
                       MemsearchError, NoUniqueMatch, NotMemoryFile)
 from . import rootfs
-from .files import atomic_write_bytes
+from .files import atomic_write_bytes, private_modes
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .placement import Target, locate, require_markdown, write_lock
 from .tokens import count_tokens, encoding_name
@@ -99,7 +102,8 @@ class Editor:
         return scan(self.root, foreign=self.foreign)
 
     def _file(self, target: Target, command: str) -> str:
-        """The text of an existing Markdown file (a BOM is dropped: :meth:`_write` puts it back)."""
+        """The text of an existing file (a BOM is dropped: :meth:`_write` puts it back); only ``view`` takes
+        a file that is not Markdown (one already in the tree), the writes edit Markdown only."""
         try:
             st = os.lstat(target.path)
         except FileNotFoundError:
@@ -107,11 +111,20 @@ class Editor:
                                      "its files" + (", or create it" if command != "view" else "")) from None
         if stat.S_ISDIR(st.st_mode):
             raise InvalidArgument(f"{target.shown} is a directory; {command} works on a file: view it to list its files")
-        require_markdown(target)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotMemoryFile(f"{target.shown} is not a regular file (a link, device or pipe), and memory files are: "
+                                f"view {target.show(_parent(target.rel))} to see the files")
+        if command != "view" and not target.is_markdown:
+            raise NotMemoryFile(f"{target.shown} is not a Markdown file, and {command} edits memory files (.md) only: "
+                                f"rename it to {target.show(_markdown_name(target.rel))} first (rename keeps its text), "
+                                "then edit that")
         raw = self._read(target.rel, target.shown)
         try:
             return raw.removeprefix(_BOM).decode("utf-8")
         except UnicodeDecodeError as exc:
+            if command == "view":
+                raise EditRefused(f"{target.shown} is not a valid UTF-8 text file (byte {exc.start}), so view cannot "
+                                  "show it: delete it if it does not belong in memory") from None
             raise EditRefused(f"{target.shown} is not valid UTF-8 (byte {exc.start}), so editing it could garble it: "
                               "re-save it as UTF-8 first; nothing was changed") from None
 
@@ -170,17 +183,30 @@ class Editor:
             finally:
                 os.close(fd)
 
+    def _modes(self) -> tuple[int, int]:
+        """(file, directory) modes of what a write creates: private unless the root shares reading (files.private_modes)."""
+        return private_modes(os.stat(self.root).st_mode)
+
     def _write(self, rel: str, text: str, *, bom: bool = False) -> None:
-        """Atomic, durable whole-file write (the shared helper, by descriptor of the parent)."""
+        """Atomic, durable whole-file write (the shared helper, by descriptor of the parent); a new file is private."""
         with self._dir(_parent(rel), rel) as dir_fd:
-            atomic_write_bytes(_name(rel), (_BOM if bom else b"") + text.encode("utf-8"), dir_fd=dir_fd)
+            atomic_write_bytes(_name(rel), (_BOM if bom else b"") + text.encode("utf-8"), dir_fd=dir_fd,
+                               mode=self._modes()[0])
 
     def _mkdir(self, directory: str) -> None:
+        """A new directory with the private mode, set exactly (``mkdir`` alone is subject to the umask)."""
+        mode = self._modes()[1]
         with self._dir(_parent(directory), directory) as dir_fd:
             try:
-                os.mkdir(_name(directory), dir_fd=dir_fd)
+                os.mkdir(_name(directory), 0o700, dir_fd=dir_fd)
             except FileExistsError:
                 return
+            fd = os.open(_name(directory), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                         dir_fd=dir_fd)
+            try:
+                os.fchmod(fd, mode)
+            finally:
+                os.close(fd)
             os.fsync(dir_fd)
 
     def _finish(self, command: str, target: Target, output: str, changed: Sequence[str], created: Sequence[str] = (),
@@ -236,8 +262,7 @@ class Editor:
                 rel = f"{rel_base}/{name}"
                 full = Path(base) / name
                 if (name.startswith(".") or full.is_symlink() or rel in self.foreign
-                        or any(full == p or p in full.parents for p in self.protect)
-                        or (name in files and not name.endswith(".md"))):
+                        or any(full == p or p in full.parents for p in self.protect)):
                     found.append(rel)
             dirs[:] = [d for d in dirs if not d.startswith(".") and not (Path(base) / d).is_symlink()]
             if len(found) >= 3:
@@ -304,19 +329,17 @@ class Editor:
         target = self._locate(path)
         with write_lock(self.root, self.lock_timeout):
             text = self._file(target, "insert")
-            lines = text.splitlines(keepends=True)
+            lines = _edit_lines(text)
             if not 0 <= insert_line <= len(lines):
                 raise InvalidArgument(f"insert: insert_line {insert_line} is out of range: {target.shown} has {len(lines)} lines, "
                                       f"so give 0 (before the first line) to {len(lines)} (after the last)")
-            if lines and insert_line == len(lines) and not lines[-1].endswith(("\n", "\r")):
-                lines[-1] += "\n"
-            block = insert_text if insert_text.endswith("\n") or insert_text == "" else insert_text + "\n"
-            new_text = "".join(lines[:insert_line]) + block + "".join(lines[insert_line:])
+            block = insert_text.rstrip("\n")
+            new_text = "\n".join(lines[:insert_line] + [block] + lines[insert_line:]) + "\n"
             core = self._check_budget({target.rel: new_text}, target, "insert")
             self._write(target.rel, new_text, bom=self._has_bom(target))
-            added = block.count("\n")
-            shown = snippet(new_text, insert_line + 1, insert_line + max(added, 1))
-            return self._finish("insert", target, f"The file {target.shown} has been edited: {added} line"
+            added = block.count("\n") + 1
+            shown = snippet(new_text, insert_line + 1, insert_line + added)
+            return self._finish("insert", target, f"The file {target.shown} has been edited. {added} line"
                                 f"{'s' if added != 1 else ''} inserted after line {insert_line}. Here is the snippet "
                                 f"(with line numbers):\n{shown}", [target.rel], (), core)
 
@@ -338,12 +361,11 @@ class Editor:
                     os.fsync(dir_fd)
                     shutil.rmtree(hidden, dir_fd=dir_fd, ignore_errors=True)  # by descriptor: never follows a link
                 return self._finish("delete", target, f"Successfully deleted {target.shown}", changed)
-            require_markdown(target)
             reason = self._index_needed(tree, target.rel)
             if reason:
                 raise EditRefused(f"{target.shown} cannot be deleted: {reason}. Edit it instead (str_replace or insert), "
                                   f"or delete the whole directory {target.show(_parent(target.rel))}")
-            core = self._check_budget({target.rel: None}, target, "delete")
+            core = self._check_budget({target.rel: None}, target, "delete") if target.is_markdown else None
             with self._dir(_parent(target.rel), target.shown) as dir_fd:
                 os.unlink(_name(target.rel), dir_fd=dir_fd)
                 os.fsync(dir_fd)
@@ -373,7 +395,6 @@ class Editor:
                 self._move(source, dest, link=False)
                 changed = created + moved + [dest.rel + f[len(source.rel):] for f in moved]
                 return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}", changed, created)
-            require_markdown(source)
             require_markdown(dest)
             filled = _parent(dest.rel) if dest.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
             reason = self._index_needed(tree, source.rel, dest.rel) if _parent(source.rel) != filled else None
@@ -381,7 +402,7 @@ class Editor:
                 raise EditRefused(f"{source.shown} cannot be moved: {reason}. Create the new file with its text instead "
                                   "(view, then create) and edit this one")
             missing = self._missing_indexes(_parent(dest.rel), filled=filled)
-            changes = {dest.rel: self._plain(source.rel), source.rel: None}
+            changes = {dest.rel: self._text_of(source), source.rel: None}
             changes |= {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
             core = self._check_budget(changes, dest, "rename")
             created = self._make_dirs(dest, filled)
@@ -394,6 +415,12 @@ class Editor:
         if strays:
             raise EditRefused(f"{target.shown} holds entries that are not memory ({', '.join(strays)}), which {command} would "
                               "take with it: move or remove them with your own tools first, or act on the memory files one by one")
+
+    def _text_of(self, source: Target) -> str:
+        """Text of a file about to move (a non-Markdown one becoming memory must be UTF-8: a memory file is text)."""
+        if source.is_markdown:
+            return self._plain(source.rel)
+        return self._file(Target(source.rel, source.path, source.shown), "view")
 
     def _has_bom(self, target: Target) -> bool:
         return self._read(target.rel, target.shown)[:3] == _BOM
@@ -419,3 +446,18 @@ class Editor:
 
 def _name(rel: str) -> str:
     return rel.rsplit("/", 1)[-1]
+
+
+def _markdown_name(rel: str) -> str:
+    """``notes/x.txt`` -> ``notes/x.md``: where a non-Markdown file goes to become memory."""
+    directory, _, name = rel.rpartition("/")
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return f"{directory}/{stem}.md" if directory else f"{stem}.md"
+
+
+def _edit_lines(text: str) -> list[str]:
+    """The lines ``insert`` counts, as Claude's memory tool does: split at ``\n`` (a ``\r`` stays), no empty tail."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines

@@ -27,7 +27,7 @@ from typing import Iterator
 from ..errors import InvalidArgument, MemoryBusy, NotMemoryFile, PathOutsideRoot
 from .tree import MARKDOWN_SUFFIX
 
-__all__ = ["MEMORIES_PREFIX", "Target", "to_relative", "locate", "require_markdown", "write_lock", "LOCK_TIMEOUT_S"]
+__all__ = ["MEMORIES_PREFIX", "Target", "to_relative", "require_memories", "locate", "require_markdown", "write_lock", "LOCK_TIMEOUT_S"]
 
 #: The directory Claude's memory tool (``memory_20250818``) shows its memory under.
 MEMORIES_PREFIX = "/memories"
@@ -77,6 +77,20 @@ def to_relative(path: str) -> tuple[str, str]:
     if not styled:
         return rel, rel
     return rel, MEMORIES_PREFIX if rel == "." else f"{MEMORIES_PREFIX}/{rel}"
+
+
+def require_memories(path) -> None:
+    """Claude's memory tool takes ``/memories`` paths only: refuse a relative one, naming the path to give instead."""
+    if not isinstance(path, str):
+        return  # the argument check names the type
+    text = path.strip()
+    if text == MEMORIES_PREFIX or text.startswith(MEMORIES_PREFIX + "/"):
+        return
+    if text.startswith(("/", "~")) or os.path.isabs(text):
+        to_relative(text)  # raises: outside the memory
+    rel = "/".join(p for p in PurePosixPath(text).parts if p not in ("", "."))
+    raise PathOutsideRoot(f"path {path!r} must start with /memories, as every memory tool path does: give "
+                          f"{MEMORIES_PREFIX + ('/' + rel if rel else '')!r}")
 
 
 def _inside(path: Path, base: Path) -> bool:
