@@ -6,11 +6,13 @@ BIN    := $(VENV)/bin
 # never pulls a multi-GB CUDA build. GPU users: see README, "Using a GPU".
 TORCH  ?= torch==2.13.0
 STAMP  := $(VENV)/.installed
+# Where `make install` links the command: PREFIX/bin/memsearch.
+PREFIX ?= $(HOME)/.local
 
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run test bench dist-check clean
+.PHONY: setup run install uninstall test docs bench dist-check clean
 
 setup: $(STAMP)
 
@@ -27,8 +29,24 @@ run: setup
 	$(BIN)/memsearch index examples/memory
 	$(BIN)/memsearch search examples/memory "which warehouse did we choose for Atlas and why" -k 3
 
-test: setup
+# A link to the venv's entry point (its shebang names the venv's python), so `memsearch` works from any
+# shell, and from GUI clients given its absolute path; the clone must stay where it is.
+install: setup
+	mkdir -p '$(PREFIX)/bin'
+	ln -sfn '$(abspath $(BIN))/memsearch' '$(PREFIX)/bin/memsearch'
+	@echo "memsearch -> $(PREFIX)/bin/memsearch"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "note: $(PREFIX)/bin is not on PATH: add it to your shell's profile";; esac
+
+# Removes the link only when it is this clone's.
+uninstall:
+	if [ "$$(readlink '$(PREFIX)/bin/memsearch')" = '$(abspath $(BIN))/memsearch' ]; then rm '$(PREFIX)/bin/memsearch'; fi
+
+test: setup docs
 	$(BIN)/python -m pytest -q
+
+# The documentation (docs/, mkdocs.yml), strictly: a broken link or anchor fails. Output: site/ (ignored).
+docs: setup
+	$(BIN)/mkdocs build --strict --quiet
 
 bench: setup
 	TORCH='$(TORCH)' $(BIN)/python -m benchmarks all --peers setup
@@ -39,4 +57,4 @@ dist-check:
 	PYTHON='$(PYTHON)' TORCH='$(TORCH)' .ci/dist-check
 
 clean:
-	rm -rf $(VENV) examples/memory/.memsearch .pytest_cache
+	rm -rf $(VENV) examples/memory/.memsearch .pytest_cache site

@@ -32,13 +32,13 @@ N = 50  # candidates asked of the keyword leg (k=10 searches ask max(k * CANDIDA
 def _calls(index, lance, table, flt) -> dict:
     from memsearch.engine.search.cjk import keyword_text
 
-    copy = index.keywords.ensure(table, (index._build, table.version))
+    copy = index.keywords.ensure(index.store, (index._build, table.version))
 
     def fast(q):
         return (table.search(keyword_text(q), query_type="fts", fts_columns="search_text").fast_search().limit(N)
                 .select(["id", "_score"]).to_list())
 
-    return {"lancedb": lambda q: lance._keyword(table, q, N, flt), "lancedb_fast_search": fast,
+    return {"lancedb": lambda q: lance.searcher.keyword(q, N, flt), "lancedb_fast_search": fast,
             "memory": lambda q: copy.search(keyword_text(q), N, flt)}
 
 
@@ -56,18 +56,18 @@ def agreement(index, lance, table, queries: list[str]) -> dict:
     """How often the in-memory BM25 and LanceDB agree on LoCoMo's questions (top-1 and top-10 by
     content, since the order of exactly tied copies is arbitrary in both), and their largest
     relative score difference on one row."""
-    from memsearch.engine.storage.store import Filter
+    from memsearch.engine.storage.filter import Filter
 
-    copy = index.keywords.ensure(table, (index._build, table.version))
+    copy = index.keywords.ensure(index.store, (index._build, table.version))
     top1 = top10 = 0
     worst = 0.0
     for q in queries:
-        a, b = lance._keyword(table, q, N, Filter()), index._keyword(table, q, N, Filter())
+        a, b = lance.searcher.keyword(q, N, Filter()), index.searcher.keyword(q, N, Filter())
         top1 += [_content(r) for r in a[:1]] == [_content(r) for r in b[:1]]
         top10 += {_content(r) for r in a[:10]} == {_content(r) for r in b[:10]}
         sa, sb = {r["id"]: r["score"] for r in a}, {r["id"]: r["score"] for r in b}
         worst = max([worst] + [abs(sa[i] - sb[i]) / sa[i] for i in set(sa) & set(sb) if sa[i]])
-    assert copy is index.keywords.ensure(table, (index._build, table.version))
+    assert copy is index.keywords.ensure(index.store, (index._build, table.version))
     return {"queries": len(queries), "same_top1": round(top1 / len(queries), 4),
             "same_top10_set": round(top10 / len(queries), 4), "max_relative_score_difference": round(worst, 4)}
 
@@ -79,16 +79,16 @@ def build_times(index, table, rounds: int = 3) -> dict:
     columns, first, again = index.keywords.columns, [], []
     for _ in range(rounds):
         t0 = time.perf_counter()
-        copy = MemoryBM25(table, columns, "bench")
+        copy = MemoryBM25(index.store.read(columns + ["search_text"]), "bench")
         first.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        MemoryBM25(table, columns, "bench", previous=copy)
+        MemoryBM25(index.store.read(columns + ["search_text"]), "bench", previous=copy)
         again.append(time.perf_counter() - t0)
     return {"first_s": round(statistics.median(first), 3), "next_version_s": round(statistics.median(again), 3)}
 
 
 def size_run(index, lance, queries: list[str]) -> dict:
-    from memsearch.engine.storage.store import Filter
+    from memsearch.engine.storage.filter import Filter
 
     table = index.store.chunks()
     out = {"rows": table.count_rows(), "fulltext_tail": index.store.fulltext_tail(), "load": os.getloadavg(),
@@ -138,9 +138,9 @@ def run(work: Path, locomo=None, copies=(1, 4), queries: int = 200, edits: int =
         table = index.store.chunks()
         lance = MemoryIndex(root, db=work / "db-keyword", keyword="lancedb", embedder=index.embedder)
         t0 = time.perf_counter()
-        index.keywords.ensure(table, (index._build, table.version))
+        index.keywords.ensure(index.store, (index._build, table.version))
         built = time.perf_counter() - t0
-        from memsearch.engine.storage.store import Filter
+        from memsearch.engine.storage.filter import Filter
 
         lat = interleaved(_calls(index, lance, table, Filter()), qs[:queries])
         result["after_edits"] = {"edits": edits, "rows": table.count_rows(), "fulltext_tail": index.store.fulltext_tail(),
@@ -168,7 +168,7 @@ def quality(work: Path, locomo=None, configs=("keyword", "hybrid-convex", "hybri
         for index in indexes.values():
             table = index.store.chunks()
             if path == "memory":
-                index.keywords.ensure(table, (index._build, table.version))
+                index.keywords.ensure(index.store, (index._build, table.version))
         for config in configs:
             mode, fusion = CONFIGS[config]
             for index in indexes.values():

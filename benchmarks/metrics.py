@@ -15,7 +15,12 @@ Measures (each in [0, 1], per question; average them over questions):
   with at least one line read. With one-line items this is LoCoMo's *turn recall*;
 * :func:`token_budget_recall` - the same with a budget of tokens: each new line costs its
   token count; the first line that would go over the budget stops the reading;
+* :func:`hits_recall` - share of the items covered by one of the first ``k`` hits (turn recall@k
+  hits, blind to hit size: read it beside the budgeted measures);
 * :func:`mrr` - 1 / rank of the first hit (among the first ``k``) that covers any item;
+* :func:`index_above` - 1 when a ``MEMORY.md`` hit that covers no item ranks above the first hit
+  that covers one (among the first ``k``; with no covering hit there, any ``MEMORY.md`` among
+  them counts), else 0: a folder index or a generated stub standing in front of the answer;
 * :func:`ndcg` - nDCG@k with novelty: a hit's gain is the number of items it covers that
   no earlier hit covered; the ideal ranking covers one new item per rank
   (IDCG = sum of 1/log2(r+1) for r = 1..min(k, items)); the ratio is capped at 1 (one hit
@@ -29,7 +34,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 __all__ = ["Item", "Span", "span", "covers", "distinct_files", "file_recall", "line_budget_recall",
-           "token_budget_recall", "mrr", "ndcg", "mean", "summarize"]
+           "token_budget_recall", "hits_recall", "mrr", "ndcg", "index_above", "mean", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,14 @@ def token_budget_recall(hits: Sequence, items: Sequence[Item], budget: int,
     return _items_found(_read_lines(hits, take), items)
 
 
+def hits_recall(hits: Sequence, items: Sequence[Item], k: int = 10) -> float:
+    """Share of the items covered by one of the first ``k`` hits, whatever their size."""
+    if not items:
+        return 0.0
+    found = [span(h) for h in hits[:k]]
+    return sum(any(covers(h, item) for h in found) for item in items) / len(items)
+
+
 def mrr(hits: Sequence, items: Sequence[Item], k: int = 10) -> float:
     for rank, hit in enumerate(hits[:k], start=1):
         s = span(hit)
@@ -156,6 +169,16 @@ def ndcg(hits: Sequence, items: Sequence[Item], k: int = 10) -> float:
             found |= new
     ideal = sum(1.0 / math.log2(r + 1) for r in range(1, min(k, len(items)) + 1))
     return min(1.0, dcg / ideal) if ideal else 0.0
+
+
+def index_above(hits: Sequence, items: Sequence[Item], k: int = 10) -> float:
+    """1.0 when a ``MEMORY.md`` hit covering no item comes before the first covering hit (first ``k``)."""
+    for hit in map(span, hits[:k]):
+        if any(covers(hit, item) for item in items):
+            return 0.0
+        if hit.path.rsplit("/", 1)[-1] == "MEMORY.md":
+            return 1.0
+    return 0.0
 
 
 def mean(values: Iterable[float]) -> float:

@@ -8,7 +8,13 @@ Corpora (each a :class:`Corpus`: trees to index, questions with line-level relev
   other conversations act as distractors;
 * ``synthetic`` - a generated tree (benchmarks/synthetic.py) with planted facts;
 * ``cjk`` - ``benchmarks/corpora/cjk``: notes in Chinese, Japanese and Korean with
-  hand-written queries in the same languages (category = language); read hit@1.
+  hand-written queries in the same languages (category = language); read hit@1;
+* ``agentmem`` - a tree written only through memsearch's ``memory`` tool (benchmarks/agentmem.py):
+  generated ``MEMORY.md`` stubs, hand-written folder indexes, dated notes appended over weeks;
+  questions split by folder into tuning and held-out parts;
+* ``longchat`` - long user-assistant chats with many-paragraph assistant turns (benchmarks/longchat.py):
+  summaries across sessions, order of events, instructions, preferences, updates, buried facts;
+  users 0-2 tuning, 3-5 held out.
 
 LoCoMo questions carry a split: conversations 0-4 are the tuning split (every engine
 constant was chosen on them), 5-9 the held-out test split; both are scored beside all ten.
@@ -32,11 +38,11 @@ from benchmarks.common import REPO
 from benchmarks.metrics import Item, Span
 
 __all__ = ["Question", "Corpus", "CONFIGS", "CORPORA", "examples_corpus", "locomo_corpus", "synthetic_corpus",
-           "cjk_corpus", "load_corpus", "LOCOMO_TUNING", "CachingEmbedder", "run_engine", "score", "LINE_BUDGET", "TOKEN_BUDGET", "K"]
+           "cjk_corpus", "agentmem_corpus", "longchat_corpus", "load_corpus", "LOCOMO_TUNING", "CachingEmbedder", "run_engine", "score", "LINE_BUDGET", "TOKEN_BUDGET", "K"]
 
 FIXTURE = REPO / "tests" / "fixtures" / "examples_queries.json"
 CJK_DIR = REPO / "benchmarks" / "corpora" / "cjk"
-CORPORA = ("examples", "locomo", "locomo-merged", "synthetic", "cjk")
+CORPORA = ("examples", "locomo", "locomo-merged", "synthetic", "cjk", "agentmem", "longchat")
 #: LoCoMo conversations (in file order) of the tuning split; the rest are the held-out test split.
 LOCOMO_TUNING = 5
 #: label -> (search mode, hybrid fusion). One index serves them all.
@@ -45,6 +51,8 @@ CONFIGS = {"keyword": ("keyword", None), "vector": ("vector", None),
 K = 50  # hits fetched per question: enough to fill the largest budget below
 LINE_BUDGET = 60
 TOKEN_BUDGET = 1000
+#: Characters of returned text an agent reads (issue 23's equal-budget comparison: 6,000 characters).
+CHAR_BUDGET = 6000
 FILE_KS = tuple(range(1, 11))
 LINE_BUDGETS = (10, 20, 40, 60, 100)
 TOKEN_BUDGETS = (250, 500, 1000, 2000, 4000)
@@ -91,6 +99,27 @@ def cjk_corpus(work: Path) -> Corpus:
     return examples_corpus(work, CJK_DIR / "queries.json", CJK_DIR / "memory", name="cjk")
 
 
+def agentmem_corpus(work: Path) -> Corpus:
+    """The agent-written tree (benchmarks/agentmem.py), built through the memory tool, and its questions."""
+    from benchmarks import agentmem
+
+    root = work / "agentmem-memory"
+    stats = agentmem.build(root)
+    qs = [Question(qid, query, (Item(path, (line, line)),), category, "", split)
+          for qid, query, category, path, line, split in agentmem.questions(root)]
+    return Corpus("agentmem", {"": root}, qs, stats | {"questions": len(qs)})
+
+
+def longchat_corpus(work: Path) -> Corpus:
+    """Six users' long chats (benchmarks/longchat.py), one tree each; relevance is the answering line."""
+    from benchmarks import longchat
+
+    trees, planted, stats = longchat.build(work / "longchat")
+    qs = [Question(p.qid, p.query, tuple(Item(path, (n, n)) for path, n in p.items), p.category, p.tree, p.split)
+          for p in planted]
+    return Corpus("longchat", trees, qs, stats)
+
+
 def locomo_corpus(work: Path, data=None, merged: bool = False) -> Corpus:
     from benchmarks.locomo import CATEGORIES, build_trees
 
@@ -126,6 +155,10 @@ def load_corpus(name: str, work: Path, *, locomo=None, size: int = 1000) -> Corp
         return synthetic_corpus(work, chunks=size)
     if name == "cjk":
         return cjk_corpus(work)
+    if name == "agentmem":
+        return agentmem_corpus(work)
+    if name == "longchat":
+        return longchat_corpus(work)
     raise ValueError(f"unknown corpus {name!r}: choose from {', '.join(CORPORA)}")
 
 
@@ -203,13 +236,15 @@ def run_engine(corpus: Corpus, embedder, work: Path, configs=tuple(CONFIGS), k: 
 
 # --- scoring ----------------------------------------------------------------------------------
 class LineTokens:
-    """Token count of each line of the corpus' files (tiktoken, the engine's encoding)."""
+    """Token count of each line of the corpus' files (tiktoken, the engine's encoding); ``chars``:
+    its character count instead."""
 
-    def __init__(self, corpus: Corpus):
+    def __init__(self, corpus: Corpus, chars: bool = False):
         from memsearch.memory.tokens import get_encoding
 
         self.enc = get_encoding()
         self.corpus = corpus
+        self.chars = chars
         self._files: dict[tuple[str, str], list[int]] = {}
 
     def __call__(self, tree: str, path: str, line: int) -> int:
@@ -217,27 +252,33 @@ class LineTokens:
         if key not in self._files:
             file = self.corpus.trees[tree] / path
             lines = file.read_text(encoding="utf-8", errors="replace").split("\n") if file.is_file() else []
-            self._files[key] = [len(self.enc.encode_ordinary(x)) if x.strip() else 0 for x in lines]
+            self._files[key] = [(len(x) if self.chars else len(self.enc.encode_ordinary(x))) if x.strip() else 0
+                                for x in lines]
         counts = self._files[key]
         return counts[line - 1] + 1 if 0 < line <= len(counts) else 1  # +1: the newline
 
 
-def question_scores(hits: list[Span], q: Question, tokens: Callable[[str, int], int]) -> dict:
+def question_scores(hits: list[Span], q: Question, tokens: Callable[[str, int], int],
+                    chars: Callable[[str, int], int] | None = None) -> dict:
     items = q.items
-    return {
+    extra = {} if chars is None else {f"turn_recall@{CHAR_BUDGET}chars": metrics.token_budget_recall(hits, items, CHAR_BUDGET, chars)}
+    return extra | {
+        "file_recall@3": metrics.file_recall(hits, items, 3),
         "file_recall@5": metrics.file_recall(hits, items, 5),
         "file_recall@10": metrics.file_recall(hits, items, 10),
         f"turn_recall@{LINE_BUDGET}lines": metrics.line_budget_recall(hits, items, LINE_BUDGET),
         f"turn_recall@{TOKEN_BUDGET}tok": metrics.token_budget_recall(hits, items, TOKEN_BUDGET, tokens),
+        "turn_recall@10hits": metrics.hits_recall(hits, items, 10),
         "mrr@10": metrics.mrr(hits, items, 10),
         "ndcg@10": metrics.ndcg(hits, items, 10),
         "hit@1": metrics.mrr(hits, items, 1),
+        "index_above@10": metrics.index_above(hits, items, 10),
     }
 
 
 def score(corpus: Corpus, hits: dict[str, dict[str, list]]) -> dict:
     """Scores of each config: overall and per category, plus curves over k and budgets."""
-    line_tokens = LineTokens(corpus)
+    line_tokens, line_chars = LineTokens(corpus), LineTokens(corpus, chars=True)
     out = {}
     for config, by_qid in hits.items():
         rows, cats = [], []
@@ -246,7 +287,8 @@ def score(corpus: Corpus, hits: dict[str, dict[str, list]]) -> dict:
         for q in corpus.questions:
             found = [metrics.span(h) for h in by_qid.get(q.qid, [])]
             tokens = lambda p, n, t=q.tree: line_tokens(t, p, n)  # noqa: E731
-            rows.append(question_scores(found, q, tokens))
+            chars = lambda p, n, t=q.tree: line_chars(t, p, n)  # noqa: E731
+            rows.append(question_scores(found, q, tokens, chars))
             cats.append(q.category)
             for k in FILE_KS:
                 curves["file_recall@k"][k].append(metrics.file_recall(found, q.items, k))

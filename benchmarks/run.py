@@ -1,5 +1,5 @@
 """The benchmark entry point: ``python -m benchmarks [quality|speed|all] ...`` (also ``python -m
-benchmarks.run`` and ``memsearch bench``). Writes ``results.json``, ``report.md`` and PNG plots to ``--out``.
+benchmarks.run``, ``make bench``). Writes ``results.json``, ``report.md`` and PNG plots to ``--out``.
 
 The standard set (``make bench``): quality on ``examples``, ``locomo``, ``locomo-merged`` and ``cjk``
 (with the installed peers), speed and synthetic quality at 1,000 and 10,000 chunks, and
@@ -20,7 +20,7 @@ from benchmarks.common import EMBEDDER_ENV, bench_embedder
 
 __all__ = ["run", "main", "progress_bar", "STANDARD_CORPORA", "STANDARD_SIZES", "EMBEDDER_ENV"]
 
-STANDARD_CORPORA = ("examples", "locomo", "locomo-merged", "cjk")
+STANDARD_CORPORA = ("examples", "locomo", "locomo-merged", "cjk", "agentmem", "longchat")
 STANDARD_SIZES = (1000, 10_000)
 
 
@@ -137,7 +137,7 @@ def run(what: str = "all", corpora=None, sizes=None, out: Path = Path("bench-res
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description="memsearch benchmarks: retrieval quality and speed")
     parser.add_argument("what", nargs="?", default="all", choices=("quality", "speed", "all"))
-    parser.add_argument("--corpus", action="append", help="examples, locomo, locomo-merged, synthetic, cjk (comma-separated or repeated)")
+    parser.add_argument("--corpus", action="append", help="examples, locomo, locomo-merged, synthetic, cjk, agentmem, longchat (comma-separated or repeated)")
     parser.add_argument("--size", action="append", help="synthetic sizes in chunks (default 1000,10000)")
     parser.add_argument("--out", default="bench-results", type=Path)
     parser.add_argument("--locomo", help="path of locomo10.json (default ../shared/data/locomo10.json or $MEMSEARCH_LOCOMO)")

@@ -37,7 +37,7 @@ QUALITY_QUESTIONS = 200
 def _embed_texts(index) -> list[str]:
     """Exactly the texts the indexer embeds for the index's tree (context header + chunk text)."""
     from memsearch import scan
-    from memsearch.engine.ingest.sync import embedded_texts
+    from memsearch.engine.ingest.batches import embedded_texts
 
     texts = []
     for rel in scan(index.root).external_files:
@@ -289,17 +289,17 @@ def encoders(texts: list[str], queries: list[str], rounds: int = 3) -> dict:
 def keyword_options(index, queries: list[str], edits: int = 1000) -> dict:
     """LanceDB full-text search as the engine runs it, with ``fast_search``, after prewarm, and
     after ``edits`` single-row commits without ``optimize()`` (an unindexed tail)."""
-    from memsearch.engine.storage.store import Filter
+    from memsearch.engine.storage.filter import Filter
 
     table, flt, n = index.store.chunks(), Filter(), 50
 
     def fast(q):
         return table.search(q, query_type="fts", fts_columns="search_text").fast_search().limit(n).select(["id", "_score"]).to_list()
 
-    out = {"rows": table.count_rows(), "cold": interleaved({"fts": lambda q: index._keyword(table, q, n, flt), "fts_fast_search": fast}, queries)}
+    out = {"rows": table.count_rows(), "cold": interleaved({"fts": lambda q: index.searcher.keyword(q, n, flt), "fts_fast_search": fast}, queries)}
     for ix in table.list_indices():
         table.prewarm_index(ix.name)
-    out["prewarmed"] = interleaved({"fts": lambda q: index._keyword(table, q, n, flt), "fts_fast_search": fast}, queries)
+    out["prewarmed"] = interleaved({"fts": lambda q: index.searcher.keyword(q, n, flt), "fts_fast_search": fast}, queries)
     notes = index.root / "bench-edits"
     notes.mkdir(exist_ok=True)
     for i in range(edits):
@@ -308,7 +308,7 @@ def keyword_options(index, queries: list[str], edits: int = 1000) -> dict:
     table = index.store.chunks()
     stats = table.index_stats(next(ix.name for ix in table.list_indices() if tuple(ix.columns) == ("search_text",)))
     out["after_edits"] = {"edits": edits, "unindexed_rows": getattr(stats, "num_unindexed_rows", None),
-                          **interleaved({"fts": lambda q: index._keyword(table, q, n, flt)}, queries)}
+                          **interleaved({"fts": lambda q: index.searcher.keyword(q, n, flt)}, queries)}
     return out
 
 

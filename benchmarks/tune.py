@@ -42,28 +42,44 @@ POOL = max(quality.K * fusion.CANDIDATE_FACTOR, fusion.MIN_CANDIDATES)
 COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "date"]
 
 
-def dump(out: Path, locomo=None) -> Path:
+#: What ``eval`` prints per corpus: LoCoMo's four measures, and for the agent-written tree the
+#: right note first (hit@1), in the top 3, MRR and the share of questions where a MEMORY.md
+#: ranks above the answer.
+MEASURES = {"locomo": ("file_recall@5", "file_recall@10", f"turn_recall@{quality.LINE_BUDGET}lines", "mrr@10"),
+            "agentmem": ("hit@1", "file_recall@3", "mrr@10", "index_above@10"),
+            "longchat": ("file_recall@5", "turn_recall@10hits", "turn_recall@6000chars", "mrr@10")}
+
+
+def _corpus(out: Path, locomo=None):
+    """The corpus the dump in ``out`` was made from (``corpus.txt``, default LoCoMo), rebuilt."""
+    name = (out / "corpus.txt").read_text().strip() if (out / "corpus.txt").is_file() else "locomo"
+    return quality.load_corpus(name, out / "trees", locomo=locomo)
+
+
+def dump(out: Path, locomo=None, corpus_name: str = "locomo") -> Path:
     from benchmarks.common import bench_embedder
     from memsearch import MemoryIndex
     from memsearch.engine.search.flat import FlatVectors
-    from memsearch.engine.storage.store import Filter
+    from memsearch.engine.storage.filter import Filter
 
-    corpus = quality.locomo_corpus(out / "trees", locomo)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "corpus.txt").write_text(corpus_name)
+    corpus = _corpus(out, locomo)
     embedder = bench_embedder()
     data: dict = {"trees": {}, "questions": {}}
     flt = Filter()
     for key, root in corpus.trees.items():
-        index = MemoryIndex(root, db=out / "db" / key, embedder=embedder, rebuild=True)
+        index = MemoryIndex(root, db=out / "db" / (key or "_"), embedder=embedder, rebuild=True)
         index.sync()
         table = index.store.chunks()
-        flat = FlatVectors(table, COLUMNS)
+        flat = FlatVectors(index.store.read(COLUMNS + ["vector"]), table.version)
         data["trees"][key] = {"rows": flat.rows, "matrix": flat.matrix}
         for q in corpus.questions:
             if q.tree != key:
                 continue
             vec = embedder.embed_query(q.query)
             data["questions"][q.qid] = {"vector": np.asarray(vec, np.float32),
-                                        "keyword": index._keyword(table, q.query, POOL, flt),
+                                        "keyword": index.searcher.keyword(q.query, POOL, flt),
                                         "vec": flat.search(vec, POOL, flt)}
         index.close()
         print(f"dumped {key}", file=sys.stderr, flush=True)
@@ -117,7 +133,7 @@ def expand(out: Path, locomo=None) -> Path:
 
     from benchmarks.common import bench_embedder
     from memsearch import MemoryIndex
-    from memsearch.engine.storage.store import Filter
+    from memsearch.engine.storage.filter import Filter
 
     data = pickle.loads((out / "candidates.pkl").read_bytes())
     corpus = quality.locomo_corpus(out / "trees", locomo)
@@ -141,7 +157,7 @@ def expand(out: Path, locomo=None) -> Path:
                 ranked = sorted(((s * math.log(len(rows) / (1 + df[w])), w) for w, s in weight.items()
                                  if w not in asked and df[w] < len(rows) / 2), reverse=True)
                 terms = [w for _, w in ranked]
-                result[q.qid] = {t: index._keyword(table, f"{q.query} {' '.join(terms[:t])}", POOL, Filter()) for t in EXPAND_TERMS}
+                result[q.qid] = {t: index.searcher.keyword(f"{q.query} {' '.join(terms[:t])}", POOL, Filter()) for t in EXPAND_TERMS}
         print(f"expanded the queries of {key}", file=sys.stderr, flush=True)
     path = out / "expanded.pkl"
     path.write_bytes(pickle.dumps(result))
@@ -295,7 +311,51 @@ def rm3(terms, share):
     return run
 
 
-VARIANTS = {"baseline": baseline}
+def before(q, vec, kw, ctx):
+    """The hybrid ranking before the agent-memory rules: fixed weight, date boost only."""
+    return fusion.date_boost(fusion.convex(vec, kw, fusion.vector_weight(q.query)), fusion.query_dates(q.query))
+
+
+def shaped(stub=fusion.STUB_WEIGHT, floor=fusion.YIELD_FLOOR, latest=fusion.LATEST_BOOST, latest_floor=fusion.LATEST_FLOOR,
+           weak=fusion.WEAK_KEYWORD_VECTOR_WEIGHT, full=fusion.FULL_COVERAGE):
+    """The agent-memory rules with other constants: stub weight, yield floor, latest boost, adaptive weight."""
+    def run(q, vec, kw, ctx):
+        ranked = fusion.convex(vec, kw, fusion.vector_weight(q.query, keyword=kw, weak=weak, full=full))
+        ranked = fusion.date_boost(ranked, fusion.query_dates(q.query))
+        ranked = fusion.latest_boost(ranked, q.query, boost=latest, floor=latest_floor)
+        return fusion.memory_md_yield(ranked, stub_weight=stub, floor=floor)
+    return run
+
+
+_COVERAGE = None
+
+
+def wants_coverage(query: str) -> bool:
+    """A question whose answer is spread over sessions: "summarise ... across", "in which order"."""
+    import re
+
+    global _COVERAGE
+    if _COVERAGE is None:
+        _COVERAGE = re.compile(r"\b(?:summari[sz]e|summary|recap|in (?:which|what) order|what order|across (?:our|the|all|my|"
+                               r"these)?\s*(?:chats|sessions|conversations|notes)|over (?:time|the (?:weeks|months)))\b", re.I)
+    return bool(_COVERAGE.search(query))
+
+
+def coverage(cap, depth=10):
+    """For a coverage question (:func:`wants_coverage`) at most ``cap`` chunks of a file in the first ``depth``."""
+    capped = file_cap(cap, depth)
+
+    def run(q, vec, kw, ctx):
+        return capped(q, vec, kw, ctx) if wants_coverage(q.query) else baseline(q, vec, kw, ctx)
+    return run
+
+
+VARIANTS = {"baseline": baseline, "before": before}
+VARIANTS |= {f"coverage-{c}-{d}": coverage(c, d) for c in (1, 2) for d in (10, 20)}
+VARIANTS |= {f"stub-{w}": shaped(stub=w) for w in (1.0, 0.5, 0.0)}
+VARIANTS |= {f"yield-{f}": shaped(floor=f) for f in (0.0, 0.5, 99.0)}
+VARIANTS |= {f"latest-{b}-{f}": shaped(latest=b, latest_floor=f) for b in (0.0, 0.15, 0.3, 0.5) for f in (0.3, 0.5, 0.7)}
+VARIANTS |= {f"adaptive-{w}-{f}": shaped(weak=w, full=f) for w in (0.4, 0.6, 0.7, 0.8, 0.9) for f in (0.4, 0.5, 0.6, 0.8, 1.0)}
 VARIANTS |= {f"rm3-{t}-{a}": rm3(t, a) for t in EXPAND_TERMS for a in (0.2, 0.5, 1.0)}
 VARIANTS |= {f"file-cap-{c}": file_cap(c) for c in (1, 2, 3)}
 VARIANTS |= {f"bm25-power-{p}": bm25_power(p) for p in (0.5, 0.75, 1.5)}
@@ -310,7 +370,7 @@ VARIANTS |= {f"rocchio-{p}-{b}-{m}": rocchio(b, m, p) for p in ("fused", "keywor
 VARIANTS |= {f"weight-{w}": weight(w) for w in (0.3, 0.5)}
 
 
-def evaluate(out: Path, names=None, locomo=None) -> dict:
+def evaluate(out: Path, names=None, locomo=None, by_category: bool = False) -> dict:
     unknown = [n for n in names or () if n not in VARIANTS]
     if unknown:
         raise SystemExit(f"unknown variant {', '.join(unknown)}: choose from {', '.join(VARIANTS)}")
@@ -319,7 +379,9 @@ def evaluate(out: Path, names=None, locomo=None) -> dict:
     data = pickle.loads((out / "candidates.pkl").read_bytes())
     lines = pickle.loads((out / "lines.pkl").read_bytes()) if (out / "lines.pkl").is_file() else {}
     expanded = pickle.loads((out / "expanded.pkl").read_bytes()) if (out / "expanded.pkl").is_file() else None
-    corpus = quality.locomo_corpus(out / "trees", locomo)
+    corpus = _corpus(out, locomo)
+    measures = MEASURES.get(corpus.name, MEASURES["locomo"])
+    print(f"{corpus.name}: {' / '.join(measures)}", flush=True)
     results = {}
     needs = {"lines-": bool(lines), "rm3-": expanded is not None}
     for name in names or [n for n in VARIANTS if all(ok or not n.startswith(p) for p, ok in needs.items())]:
@@ -334,8 +396,9 @@ def evaluate(out: Path, names=None, locomo=None) -> dict:
         scored = quality.score(corpus, {name: hits})[name]
         row = {}
         for split, summary in [*scored.get("splits", {}).items(), ("all", scored["scores"])]:
-            s = summary["all"]
-            row[split] = (s["file_recall@5"], s["file_recall@10"], s[f"turn_recall@{quality.LINE_BUDGET}lines"], s["mrr@10"])
+            for cat, s in summary.items():
+                if cat == "all" or (by_category and split == "all"):
+                    row[split if cat == "all" else cat] = tuple(s[m] for m in measures)
         results[name] = row
         cells = "  ".join(f"{split} " + "/".join(f"{x:.3f}" for x in vals) for split, vals in row.items())
         print(f"{name:28s} {cells}  ({time.perf_counter() - started:.1f}s)", flush=True)
@@ -348,15 +411,17 @@ def main(argv=None) -> int:
     parser.add_argument("names", nargs="*")
     parser.add_argument("--out", type=Path, default=Path("bench-results/tune"))
     parser.add_argument("--locomo")
+    parser.add_argument("--corpus", default="locomo", help="dump: the corpus (locomo, agentmem, longchat)")
+    parser.add_argument("--by-category", action="store_true", help="eval: a column per question category too")
     args = parser.parse_intermixed_args(argv)
     if args.what == "dump":
-        print(dump(args.out, args.locomo))
+        print(dump(args.out, args.locomo, args.corpus))
     elif args.what == "lines":
         print(embed_lines(args.out))
     elif args.what == "expand":
         print(expand(args.out, args.locomo))
     else:
-        evaluate(args.out, args.names, args.locomo)
+        evaluate(args.out, args.names, args.locomo, args.by_category)
     return 0
 
 

@@ -1,13 +1,21 @@
 """Every error memsearch raises on purpose.
 
-The library raises these typed errors; only the CLI turns them into messages. Each
-message says what went wrong *and how to fix it*, so the CLI can print ``str(err)`` as is.
+The library raises these typed errors; only the edges turn them into messages. Each
+message says what went wrong *and how to fix it*. Where the fix is a step the caller takes
+(list a directory, rebuild the index), the error carries it as a structured :class:`Hint`
+rather than as text, and each edge words it for its audience (:data:`AUDIENCES`): the CLI
+names commands (``memsearch ls ROOT notes``), the tools and MCP name the tools the model has
+(``memory_list(path='notes')``). ``str(err)`` is worded for :attr:`MemsearchError.audience`
+(the CLI's by default); an edge sets it, or calls :meth:`MemsearchError.render`.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "MemsearchError",
+    "Hint",
+    "AUDIENCES",
+    "HINTS",
     "NotAMemoryRoot",
     "PathOutsideRoot",
     "NotMemoryFile",
@@ -35,13 +43,68 @@ __all__ = [
     "NoUniqueMatch",
     "MemoryBusy",
     "DaemonUnavailable",
+    "ClientConfigError",
 ]
 
 
+#: Longest rendering of a user value inside an error message (a 1 MB path is never echoed back).
+SHOWN_CHARS = 80
+#: Who reads an error: a shell user (``cli``: commands) or a model through the tools or MCP (``tools``).
+AUDIENCES = ("cli", "tools")
+#: Each hint, worded for each audience. ``{path}``: the memory path it concerns, relative to the root.
+HINTS: dict[str, dict[str, str]] = {
+    "list": {"cli": "see what is there with `memsearch ls ROOT {path}`",
+             "tools": "see what is there with memory_list(path={path!r})"},
+    "list_dir": {"cli": "it is a directory: list it with `memsearch ls ROOT {path}`",
+                 "tools": "it is a directory: list it with memory_list(path={path!r})"},
+    "rebuild": {"cli": "rebuild it with `memsearch index ROOT --rebuild`",
+                "tools": "memory_search cannot answer until whoever runs memsearch rebuilds the index "
+                         "(`memsearch index ROOT --rebuild`); memory_list and memory_read still work"},
+    "status": {"cli": "see `memsearch status ROOT`",
+               "tools": "memory_search finds it once the index catches up; memory_read reads it now"},
+    "writable": {"cli": "use ToolBox(root, writable=True) or `memsearch serve ROOT --writable`",
+                 "tools": "whoever runs this harness can enable writing (ToolBox(root, writable=True) or "
+                          "`memsearch serve "
+                          "ROOT --writable`); meanwhile use memory_list, memory_read and memory_search"},
+}
+
+
+class Hint:
+    """The next step an error suggests, as data: ``action`` (a key of :data:`HINTS`) and the ``path`` it concerns."""
+
+    __slots__ = ("action", "path")
+
+    def __init__(self, action: str, path: str = "."):
+        if action not in HINTS:
+            raise KeyError(f"unknown hint {action!r}")
+        self.action, self.path = action, path if len(path) <= SHOWN_CHARS else "."
+
+    def render(self, audience: str) -> str:
+        return HINTS[self.action].get(audience, HINTS[self.action]["cli"]).format(path=self.path)
+
+    def __repr__(self) -> str:
+        return f"Hint({self.action!r}, {self.path!r})"
+
+
 class MemsearchError(Exception):
-    """Base class of every error memsearch raises on purpose."""
+    """Base class of every error memsearch raises on purpose. ``hint``: the next step, as a :class:`Hint`
+    (rendered after the message, for :attr:`audience`)."""
 
     exit_code = 2
+    audience = "cli"
+
+    def __init__(self, *args, hint: Hint | None = None):
+        super().__init__(*args)
+        self.hint = hint
+
+    def render(self, audience: str | None = None) -> str:
+        """The message for ``audience`` (default :attr:`audience`): what went wrong, then the hint in its words."""
+        text = super().__str__()
+        hint = getattr(self, "hint", None)
+        return f"{text}: {hint.render(audience or self.audience)}" if hint is not None else text
+
+    def __str__(self) -> str:
+        return self.render()
 
 
 class InvalidArgument(MemsearchError, ValueError):
@@ -94,6 +157,11 @@ class IndexLocked(MemsearchError):
 class IndexDamaged(IndexMismatch):
     """The index on disk is damaged (files missing, truncated or garbled); it is derived data: rebuild it."""
 
+    def __init__(self, message: str, *, reason: str | None = None, hint: Hint | None = None):
+        super().__init__(message, hint=hint)
+        #: What is wrong, without the fix (what a rebuild logs and reports): the message, or the part of it given.
+        self.reason = reason or message
+
 
 class MemoryUnreadable(MemsearchError, PermissionError):
     """A memory file or directory that exists but cannot be read (permissions, not a regular file)."""
@@ -107,8 +175,6 @@ class UnsupportedPlatform(MemsearchError):
     """The operating system lacks what memsearch needs (Windows: no ``flock`` for the index's writer lock)."""
 
 
-#: Longest rendering of a user value inside an error message (a 1 MB path is never echoed back).
-SHOWN_CHARS = 80
 
 
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
@@ -177,3 +243,7 @@ class DaemonUnavailable(MemsearchError):
     def __init__(self, message: str, *, quiet: bool = False):
         super().__init__(message)
         self.quiet = quiet
+
+
+class ClientConfigError(MemsearchError):
+    """An agent client's configuration file (MCP servers, Claude Code settings) that memsearch cannot update."""

@@ -12,8 +12,11 @@ import pytest
 from memsearch.engine.search.bm25 import Analyzer, MemoryBM25
 from memsearch.engine.search.cjk import keyword_text
 from memsearch.engine.embed.embedder import HashEmbedder
-from memsearch.engine.index import _COLUMNS, MemoryIndex
-from memsearch.engine.storage.store import Filter
+from memsearch.engine.index import MemoryIndex
+from memsearch.engine.storage.filter import Filter
+from memsearch.engine.storage.schema import HIT_COLUMNS
+
+_COLUMNS = list(HIT_COLUMNS)
 
 TREE = {
     "MEMORY.md": "# Root\n",
@@ -43,8 +46,7 @@ def index(make_tree, tmp_path):
 
 
 def lancedb_rows(index, query: str, flt: Filter = Filter(), n: int = 50) -> list[tuple[str, float]]:
-    table = index.store.chunks()
-    return [(r["id"], r["_score"]) for r in index._fts(table, keyword_text(query), n, flt)]
+    return [(r["id"], r["score"]) for r in index.store.keyword_search(keyword_text(query), n, flt, _COLUMNS)]
 
 
 def memory_rows(copy: MemoryBM25, query: str, flt: Filter = Filter(), n: int = 50) -> list[tuple[str, float]]:
@@ -62,7 +64,7 @@ def same(expected, got) -> None:
 def test_analysis_and_scores_match_lancedb(index):
     table = index.store.chunks()
     assert index.store.fulltext_tail() == 0  # all rows in LanceDB's full-text index
-    copy = MemoryBM25(table, _COLUMNS, "test")
+    copy = MemoryBM25(index.store.read(_COLUMNS + ["search_text"]), "test")
     matched = 0
     for query in QUERIES:
         expected = lancedb_rows(index, query)
@@ -85,7 +87,7 @@ def test_analyzer_terms():
 
 
 def test_phrases_and_cjk_in_memory(index):
-    copy = MemoryBM25(index.store.chunks(), _COLUMNS, "test")
+    copy = MemoryBM25(index.store.read(_COLUMNS + ["search_text"]), "test")
 
     def texts(query):
         return [r["text"] for r in copy.search(keyword_text(query), 10, Filter())]
@@ -101,7 +103,7 @@ def test_phrases_and_cjk_in_memory(index):
 
 
 def test_filters_in_memory_match_lancedb(index):
-    copy = MemoryBM25(index.store.chunks(), _COLUMNS, "test")
+    copy = MemoryBM25(index.store.read(_COLUMNS + ["search_text"]), "test")
     compared = 0
     for flt in (Filter(scope="notes"), Filter(scope="projects"), Filter(scope="note"), Filter(since="2026-03-05"),
                 Filter(until="2026-03-05"), Filter(scope="notes", since="2026-03-02", until="2026-04-30"),
@@ -123,10 +125,10 @@ def test_rows_written_since_the_fulltext_build_are_found_on_both_paths(index, tm
     lance = MemoryIndex(index.root, db=tmp_path / "db", embedder=index.embedder, keyword="lancedb")
     assert [h.path for h in lance.search("zeppelin hangar", mode="keyword")] == ["notes/2026-05-01.md"]
     table = index.store.chunks()
-    index.keywords.ensure(table, (index._build, table.version))
+    index.keywords.ensure(index.store, (index._build, table.version))
     assert [h.path for h in index.search("zeppelin hangar", mode="keyword")] == ["notes/2026-05-01.md"]
-    assert index.keywords.get(table, (index._build, table.version)) is not None  # it was the memory path
-    same(lancedb_rows(index, "zeppelin hangar opened"), memory_rows(index.keywords.get(table, (index._build, table.version)),
+    assert index.keywords.get(index.store, (index._build, table.version)) is not None  # it was the memory path
+    same(lancedb_rows(index, "zeppelin hangar opened"), memory_rows(index.keywords.get(index.store, (index._build, table.version)),
                                                                     "zeppelin hangar opened"))
 
 
@@ -134,15 +136,15 @@ def test_copy_follows_table_versions_in_the_background(index):
     key = lambda: (index._build, index.store.chunks().version)  # noqa: E731
     assert index.search("deploy", mode="keyword")  # the first search builds the copy, in this thread
     assert index.keywords._thread is None
-    built = index.keywords.get(index.store.chunks(), key())
+    built = index.keywords.get(index.store, key())
     assert built is not None and built.key == key()
     assert index.keywords.nbytes == built.nbytes > 0 and index.resident_bytes() >= built.nbytes
     (index.root / "notes" / "2026-06-01.md").write_text("# Later\n\nA quokka visited the office.\n")
     index.sync()
-    assert index.keywords.get(index.store.chunks(), key()) is None  # stale: LanceDB answers meanwhile
+    assert index.keywords.get(index.store, key()) is None  # stale: LanceDB answers meanwhile
     assert [h.path for h in index.search("quokka", mode="keyword")] == ["notes/2026-06-01.md"]
     assert index.keywords.wait(timeout=60)
-    fresh = index.keywords.get(index.store.chunks(), key())
+    fresh = index.keywords.get(index.store, key())
     assert fresh is not None and fresh.analyzer is built.analyzer  # the next version reuses the analysis
     assert [h.path for h in index.search("quokka", mode="keyword")] == ["notes/2026-06-01.md"]
     index.close()
@@ -169,14 +171,14 @@ def test_real_model_hybrid_with_the_memory_path(make_tree, tmp_path, real_embedd
     index.sync()
     lance = MemoryIndex(root, db=tmp_path / "db", embedder=real_embedder, keyword="lancedb")
     table = index.store.chunks()
-    index.keywords.ensure(table, (index._build, table.version))
+    index.keywords.ensure(index.store, (index._build, table.version))
     for query, path in (("which database did we choose for the warehouse", "projects/atlas.md"),
                         ("数据库迁移", "projects/phoenix.md"), ('"hello world"', "notes/2026-03-09.md"),
                         ("atlas-00042", "notes/2026-04-02.md")):
         hits = index.search(query, k=3)
         assert hits and hits[0].path == path, (query, [h.path for h in hits])
         assert [h.path for h in hits] == [h.path for h in lance.search(query, k=3)]
-    assert index.keywords.get(table, (index._build, table.version)) is not None
+    assert index.keywords.get(index.store, (index._build, table.version)) is not None
 
 
 def test_both_paths_rank_ties_the_same(make_tree, tmp_path):
@@ -191,5 +193,5 @@ def test_both_paths_rank_ties_the_same(make_tree, tmp_path):
     ranked = lambda i: [(h.path, h.start_line) for h in i.search("next milestone", mode="keyword")]  # noqa: E731
     cold = ranked(lance)  # LanceDB's full-text index answers
     warm = ranked(index)  # the in-memory copy (built by this first search) answers
-    assert index.keywords.get(index.store.chunks(), (index._build, index.store.chunks().version)) is not None
+    assert index.keywords.get(index.store, (index._build, index.store.chunks().version)) is not None
     assert cold == warm == sorted(cold) and len(cold) == 5

@@ -61,6 +61,7 @@ def cjk_index(tmp_path_factory, real_embedder):
     return index
 
 
+@pytest.mark.slow
 def test_real_cjk_keyword_and_hybrid_search(cjk_index):
     """Every language is findable by keyword; most queries hit first (the bar is below the benchmark's)."""
     queries = json.loads((CJK_CORPUS / "queries.json").read_text())["queries"]
@@ -80,6 +81,7 @@ def test_real_cjk_keyword_and_hybrid_search(cjk_index):
     assert cjk_index.search("예산은", k=3, mode="keyword")[0].path.startswith("ko/")
 
 
+@pytest.mark.slow
 def test_english_keyword_search_unchanged(cjk_index, make_tree, tmp_path, real_embedder):
     root = make_tree({"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n",
                       "notes/a.md": "# Deploys\n\nThe deploy pipeline was rolled back after the latency alert.\n"})

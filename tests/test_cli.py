@@ -15,6 +15,7 @@ def run(*args: str, cwd=None):
     return subprocess.run([sys.executable, "-m", "memsearch", *args], capture_output=True, text=True, cwd=cwd)
 
 
+@pytest.mark.slow
 def test_validate_exit_codes(make_tree, tmp_path):
     good = make_tree({"MEMORY.md": "# M", "notes/MEMORY.md": "# N", "notes/a.md": "a"})
     bad = make_tree({"MEMORY.md": "# M", "notes/a.md": "a"})
@@ -43,6 +44,7 @@ def test_validate_json_shape(make_tree):
     assert data["memory_dirs"] == ["a"]
 
 
+@pytest.mark.slow
 def test_core_ls_read(make_tree):
     root = make_tree({"MEMORY.md": "# Root\nhello core\n", "notes/MEMORY.md": "# Notes\n\nDaily.\n", "notes/a.md": "one\ntwo\nthree\n"})
     core = run("core", str(root))

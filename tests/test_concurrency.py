@@ -193,6 +193,7 @@ def test_rebuild_drops_inside_the_sync_under_one_hold_and_honours_wait(make_tree
     assert seen == [(True, True)] and report.files_added == 3
 
 
+@pytest.mark.slow
 def test_cli_rebuild_waits_for_the_other_writer(examples_copy, tmp_path):
     db = tmp_path / "db"
     holder = _holder(db, seconds=3)
@@ -220,6 +221,7 @@ def _rebuild_in_another_process(root, db, name: str, extra: dict[str, str] | Non
     subprocess.run([sys.executable, "-c", script], check=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_reader_follows_a_rebuild_by_another_process(make_tree, tmp_path):
     root = make_tree(TREE)
     db = tmp_path / "db"
@@ -257,9 +259,9 @@ def test_close_and_context_manager_release_the_worker_thread(make_tree, tmp_path
     with MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder()) as index:
         index.sync()
         assert index.search("alpha", k=1)
-        workers = set(index._executor._threads)
+        workers = set(index.searcher._executor._threads)
         assert workers and all(t.is_alive() for t in workers)
-    assert index._executor is None
+    assert index.searcher._executor is None
     assert not any(t.is_alive() for t in workers)
     assert index.search("alpha", k=1)  # still usable: reopened on demand
     index.close()
@@ -273,9 +275,9 @@ def test_open_index_cache_is_bounded_and_closes_what_it_evicts(make_tree, tmp_pa
     opened = []
     for i, r in enumerate(roots):
         opened.append(api.open_index(r, db=tmp_path / f"db{i}"))
-        opened[-1]._pool()  # a worker thread to be released on eviction
+        opened[-1].searcher._pool()  # a worker thread to be released on eviction
     assert len(api._OPEN) == 2
-    assert opened[0]._executor is None and opened[1]._executor is not None
+    assert opened[0].searcher._executor is None and opened[1].searcher._executor is not None
     assert api.open_index(roots[2], db=tmp_path / "db2") is opened[2]
     assert opened[0].embedder is opened[2].embedder  # one model for all of them
     monkeypatch.setenv("MEMSEARCH_FUSION", "rrf")

@@ -39,6 +39,7 @@ def ray_cluster():
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_ray_build_equals_a_single_process_build(ray_cluster, make_tree, tmp_path, monkeypatch):
     from memsearch.engine.embed.distributed import RayEmbedder
 
@@ -58,6 +59,7 @@ def test_ray_build_equals_a_single_process_build(ray_cluster, make_tree, tmp_pat
     assert [h.path for h in single.search("deploy of service 2", k=5)] == [h.path for h in distributed.search("deploy of service 2", k=5)]
 
 
+@pytest.mark.slow
 def test_a_worker_with_another_model_is_refused(ray_cluster):
     from memsearch.engine.embed.distributed import RayEmbedder
     from memsearch.errors import InvalidArgument

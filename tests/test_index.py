@@ -171,6 +171,7 @@ def test_empty_index_searches_cleanly(make_tree, tmp_path):
 
 # --- the real model, end to end ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_real_model_examples_quality(examples_copy, real_embedder, tmp_path):
     """The bundled query set: most questions find an expected file in the first 5 hits."""
     from tests.conftest import REPO
@@ -187,6 +188,7 @@ def test_real_model_examples_quality(examples_copy, real_embedder, tmp_path):
     assert found / len(fixture["queries"]) >= 0.8, found
 
 
+@pytest.mark.slow
 def test_real_model_incremental_and_nested(examples_copy, real_embedder, tmp_path):
     index = MemoryIndex(examples_copy, db=tmp_path / "db", embedder=real_embedder)
     index.sync()
@@ -203,6 +205,7 @@ def test_real_model_incremental_and_nested(examples_copy, real_embedder, tmp_pat
     assert nested and all(h.memory_md.path == "projects/atlas/MEMORY.md" for h in nested)
 
 
+@pytest.mark.slow
 def test_real_cli_index_search_no_network(examples_copy, tmp_path):
     """`memsearch index` and `search --json` in a fresh process with every socket refused."""
     script = textwrap.dedent("""
@@ -237,12 +240,12 @@ def test_real_cli_index_search_no_network(examples_copy, tmp_path):
 def test_in_memory_vector_search_matches_lancedb(index):
     """The numpy copy returns what LanceDB's own exact search returns, filters included."""
     from memsearch.engine.search.flat import FlatVectors
-    from memsearch.engine.index import _COLUMNS
-    from memsearch.engine.storage.store import Filter
+    from memsearch.engine.storage.filter import Filter
+    from memsearch.engine.storage.schema import HIT_COLUMNS
 
     index.sync()
     table = index.store.chunks()
-    flat = FlatVectors(table, _COLUMNS)
+    flat = FlatVectors(index.store.read(list(HIT_COLUMNS) + ["vector"]), table.version)
     vector = index.embedder.embed_query("deploy broke the API")
     compared = 0
     for flt in (Filter(), Filter(scope="notes"), Filter(since="2026-09-01"), Filter(scope="projects", until="2026-01-01")):

@@ -48,7 +48,7 @@ def test_rows_written_after_the_vector_index_are_found(big):
     big.sync()
     assert big.store.has_vector_index()
     hits = big.search("zebracorn quasarbloom nebulawhisk", k=3, mode="vector")
-    assert big._ann is True  # the ANN path answered (not the in-memory exact search)
+    assert big.searcher._ann is True  # the ANN path answered (not the in-memory exact search)
     assert hits and hits[0].path == "notes/late.md"
     assert big.search("zebracorn", k=3, mode="hybrid")[0].path == "notes/late.md"
 

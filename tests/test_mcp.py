@@ -45,6 +45,7 @@ def payload(result) -> dict:
     return data
 
 
+@pytest.mark.slow
 def test_stdio_session_lists_tools_and_resources_and_calls_search_and_read(root, tmp_path):
     before = snapshot(root)
     db = tmp_path / "index"
@@ -114,6 +115,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_streamable_http_on_loopback(root):
     from mcp import Client
 

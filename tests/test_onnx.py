@@ -47,6 +47,7 @@ def test_default_backend_on_cpu_is_onnx_with_the_torch_fingerprint():
     assert isinstance(load_embedder(device="cuda"), SentenceTransformerEmbedder)  # not loaded: lazy
 
 
+@pytest.mark.slow
 def test_export_is_cached_under_the_fingerprint(cached):
     embedder, cache = cached
     vector = embedder.embed_query("hello world")
@@ -56,6 +57,7 @@ def test_export_is_cached_under_the_fingerprint(cached):
     assert not [p for p in (cache / "onnx" / key).iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.slow
 def test_a_cached_model_loads_without_torch_or_the_hub(cached):
     embedder, cache = cached
     expected = embedder.embed_query("hello world")
@@ -88,6 +90,7 @@ def test_vectors_match_sentence_transformers(cached):
     assert embedder.token_lengths(docs) == reference.token_lengths(docs)
 
 
+@pytest.mark.slow
 def test_documents_batch_by_token_length_and_vectors_do_not_depend_on_the_batch(cached):
     assert onnx.length_batches([3, 9, 5, 9, 1], 2) == [[1, 3], [2, 0], [4]]
     assert onnx.length_batches([], 32) == []

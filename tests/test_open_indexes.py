@@ -30,7 +30,7 @@ def fresh(monkeypatch, real_embedder):
 
 
 def closed(index) -> bool:
-    return index._executor is None and index._flat is None
+    return index.searcher._executor is None and index.searcher._flat is None
 
 
 def search_hits(root, tmp_path, i):
@@ -64,7 +64,7 @@ def test_memory_bound_evicts_by_estimated_bytes(fresh, make_tree, tmp_path):
     for i, root in enumerate(roots):
         search_hits(root, tmp_path, i)
     sizes = [r["bytes"] for r in api.open_indexes()]
-    flat = api.open_index(roots[2], db=tmp_path / "db2")._flat
+    flat = api.open_index(roots[2], db=tmp_path / "db2").searcher._flat
     assert flat is not None and flat.nbytes > flat.matrix.nbytes  # the rows' text is counted too
     assert all(size > 256 * 1024 for size in sizes)
     evicted, kept = api.open_index(roots[0], db=tmp_path / "db0"), api.open_index(roots[2], db=tmp_path / "db2")

@@ -6,6 +6,8 @@ examples/memory) is ``make dist-check``, run by ``.ci/run``: it needs pip and mi
 
 from __future__ import annotations
 
+import pytest
+
 import ast
 import re
 import sys
@@ -59,6 +61,7 @@ def _undeclared(imports: dict[str, set[str]], declared: set[str]) -> list[str]:
     return missing
 
 
+@pytest.mark.slow
 def test_every_import_of_the_package_is_a_declared_dependency():
     # runtime dependencies, or a feature extra such as `ray` (imported lazily, its absence a typed error)
     features = [e for e in PYPROJECT["project"]["optional-dependencies"] if e not in ("dev", "bench")]
@@ -66,6 +69,7 @@ def test_every_import_of_the_package_is_a_declared_dependency():
     assert not missing, f"imported but not in [project] dependencies or a feature extra: {missing}"
 
 
+@pytest.mark.slow
 def test_benchmarks_and_tests_need_only_the_bench_and_dev_extras():
     # the peer adapters run in the peers' own virtual environments, never in ours
     missing = _undeclared(_imports("benchmarks", skip=("benchmarks/peers/",)), _declared("bench"))
@@ -87,6 +91,7 @@ def test_pins_match_the_code():
     assert isinstance(PYPROJECT["project"]["license"], str)  # an SPDX expression, not a deprecated table
 
 
+@pytest.mark.slow
 def test_without_fcntl_the_index_is_a_typed_error_and_the_cli_says_so_in_one_line(tmp_path):
     """Windows has no fcntl: importing the index layer raises UnsupportedPlatform, the CLI prints one line."""
     import subprocess
@@ -100,3 +105,14 @@ def test_without_fcntl_the_index_is_a_typed_error_and_the_cli_says_so_in_one_lin
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and "needs a POSIX system" in done.stderr and "WSL" in done.stderr
+
+
+def test_models_toml_has_one_source_at_the_top_of_the_repository():
+    """The registry is the repository's top-level models.toml; the package reads it through a link, and the
+    wheel ships its content (.ci/dist-check compares the bytes)."""
+    from memsearch.engine.embed import models
+
+    top = REPO / "models.toml"
+    assert top.is_file() and not top.is_symlink()
+    assert models.REGISTRY_PATH.is_symlink() and models.REGISTRY_PATH.resolve() == top.resolve()
+    assert models.registry()[0] == "all-MiniLM-L6-v2"

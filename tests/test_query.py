@@ -39,7 +39,8 @@ def test_identifiers():
 
 
 def _row(i, score, date):
-    return {"id": i, "path": f"{i}.md", "start_line": 1, "end_line": 1, "score": score, "date": date}
+    return {"id": i, "path": f"{i}.md", "start_line": 1, "end_line": 1, "score": score, "date": date,
+            "text": "our camping trip in June"}  # shares the queries' words: the keyword evidence is full
 
 
 def test_date_boost_moves_dated_memory_up():

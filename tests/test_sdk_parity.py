@@ -30,9 +30,9 @@ import pytest
 
 anthropic_memory = pytest.importorskip("anthropic.lib.tools._beta_builtin_memory_tool")
 
-from memsearch.engine.embed.embedder import HashEmbedder  # noqa: E402
-from memsearch.engine.index import MemoryIndex  # noqa: E402
-from memsearch.tools import ToolBox  # noqa: E402
+from memsearch.engine.embed.embedder import HashEmbedder
+from memsearch.engine.index import MemoryIndex
+from memsearch.tools import ToolBox
 
 OK, ERR = "ok", "error"
 
@@ -236,14 +236,14 @@ SDK_CASES: dict[str, list[tuple]] = {
     "create_error_if_file_already_exists": [("call", _c(f"{M}/existing.txt", "Original"), OK),
                                             ("call", _c(f"{M}/existing.txt", "New"), ERR)],
     "view_file": [("call", _c(f"{M}/view_test.txt", "Line 1\nLine 2\nLine 3"), OK),
-                  ("call", _v(f"{M}/view_test.txt"), "Here's the content of /memories/view_test.txt with line numbers:\n"
-                                                     "     1\tLine 1\n     2\tLine 2\n     3\tLine 3")],
+                  ("call", _v(f"{M}/view_test.txt"), ("Here's the content of /memories/view_test.txt with line numbers:\n"
+                                                     "     1\tLine 1\n     2\tLine 2\n     3\tLine 3"))],
     "view_directory": [("call", _c(f"{M}/dir/file1.txt", "File 1"), OK), ("call", _c(f"{M}/dir/file2.txt", "File 2"), OK),
                        ("call", _v(f"{M}/dir"), ("Here're the files and directories up to 2 levels deep in /memories/dir",
                                                  "/memories/dir/file1.txt", "/memories/dir/file2.txt"))],
     "view_file_with_range": [("call", _c(f"{M}/range_test.txt", "Line 1\nLine 2\nLine 3\nLine 4\nLine 5"), OK),
-                             ("call", _v(f"{M}/range_test.txt", [2, 4]), "Here's the content of /memories/range_test.txt "
-                                                                          "with line numbers:\n     2\tLine 2\n     3\tLine 3\n     4\tLine 4")],
+                             ("call", _v(f"{M}/range_test.txt", [2, 4]), ("Here's the content of /memories/range_test.txt "
+                                                                          "with line numbers:\n     2\tLine 2\n     3\tLine 3\n     4\tLine 4"))],
     "view_error_for_non_existent_file": [("call", _v(f"{M}/nonexistent.txt"), ERR)],
     "view_error_for_non_utf8_file": [("bytes", "binary.dat", b"\xff\xfe\x80 not utf-8"), ("call", _v(f"{M}/binary.dat"), ERR)],
     # the SDK creates this file with the tool; here it is put in place (memsearch would refuse a 5 MB core file,
@@ -252,8 +252,8 @@ SDK_CASES: dict[str, list[tuple]] = {
                                                  ("call", _v(f"{M}/huge.txt"), ERR)],
     "str_replace": [("call", _c(f"{M}/replace_test.txt", "Line 1\nOld Text\nLine 3"), OK),
                     ("call", {"command": "str_replace", "path": f"{M}/replace_test.txt", "old_str": "Old Text", "new_str": "New Text"},
-                     "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
-                     "     1\tLine 1\n     2\tNew Text\n     3\tLine 3"),
+                     ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+                     "     1\tLine 1\n     2\tNew Text\n     3\tLine 3")),
                     ("files", {"replace_test.txt": "Line 1\nNew Text\nLine 3"})],
     "str_replace_error_when_string_not_found": [
         ("call", _c(f"{M}/replace_test.txt", "Hello, World!"), OK),
@@ -277,8 +277,8 @@ SDK_CASES: dict[str, list[tuple]] = {
         ("files", {"insert_test.txt": "Line 1\nLine 2\nLast Line\n"})],
     "view_preserves_crlf_line_endings": [
         ("bytes", "crlf.txt", b"line1\r\nline2\r\nline3\r\n"),
-        ("call", _v(f"{M}/crlf.txt"), "Here's the content of /memories/crlf.txt with line numbers:\n"
-                                      "     1\tline1\r\n     2\tline2\r\n     3\tline3\r\n     4\t")],
+        ("call", _v(f"{M}/crlf.txt"), ("Here's the content of /memories/crlf.txt with line numbers:\n"
+                                      "     1\tline1\r\n     2\tline2\r\n     3\tline3\r\n     4\t"))],
     "str_replace_preserves_crlf_line_endings": [
         ("bytes", "crlf.txt", b"line1\r\nline2\r\nline3\r\n"),
         ("call", {"command": "str_replace", "path": f"{M}/crlf.txt", "old_str": "line2", "new_str": "LINE2"}, OK),

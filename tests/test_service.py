@@ -248,6 +248,7 @@ SLOW_SERVER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_daemon_killed_mid_request_then_the_client_falls_back(make_tree, tmp_path):
     root = make_tree(TREE)
     MemoryIndex(root, embedder=HashEmbedder()).sync()
@@ -310,6 +311,7 @@ def test_another_uid_cannot_reach_the_socket_and_is_refused_by_peer_credentials(
     assert Client(root).call("status")["uid"] == os.getuid()  # the owner is still served
 
 
+@pytest.mark.slow
 def test_stop_never_signals_a_stale_pid_that_another_live_process_now_has(make_tree):
     root = make_tree(TREE)
     db = root / ".memsearch"

@@ -165,6 +165,35 @@ def test_serve_watch_is_the_daemon_inside_the_mcp_server(tmp_path):
     assert not gone["serving"] and gone["writer"] is None
 
 
+def test_concurrent_searches_through_the_daemon_equal_serial_ones(daemon):
+    """16 clients at once (their query encodes batched together) get exactly what one client gets alone."""
+    import threading
+
+    from memsearch.service.client import Client
+    from benchmarks.concurrency import QUERIES
+
+    root, _ = daemon
+    client = Client(root, timeout=60)
+    calls = [dict(query=q, k=5, mode=mode) for q in QUERIES for mode in ("hybrid", "vector")]
+    serial = [client.call("search", **c)["hits"] for c in calls]
+    assert all(serial)
+    results: dict = {}
+
+    def worker(n: int) -> None:
+        mine = Client(root, timeout=60)
+        for i in range(n, n + len(calls)):
+            results[(n, i % len(calls))] = mine.call("search", **calls[i % len(calls)])["hits"]
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert len(results) == 16 * len(calls)
+    for (_, i), hits in results.items():
+        assert hits == serial[i], calls[i]
+
+
 def test_after_kill_9_clients_work_in_process_at_once_and_a_new_daemon_serves(daemon):
     root, info = daemon
     before = cli("search", str(root), QUERY, "-k", "3")

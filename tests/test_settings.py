@@ -44,6 +44,7 @@ def test_foreign_list_and_none():
     assert settings.get("foreign", environ={"MEMSEARCH_FOREIGN": "none"}) == ()
 
 
+@pytest.mark.slow
 def test_bad_batch_size_is_one_line_from_the_cli(tmp_path, monkeypatch):
     import subprocess
     import sys

@@ -70,6 +70,7 @@ def test_tenants_share_one_model_and_the_lru(parent, monkeypatch, real_embedder)
         api.close_indexes()
 
 
+@pytest.mark.slow
 def test_serve_roots_needs_http_and_one_kind_of_root(parent):
     for args, message in ((["--roots", str(parent)], "add --http"), ([str(parent / "ada"), "--roots", str(parent), "--http"], "either"),
                           (["--roots", str(parent), "--http", "--db", "/tmp/one-index"], "{tenant}")):
@@ -86,6 +87,7 @@ def status_of(url: str) -> int:
         return exc.code
 
 
+@pytest.mark.slow
 def test_each_tenant_sees_only_its_own_memory_through_one_server(parent):
     with TenantServer(parent, env=dict(os.environ, MEMSEARCH_DB="")) as server:
         for name, secret in SECRETS.items():

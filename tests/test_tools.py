@@ -367,12 +367,13 @@ def test_budget_is_checked():
 
 
 # --- search (real model) ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_search_hits_carry_path_lines_heading_snippet_date_and_nearest_memory_md(box, root):
     result = box.call("memory_search", {"query": "ClickHouse materialized view for the latest grid values", "k": 4})
     hits = result["hits"]
     assert 1 <= len(hits) <= 4 and "note" not in result
     top = hits[0]
-    assert set(top) == {"path", "start_line", "end_line", "heading", "date", "score", "snippet", "memory_md"}
+    assert set(top) == {"path", "start_line", "end_line", "heading", "date", "score", "snippet", "memory_md", "stale"}
     assert top["path"] == "projects/atlas/schema.md"
     assert top["memory_md"]["path"] == "projects/atlas/MEMORY.md" and top["memory_md"]["title"] == "Atlas: deeper memory"
     lines = (root / top["path"]).read_text().splitlines()
@@ -383,6 +384,7 @@ def test_search_hits_carry_path_lines_heading_snippet_date_and_nearest_memory_md
         assert hit["memory_md"]["path"] == f"{folder}/MEMORY.md"
 
 
+@pytest.mark.slow
 def test_search_scope_dates_and_modes(box):
     people = box.call("memory_search", {"query": "who prefers async written updates", "scope": "people", "k": 5})
     assert people["hits"] and all(h["path"].startswith("people/") for h in people["hits"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from benchmarks import quality, tune
@@ -30,6 +32,7 @@ def _locomo(path, conversations=6):
     return path
 
 
+@pytest.mark.slow
 def test_baseline_replay_matches_the_engine_and_every_variant_reranks(tmp_path, monkeypatch):
     from benchmarks.common import bench_embedder
     from memsearch import MemoryIndex

@@ -171,6 +171,7 @@ OPS = st.one_of(
 @given(st.lists(OPS, min_size=1, max_size=10))
 @example([{"command": "create", "path": "/memories/z/MEMORY.md", "file_text": ""},
           {"command": "rename", "old_path": "/memories/z", "new_path": "/memories/x/MEMORY.md"}])  # a directory named like the index
+@pytest.mark.slow
 def test_random_writes_keep_memory_valid_and_the_index_equal_to_a_rebuild(tmp_path_factory, ops):
     root = tmp_path_factory.mktemp("memory")
     (root / "MEMORY.md").write_text("# Memory\n\nroot\n")
@@ -186,6 +187,7 @@ def test_random_writes_keep_memory_valid_and_the_index_equal_to_a_rebuild(tmp_pa
 
 
 # --- concurrent writers ------------------------------------------------------------------------
+@pytest.mark.slow
 def test_two_toolboxes_in_threads_lose_no_update(make_tree):
     root = make_tree(dict(BASE, **{"notes/log.md": "# Log\n"}))
     boxes = [writable(root), writable(root)]  # two harnesses: each its own index handle on the same db

@@ -46,6 +46,7 @@ def race(box: ToolBox, names: str, n: int) -> list[dict]:
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("listen,via", [(True, "daemon"), (False, "daemon-events")])
 def test_writes_racing_an_in_process_daemon_are_searchable_on_return(make_tree, tmp_path, listen, via):
     """Serving, the daemon syncs each write when asked on its socket; not serving, its file events do."""
@@ -62,6 +63,7 @@ def test_writes_racing_an_in_process_daemon_are_searchable_on_return(make_tree, 
     assert rows(root / ".memsearch") == rows(clean)
 
 
+@pytest.mark.slow
 def test_a_daemon_that_never_syncs_makes_the_write_say_so(make_tree):
     root = make_tree(BASE)
     index = hash_index(root)

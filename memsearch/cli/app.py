@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -16,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import MemsearchError
+from .check import print_check as _print_check, run_check as _run_check
 from .render import ask_daemon as _ask_daemon, emit_json, err, out, print_core, print_error, print_hits, print_listing, print_read
 
 __all__ = ["app", "main"]
@@ -153,12 +155,14 @@ def index_command(
     include_core: Optional[bool] = typer.Option(None, "--include-core/--no-include-core", help="Also index root (core) files; remembered by the index."),
     wait: float = typer.Option(0.0, "--wait", help="Seconds to wait when another writer (a daemon) holds the index; 0 exits at once naming it.", min=0),
     ray: Optional[str] = typer.Option(None, "--ray", help="Embed on a Ray cluster: `local` (a private one), `auto`, or ray://HOST:PORT. Needs the ray extra."),
+    check: bool = typer.Option(False, "--check", help="Then verify every row against its file (memsearch check) "
+                               "and repair what is damaged."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Index external memory (incremental: only changed files are re-chunked, only changed chunks re-embedded)."""
     from ..engine.index import MemoryIndex
 
-    from ..errors import IndexDamaged
+    from ..errors import IndexDamaged, IndexMismatch
 
     embedder = None
     if ray:
@@ -168,11 +172,17 @@ def index_command(
     try:
         try:
             index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild, embedder=embedder)
+        except IndexMismatch as exc:  # --model NAME for an index of another model: rebuild with it (kept if it cannot load)
+            if not model or getattr(exc, "parameter", None) != "fingerprint":
+                raise
+            err.print(f"[yellow]note:[/yellow] the index was built with another model: rebuilding it with {escape(model)}")
+            index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
         except IndexDamaged as exc:
             err.print(f"[yellow]warning:[/yellow] {escape(str(exc))}: rebuilding it now")
             index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
         report = _progress_sync(index, show=not as_json and err.is_terminal, wait=wait)
         report = index.check_and_repair(wait=wait) or report  # reads the index through: damage is rebuilt, and said
+        checked = _run_check(index, repair=True, wait=wait) if check else None
     finally:
         if embedder is not None:
             embedder.close()
@@ -180,17 +190,25 @@ def index_command(
         err.print(f"[yellow]warning:[/yellow] {escape(report.repaired)}: the index was rebuilt from the Markdown")
     for path in report.too_large:
         err.print(f"[yellow]warning:[/yellow] {escape(path)} is over the size limit (MEMSEARCH_MAX_FILE_MB): not indexed")
+    for path in report.bad_names:
+        err.print(f"[yellow]warning:[/yellow] {escape(path)}: the name is not valid UTF-8, so it is not memory (not "
+                  "indexed): rename it")
+    if checked is not None and not as_json:
+        _print_check(checked, root, as_json=False, location=index.location)
     built = _progress_vector_index(index, show=not as_json and err.is_terminal, wait=wait)
     if as_json:
-        emit_json(report.to_dict() | {"db": index.location, "vector_index_built": built})
-        return
-    out.print(
-        f"indexed {escape(str(index.root))} -> {escape(index.location)}\n"
-        f"  files: {report.files_added} added, {report.files_changed} changed, {report.files_removed} removed, "
-        f"{report.files_unchanged} unchanged\n"
-        f"  chunks: {report.chunks_embedded} embedded, {report.chunks_reused} reused, {report.chunks_total} in the index\n"
-        f"  {report.seconds:.2f} s" + ("\n  vector index (ANN) built" if built else "")
-    )
+        extra = {"check": checked.to_dict()} if checked is not None else {}
+        emit_json(report.to_dict() | {"db": index.location, "vector_index_built": built} | extra)
+    else:
+        out.print(
+            f"indexed {escape(str(index.root))} -> {escape(index.location)}\n"
+            f"  files: {report.files_added} added, {report.files_changed} changed, {report.files_removed} removed, "
+            f"{report.files_unchanged} unchanged\n"
+            f"  chunks: {report.chunks_embedded} embedded, {report.chunks_reused} reused, {report.chunks_total} in the index\n"
+            f"  {report.seconds:.2f} s" + ("\n  vector index (ANN) built" if built else "")
+        )
+    if checked is not None and not checked.ok:
+        raise typer.Exit(1)
 
 
 def _progress_vector_index(index, show: bool, wait: float) -> bool:
@@ -315,22 +333,30 @@ def models_command(as_json: bool = JsonOpt) -> None:
     out.print(table)
 
 
-# Commands that live in their own modules (daemon, MCP server, benchmarks).
+# Commands that live in their own modules (daemon, MCP server, edit, agent clients).
 from .serve import register as _register_serve  # noqa: E402
 from .watch import register as _register_watch  # noqa: E402
-from .bench import register as _register_bench  # noqa: E402
 from .edit import register as _register_edit  # noqa: E402
+from .integrations import register as _register_integrations  # noqa: E402
+from .check import register as _register_check  # noqa: E402
 
 _register_serve(app)
 _register_watch(app)
-_register_bench(app)
 _register_edit(app)
+_register_integrations(app)
+_register_check(app)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console entry point: run the app, turning library errors into one-line messages."""
+    """Console entry point: run the app, turning library errors into one-line messages.
+
+    Warnings from libraries (numpy's RuntimeWarning over a damaged vector, LanceDB's) stay off the
+    user's terminal, here at the edge only; ``python -W ...`` or ``PYTHONWARNINGS`` still shows them."""
     try:
-        app(args=argv, prog_name="memsearch")  # standalone: usage errors print and exit 2
+        with warnings.catch_warnings():
+            if not sys.warnoptions:
+                warnings.simplefilter("ignore")
+            app(args=argv, prog_name="memsearch")  # standalone: usage errors print and exit 2
     except MemsearchError as exc:
         print_error(exc)
         return exc.exit_code

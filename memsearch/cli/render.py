@@ -83,7 +83,8 @@ def print_hits(hits: list[dict]) -> None:
     for rank, hit in enumerate(hits, 1):
         where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
         out.print(f"[bold]{rank}. {escape(where)}[/bold]  [dim]{hit.score:.4f}[/dim]  {escape(hit.heading)}"
-                  + (f"  [dim]{hit.date}[/dim]" if hit.date else ""))
+                  + (f"  [dim]{hit.date}[/dim]" if hit.date else "")
+                  + ("  [yellow]stale: changed since indexed[/yellow]" if getattr(hit, "stale", False) else ""))
         if hit.memory_md:
             out.print(f"   [cyan]{escape(hit.memory_md.path)}[/cyan]: {escape(hit.memory_md.title)}")
         snippet = hit.text.strip().splitlines()

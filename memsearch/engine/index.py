@@ -1,11 +1,6 @@
-"""One memory root's index: :class:`MemoryIndex` (checked parameters, sync, search) and its :class:`Hit` results.
-
-Hybrid search runs BM25 (held in memory per table version, :mod:`.bm25`, or LanceDB's full-text
-index) and vector search (cosine) over the same filtered rows and fuses them: by default a convex combination of min-max normalised scores,
-or reciprocal rank fusion (see the constants below and benchmarks/README.md for the
-measurements behind the choice). Hits of one file whose
-line ranges overlap are merged, and every hit carries the nearest enclosing ``MEMORY.md``
-(title and first paragraph only) and the chain of ``MEMORY.md`` paths up to the root.
+"""One memory root's index: :class:`MemoryIndex`, which checks the parameters an index was built
+with, syncs the tree into it (:mod:`.ingest.sync`) under the writer lock, repairs it when damaged,
+and routes searches (:mod:`.search.searcher`) to its :class:`~.storage.store.Store`.
 """
 
 from __future__ import annotations
@@ -14,59 +9,40 @@ import dataclasses
 import datetime as dt
 import logging
 import os
-import threading
 import uuid
 from pathlib import Path
 from typing import Sequence
 
 from .. import __version__, settings
-from .ingest.chunker import ChunkerConfig
+from ..errors import Hint, IndexDamaged, InvalidArgument
 from ..memory.contract import MemoryRef
 from ..memory.document import parse_date
-from .embed.embedder import Embedder, load_embedder
-from ..errors import IndexDamaged, IndexMismatch, InvalidArgument, MemsearchError
-from .storage.damage import check_store, index_error
-from .storage.lock import WriterLock
-from .storage.remote import RemoteDB, RemoteWriterLock, is_remote
-from .ingest.sync import IndexReport, Progress, sync_tree
-from .search.flat import FlatVectors
-from .search.bm25 import KeywordCopy
-from .search.hits import Hit, HitBuilder
-from .search.query import clean_text
-from .search.cjk import keyword_text
-from .search.fusion import CANDIDATE_FACTOR, FUSIONS, MIN_CANDIDATES, hybrid, merge_rows
-from .storage.store import ANN_NPROBES, ANN_REFINE_FACTOR, FORMAT_VERSION, VECTOR_INDEX_MIN_ROWS, Filter, Store
 from ..memory.tokens import encoding_name
 from ..memory.tree import resolve_root, safe_path, scan
+from .embed.embedder import Embedder, load_embedder
+from .ingest.chunker import ChunkerConfig
+from .ingest.sync import IndexReport, Progress, Sync
+from .params import check_params, index_params
+from .search.fusion import FUSIONS
+from .search.hits import Hit, HitBuilder
+from .search.query import clean_text
+from .search.searcher import Searcher
+from .storage.filter import Filter
+from .storage.lock import WriterLock
+from .storage.remote import RemoteDB, RemoteWriterLock, is_remote
+from .storage.store import VECTOR_INDEX_MIN_ROWS, Store
 
-__all__ = ["MemoryIndex", "Hit", "MemoryRef", "MODES", "FUSIONS", "default_db_path", "DB_ENV"]
+__all__ = ["MemoryIndex", "Hit", "MemoryRef", "MODES", "FUSIONS", "MAX_K", "default_db_path"]
 
-DB_ENV = settings.env_name("db")
 DB_DIRNAME = ".memsearch"
 MODES = ("hybrid", "vector", "keyword")
-
 MAX_K = 1000
-#: Keyword scores equal to this many decimals count as a tie (float32 sums in a different order
-#: differ in the last bits), broken by path and line.
-KEYWORD_SCORE_DECIMALS = 6
 #: What an open index holds besides its vector copy: table handles, the LanceDB connection, the
 #: keyword worker thread. Measured: 40 small indexes opened and searched in one process, RSS grew
 #: 0.12 MB each on local disk, 0.25 MB each on SeaweedFS (the object-store client); the full-text
 #: index added under 0.1 MB per index at 30k rows. The vector copy is measured by FlatVectors.nbytes.
 INDEX_OVERHEAD_BYTES = 256 * 1024
 logger = logging.getLogger("memsearch.index")
-_COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "date"]
-
-
-def _canonical(rows: list[dict]) -> list[dict]:
-    """BM25 rows best first, equal scores (to 6 decimals) by path and line: the in-memory copy and
-    LanceDB's FTS break ties differently, and the same query must rank the same on either path."""
-    return sorted(rows, key=lambda r: (-round(r["score"], KEYWORD_SCORE_DECIMALS), r["path"], r["start_line"]))
-
-
-def _multilingual(embedder) -> bool:
-    """Whether the embedder's model reads more than English (``multilingual`` in models.toml)."""
-    return bool(getattr(getattr(embedder, "spec", None), "multilingual", False))
 
 
 def default_db_path(root: Path) -> Path:
@@ -84,6 +60,7 @@ class MemoryIndex:
     ``db`` defaults to :func:`default_db_path`; ``model`` to ``MEMSEARCH_MODEL`` or the
     registry default. Opening checks the parameters the index was built with and raises
     :class:`IndexMismatch` (fix: ``memsearch index ROOT --rebuild``) rather than mix vectors.
+    ``lock_purpose`` is what the writer lock records about its holder (a daemon: ``"watch"``).
     """
 
     def __init__(
@@ -101,6 +78,7 @@ class MemoryIndex:
         fusion: str | None = None,
         keyword: str | None = None,
         rebuild: bool = False,
+        lock_purpose: str = "index",
     ):
         self.root = resolve_root(root)
         db = settings.get("db", db) if db else default_db_path(self.root)
@@ -109,62 +87,63 @@ class MemoryIndex:
         self.db_path = self.remote.state_dir() if self.remote else Path(db).expanduser()
         self.location = self.remote.uri if self.remote else str(self.db_path)  # where the index is, for messages
         self.embedder = embedder or load_embedder(model)
-        try:
-            self.store = store or Store(self.remote or self.db_path)
-        except (OSError, RuntimeError) as exc:  # e.g. a read-only memory root and no --db
-            raise index_error(exc, self.db_path, self.root) from None
+        self.store = store or Store(self.remote or self.db_path, root=self.root)  # typed errors (read-only root...)
         self.foreign = foreign
         self.encoding = encoding_name(encoding)
-        self.fusion = settings.get("fusion", fusion)
         self.keyword = settings.get("keyword", keyword)  # what runs BM25: "memory" (bm25.py) or "lancedb"
-        self.lock = RemoteWriterLock(self.db_path, self.remote) if self.remote else WriterLock(self.db_path)
+        self.lock = (RemoteWriterLock(self.db_path, self.remote, lock_purpose) if self.remote
+                     else WriterLock(self.db_path, lock_purpose))
         # --rebuild drops the tables inside the first sync, under the same hold of the lock
         self._rebuild_pending = rebuild
         meta = None if rebuild else self.store.read_meta()
         try:
-            self.chunker = chunker or (ChunkerConfig(**meta["chunker"]) if meta and "chunker" in meta else ChunkerConfig())
+            self.chunker = chunker or ChunkerConfig(**(meta or {}).get("chunker", {}))
         except (TypeError, ValueError) as exc:
-            raise IndexDamaged(f"the index at {self.db_path} records chunker settings this version does not know "
-                               f"({str(exc)[:100]}): rebuild it with `memsearch index {self.root} --rebuild`") from None
-        if include_core is None:
-            include_core = bool(meta and meta.get("include_core"))
-        self.include_core = include_core
+            reason = (f"the index at {self.db_path} records chunker settings this version does not know "
+                      f"({str(exc)[:100]})")
+            raise IndexDamaged(reason, hint=Hint("rebuild")) from None
+        self.include_core = bool(meta and meta.get("include_core")) if include_core is None else include_core
         if meta:
             self._check(meta)
-        self._hits = HitBuilder(self.root)
+        self.searcher = Searcher(self.store, self.embedder, HitBuilder(self.root),
+                                 fusion=settings.get("fusion", fusion), keyword=self.keyword)
         self._indexes_checked = False
-        self._executor = None
-        self._pool_lock = threading.Lock()
-        self._ann, self._ann_version = False, None
-        self._flat: FlatVectors | None = None
-        #: BM25 over the latest table version held in memory (``keyword`` "memory"), built in the background
-        self.keywords = KeywordCopy(_COLUMNS, enabled=self.keyword == "memory")
         #: The build id of the index this object reads (``index.json``'s "build"): a rebuild
         #: restarts table versions, so every cache keyed by version is dropped when it changes.
         self._build = meta.get("build") if meta else None
-        self._meta_stamp = self._stamp()
+        self._meta_stamp = self.store.meta_stamp()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The model that embeds this index's chunks and queries (the searcher's too)."""
+        return self._embedder
+
+    @embedder.setter
+    def embedder(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        if "searcher" in self.__dict__:
+            self.searcher.embedder = embedder
+
+    @property
+    def fusion(self) -> str:
+        """How the two legs of a hybrid search are fused (a name of :data:`FUSIONS`)."""
+        return self.searcher.fusion
+
+    @fusion.setter
+    def fusion(self, name: str) -> None:
+        self.searcher.fusion = name
+
+    @property
+    def keywords(self):
+        """The in-memory BM25 copy (:class:`~.search.bm25.KeywordCopy`)."""
+        return self.searcher.keywords
 
     # --- parameters -----------------------------------------------------------------------
     def params(self) -> dict:
-        return {
-            "format": FORMAT_VERSION,
-            "model": self.embedder.name,
-            "fingerprint": self.embedder.fingerprint,
-            "chunker": self.chunker.to_dict(),
-            "tokenizer": self.encoding,
-            "include_core": self.include_core,
-        }
+        return index_params(self.embedder, self.chunker, self.encoding, self.include_core)
 
     def _check(self, meta: dict) -> None:
-        mine = self.params()
-        for key, label in (("format", "index format"), ("fingerprint", "embedding model"), ("chunker", "chunker settings"), ("tokenizer", "tokenizer")):
-            if meta.get(key) != mine[key]:
-                theirs = meta.get("model") if key == "fingerprint" else meta.get(key)
-                ours = mine["model"] if key == "fingerprint" else mine[key]
-                raise IndexMismatch(
-                    f"the index at {self.location} was built with {label} {theirs!r}, not {ours!r}; vectors are never mixed. "
-                    f"Fix: `memsearch index {self.root} --rebuild` (or pass the same --model as before)"
-                )
+        check_params(meta, self.params(), self.location, self.root)
 
     # --- indexing -------------------------------------------------------------------------
     def sync(self, *, only: Sequence[str] | None = None, progress: Progress | None = None,
@@ -179,20 +158,24 @@ class MemoryIndex:
         else raised as :class:`IndexDamaged`; a full disk raises
         :class:`~memsearch.errors.StorageFull` and leaves the previous index searchable.
         """
-        try:
+        with self.store.guard(self.root):  # taking the lock itself may fail (full disk, permissions)
             with self.lock.writing(timeout=wait):
+                if self._rebuild_pending or self.store.read_meta() is None:  # a model that cannot load (offline)
+                    getattr(self.embedder, "load", lambda: None)()  # fails here: no index dropped, none recorded
                 if self._rebuild_pending:
                     self.store.drop()
                     self._rebuild_pending = False
-                return self._guarded(only, progress, repair)
-        except (OSError, RuntimeError) as exc:  # taking the lock itself failed (full disk, permissions)
-            if isinstance(exc, MemsearchError):
-                raise
-            raise index_error(exc, self.db_path, self.root) from None
+                try:
+                    with self.store.guard(self.root):
+                        return self._sync(only, progress)
+                except IndexDamaged as exc:
+                    if not repair:
+                        raise
+                    return self.rebuild(exc.reason, progress)
 
     def check(self) -> str | None:
         """Read the whole index through and query each of its indexes: the first problem found, or None."""
-        return check_store(self.store)
+        return self.store.check()
 
     def check_and_repair(self, wait: float | None = 0.0, progress: Progress | None = None) -> IndexReport | None:
         """:meth:`check`, and when it finds damage, :meth:`rebuild` under the writer lock (its report), else None."""
@@ -211,32 +194,14 @@ class MemoryIndex:
             logger.warning("%s: rebuilding", exc)
             return cls(root, **(options | {"rebuild": True}))
 
-    def _guarded(self, only, progress, repair: bool) -> IndexReport:
-        try:
-            return self._sync(only, progress)
-        except (OSError, RuntimeError, ValueError) as exc:
-            if isinstance(exc, MemsearchError):
-                raise
-            error = index_error(exc, self.db_path, self.root)
-        except IndexDamaged as exc:
-            error = exc
-        if not repair or not isinstance(error, IndexDamaged):
-            raise error from None
-        return self.rebuild(str(error).split(". It is derived")[0].split(": run `")[0].split(": rebuild it with")[0], progress)
-
     def rebuild(self, reason: str, progress: Progress | None = None) -> IndexReport:
         """Drop the index and build it again from the Markdown (the writer lock must be held)."""
         logger.warning("rebuilding the index at %s: %s", self.db_path, reason)
         self._indexes_checked = False
-        self._flat, self._ann_version = None, None
-        self.keywords.forget()
-        try:
+        self.searcher.forget()
+        with self.store.guard(self.root):
             self.store.drop()
             report = self._sync(None, progress)
-        except (OSError, RuntimeError, ValueError) as exc:
-            if isinstance(exc, MemsearchError):
-                raise
-            raise index_error(exc, self.db_path, self.root) from None
         return dataclasses.replace(report, repaired=reason)
 
     def _sync(self, only, progress) -> IndexReport:
@@ -247,8 +212,8 @@ class MemoryIndex:
         if self.store.read_meta() is None:  # a new build: record the parameters before the first write
             self._build = uuid.uuid4().hex
             self._write_meta()
-        report = sync_tree(tree, self.store, self.embedder, files=wanted, config=self.chunker,
-                           encoding=self.encoding, only=only, progress=progress)
+        report = Sync(tree, self.store, self.embedder, config=self.chunker, encoding=self.encoding,
+                      progress=progress).run(wanted, only)
         if not self._indexes_checked:  # once per process: repairs a build killed mid-way
             self.store.ensure_indexes()
             self._indexes_checked = True
@@ -279,21 +244,11 @@ class MemoryIndex:
         meta = self.params() | {"memsearch": __version__, "dimension": self.embedder.dimension, "build": self._build,
                                 "root": str(self.root), "updated": dt.datetime.now(dt.timezone.utc).isoformat()}
         self.store.write_meta(meta)
-        self._meta_stamp = self._stamp()
-
-    def _stamp(self) -> tuple | None:
-        """What changes whenever ``index.json`` is replaced (it is written by rename)."""
-        if self.store.remote is not None:
-            return self.store.remote.stamp()  # the object's etag: a new PUT, a new etag
-        try:
-            st = os.stat(self.store.meta_path)
-        except OSError:
-            return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size)
+        self._meta_stamp = self.store.meta_stamp()
 
     def _follow_build(self) -> None:
         """Follow a rebuild by another process: new build id -> re-check parameters, drop caches."""
-        stamp = self._stamp()
+        stamp = self.store.meta_stamp()
         if stamp == self._meta_stamp:
             return
         meta = self.store.read_meta()
@@ -303,9 +258,7 @@ class MemoryIndex:
                 self._check(meta)  # another model of the same dimension: refuse, never mix vectors
             self._build = build
             self.store.reopen()
-            self._flat, self._ann, self._ann_version = None, False, None
-            self.keywords.forget()
-            self._hits.forget()
+            self.searcher.forget()
         self._meta_stamp = stamp
 
     # --- life cycle -----------------------------------------------------------------------
@@ -314,19 +267,12 @@ class MemoryIndex:
 
         Idempotent; the index stays usable (what it needs is opened again on demand).
         """
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True)
-        self._flat, self._ann_version = None, None
-        self.keywords.forget()
-        self.keywords.wait()
-        self._hits.forget()
+        self.searcher.close()
 
     def resident_bytes(self) -> int:
         """An estimate of what this index holds in memory: :data:`INDEX_OVERHEAD_BYTES` plus its
         in-memory copies, of the vectors and rows (below the ANN threshold) and of BM25 (bm25.py)."""
-        flat = self._flat
-        return INDEX_OVERHEAD_BYTES + (flat.nbytes if flat is not None else 0) + self.keywords.nbytes
+        return INDEX_OVERHEAD_BYTES + self.searcher.nbytes
 
     def __enter__(self) -> "MemoryIndex":
         return self
@@ -335,6 +281,21 @@ class MemoryIndex:
         self.close()
 
     # --- search ---------------------------------------------------------------------------
+    def search(self, query: str, k: int = 10, scope: str | None = None, mode: str = "hybrid",
+               since=None, until=None) -> list[Hit]:
+        """Ranked hits for ``query`` (see :mod:`.search.searcher` for the modes and the fusion)."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidArgument("the query is empty: give some words to search for")
+        query = clean_text(query)
+        if mode not in MODES:
+            raise InvalidArgument(f"unknown search mode {mode!r}: choose one of {', '.join(MODES)}")
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+            raise InvalidArgument(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
+        flt = self._filter(scope, since, until)
+        with self.store.guard(self.root):
+            self._follow_build()
+            return self.searcher.search(query, k, mode, flt, self._build)
+
     def _filter(self, scope: str | None, since, until) -> Filter:
         rel = None
         if scope not in (None, "", "."):
@@ -344,101 +305,3 @@ class MemoryIndex:
         if since_s and until_s and since_s > until_s:
             raise InvalidArgument(f"since {since_s} is after until {until_s}: swap them")
         return Filter(scope=rel, since=since_s, until=until_s)
-
-    def search(self, query: str, k: int = 10, scope: str | None = None, mode: str = "hybrid",
-               since=None, until=None) -> list[Hit]:
-        """Ranked hits for ``query``; see the module docstring for the modes and fusion."""
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidArgument("the query is empty: give some words to search for")
-        query = clean_text(query)
-        if mode not in MODES:
-            raise InvalidArgument(f"unknown search mode {mode!r}: choose one of {', '.join(MODES)}")
-        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
-            raise InvalidArgument(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
-        flt = self._filter(scope, since, until)
-        try:
-            return self._search(query, k, mode, flt)
-        except (OSError, RuntimeError, ValueError) as exc:
-            if isinstance(exc, MemsearchError):
-                raise
-            raise index_error(exc, self.db_path, self.root) from None
-
-    def _search(self, query: str, k: int, mode: str, flt: Filter) -> list[Hit]:
-        self._follow_build()
-        self.store.refresh()
-        table = self.store.chunks()
-        if table is None or table.count_rows() == 0:
-            return []
-        n = max(k * CANDIDATE_FACTOR, MIN_CANDIDATES)
-        if mode == "keyword":
-            return self._merge(self._keyword(table, query, n, flt), k)
-        if mode == "vector":
-            return self._merge(self._vector(table, query, n, flt), k)
-        # BM25 runs in a worker thread while the query is embedded (both release the GIL).
-        try:
-            keyword = self._pool().submit(self._keyword, table, query, n, flt)
-        except RuntimeError:  # closed by another thread meanwhile: run it here
-            keyword = None
-        vector = self._vector(table, query, n, flt)
-        bm25 = keyword.result() if keyword is not None else self._keyword(table, query, n, flt)
-        return self._merge(hybrid(self.fusion, query, vector, bm25, multilingual=_multilingual(self.embedder)), k)
-
-    def _pool(self):
-        with self._pool_lock:
-            if self._executor is None:
-                from concurrent.futures import ThreadPoolExecutor
-
-                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memsearch-bm25")
-            return self._executor
-
-    def _vector(self, table, query: str, n: int, flt: Filter) -> list[dict]:
-        vector = self.embedder.embed_query(query)
-        if self._ann_version != table.version:  # an ANN index appears past VECTOR_INDEX_MIN_ROWS
-            self._ann, self._ann_version = self.store.has_vector_index(), table.version
-        if not self._ann:  # exact search over an in-memory copy of this table version
-            flat = self._flat  # one read: close() in another thread may drop it meanwhile
-            if flat is None or flat.version != table.version:
-                flat = self._flat = FlatVectors(table, _COLUMNS)
-            return flat.search(vector, n, flt)
-        q = table.search(vector, vector_column_name="vector").distance_type("cosine").limit(n).select(_COLUMNS + ["_distance"])
-        q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE_FACTOR)
-        if flt.sql():
-            q = q.where(flt.sql(), prefilter=True)
-        rows = q.to_list()
-        for row in rows:
-            row["score"] = 1.0 - float(row.pop("_distance"))
-        return rows
-
-    def _keyword(self, table, query: str, n: int, flt: Filter) -> list[dict]:
-        query = keyword_text(query)  # CJK runs as unigrams + bigrams, as in search_text
-        copy = self.keywords.get(table, (self._build, table.version))  # a rebuild restarts versions
-        if copy is not None:  # this very version's BM25 in memory; else LanceDB while it is built
-            return _canonical(copy.search(query, n, flt))
-        try:
-            rows = self._fts(table, query, n, flt)
-        except (ValueError, RuntimeError, OSError) as exc:
-            if '"' not in query or "position" not in str(exc).lower():
-                raise
-            # An index built without term positions (older lancedb) refuses phrases: match the words instead.
-            rows = self._fts(table, query.replace('"', " "), n, flt)
-        for row in rows:
-            row["score"] = float(row.pop("_score"))
-        return _canonical(rows)
-
-    def _fts(self, table, query: str, n: int, flt: Filter) -> list[dict]:
-        q = table.search(query, query_type="fts", fts_columns="search_text").limit(n).select(_COLUMNS + ["_score"])
-        if flt.sql():
-            q = q.where(flt.sql(), prefilter=True)
-        return q.to_list()  # a query of stop words only gives no rows, not an error
-
-    def _merge(self, ranked: list[dict], k: int) -> list[Hit]:
-        return self._hits.build(merge_rows(ranked, k))
-
-    # --- MEMORY.md discovery --------------------------------------------------------------
-    def memory_chain(self, directory: str) -> tuple[str, ...]:
-        """``MEMORY.md`` paths from the nearest enclosing one up to the root's."""
-        return self._hits.chain(directory)
-
-    def memory_ref(self, rel: str) -> MemoryRef:
-        """The summary of ``MEMORY.md`` ``rel`` (cached while the file stays the same)."""
-        return self._hits.ref(rel)

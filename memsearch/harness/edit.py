@@ -27,6 +27,13 @@ __all__ = ["edit", "open_editor", "IndexSync", "INDEX_WAIT_S"]
 INDEX_WAIT_S = 30.0
 #: How often the index is checked while a daemon syncs a write.
 POLL_S = 0.01
+#: The index report of a write made while a sync begun before it (the server's start-up sync) runs on past the wait.
+BUSY_NOTE = ("the index is still busy with a sync that began before this write (the server's start-up sync): the "
+             "file is written and memory_read reads it now; the next sync, which each search runs first, indexes it")
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)
 
 
 class IndexSync:
@@ -34,7 +41,8 @@ class IndexSync:
 
     ``index``: a :class:`~memsearch.engine.index.MemoryIndex`, or a callable returning one (opened
     on the first write). ``guard``: a lock held while syncing (a :class:`~memsearch.harness.tools.ToolBox`'s,
-    so a search and a write never sync the same index at once).
+    so a search and a write never sync the same index at once). A write that cannot take it within
+    ``timeout`` (a long start-up sync holds it) returns at once with ``synced: false``, ``via: "busy"``.
     """
 
     def __init__(self, index, *, timeout: float | None = None, guard=None):
@@ -56,16 +64,20 @@ class IndexSync:
             return {"synced": True, "via": "none", "files": 0, "ms": 0.0,
                     "note": "core memory is always in context and is not indexed"}
         if self.guard is not None:
-            with self.guard:
+            if not self.guard.acquire(timeout=self.timeout):  # a sync begun before this write (the server's start-up sync)
+                return {"synced": False, "via": "busy", "files": len(wanted), "ms": _ms(started), "note": BUSY_NOTE}
+            try:
                 synced, via, embedded = self._sync(index, wanted)
+            finally:
+                self.guard.release()
         else:
             synced, via, embedded = self._sync(index, wanted)
-        result = {"synced": synced, "via": via, "files": len(wanted), "ms": round((time.perf_counter() - started) * 1000, 1)}
+        result = {"synced": synced, "via": via, "files": len(wanted), "ms": _ms(started)}
         if embedded is not None:
             result["chunks_embedded"] = embedded
         if not synced:
             result["note"] = (f"the index did not show this write within {self.timeout:g} s; the daemon indexes it "
-                              "when it catches up (see `memsearch status ROOT`)")
+                              "when it catches up; memory_read and `memsearch status` see the file now")
         return result
 
     def _sync(self, index, wanted: list[str]) -> tuple[bool, str, int | None]:

@@ -1,7 +1,8 @@
 """A Model Context Protocol server over one memory root (official ``mcp`` SDK, low-level API).
 
-* Tools: the four memory tools of :mod:`memsearch.tools`, with their own JSON Schemas. A
-  result is a JSON text block plus the same object as ``structuredContent``; a bad call
+* Tools: the four memory tools of :mod:`memsearch.tools`, with their own JSON Schemas, input and
+  output (``outputSchema``). A result is a JSON text block plus the same object as
+  ``structuredContent``, which the tool's ``outputSchema`` describes; a bad call
   (unknown tool, bad argument, a path outside the root, ...) is a result with
   ``isError: true`` holding ``{"error": {"type", "message"}}`` the model can read; the
   server never crashes on a call.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import os
 import sys
 import threading
 from urllib.parse import quote, unquote
@@ -31,10 +33,10 @@ from .. import __version__, settings
 from ..memory.contract import load_core, memory_ref, read
 from ..errors import InvalidArgument, MemsearchError
 from .bounds import REFUSED_TOOL, BoundedBodies, bounded_error, screen_message
-from .tools import TOOLS, ToolBox, error_object
-from ..memory.tree import INDEX_NAME, scan
+from .tools import TOOLS, TOOLS_AUDIENCE, ToolBox, error_object
+from ..memory.tree import INDEX_NAME, open_memory, scan
 
-__all__ = ["build_server", "serve_stdio", "serve_http", "CORE_URI", "FILE_URI_PREFIX", "DEFAULT_PORT"]
+__all__ = ["build_server", "serve_stdio", "serve_http", "log_to_stderr", "check_loopback", "CORE_URI", "FILE_URI_PREFIX", "DEFAULT_PORT"]
 
 CORE_URI = "memory://core"
 FILE_URI_PREFIX = "memory://file/"
@@ -74,10 +76,11 @@ def _memory_resources(toolbox: ToolBox) -> list:
     found = [core]
     indexes = ([INDEX_NAME] if tree.has_root_index else []) + [f"{d}/{INDEX_NAME}" for d in tree.memory_dirs if tree.has_index(d)]
     for rel in indexes:
-        path = toolbox.root / rel
         try:
             ref = memory_ref(toolbox.root, rel)
-            size = path.stat().st_size
+            opened, _ = open_memory(toolbox.root, rel)  # the size by descriptor: never of a file a link swapped in
+            with opened:
+                size = os.fstat(opened.fd).st_size
         except (MemsearchError, OSError):
             continue
         found.append(types.Resource(uri=file_uri(rel), name=rel, title=ref.title,
@@ -106,7 +109,7 @@ def build_server(toolbox: ToolBox, *, name: str = "memsearch", select=None):
 
     annotations = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
     writes = types.ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
-    tools = [types.Tool(name=t.name, description=t.description, input_schema=t.schema(),
+    tools = [types.Tool(name=t.name, description=t.description, input_schema=t.schema(), output_schema=t.output_schema(),
                         annotations=annotations if t in TOOLS else writes) for t in toolbox.specs]
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
@@ -132,7 +135,8 @@ def build_server(toolbox: ToolBox, *, name: str = "memsearch", select=None):
         try:
             text = await anyio.to_thread.run_sync(_read_resource, pick(ctx), uri)
         except (MemsearchError, OSError) as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=str(exc), data={"uri": uri, "type": type(exc).__name__}) from None
+            message = exc.render(TOOLS_AUDIENCE) if isinstance(exc, MemsearchError) else str(exc)
+            raise MCPError(code=types.INVALID_PARAMS, message=message, data={"uri": uri, "type": type(exc).__name__}) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)])
 
     return Server(name, version=__version__, title="memsearch: agent memory", instructions=INSTRUCTIONS,
@@ -150,7 +154,9 @@ def _warm_in_background(toolbox: ToolBox) -> None:
     threading.Thread(target=run, name="memsearch-warm", daemon=True).start()
 
 
-def _logging() -> None:
+def log_to_stderr() -> None:
+    """Send the server's log to stderr at ``MEMSEARCH_LOG_LEVEL``: called by the servers' entry points
+    (:func:`serve_stdio`, :func:`serve_http`, the tenants' server) when they start, never on import."""
     logging.basicConfig(stream=sys.stderr, level=settings.get("log_level"),
                         format="%(asctime)s %(name)s %(levelname)s: %(message)s")
 
@@ -160,7 +166,7 @@ def serve_stdio(toolbox: ToolBox, *, warm: bool = True) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
-    _logging()
+    log_to_stderr()
     server = build_server(toolbox)
 
     async def main() -> None:
@@ -209,7 +215,7 @@ def serve_http(toolbox: ToolBox, *, host: str = "127.0.0.1", port: int = DEFAULT
     import uvicorn
 
     host = check_loopback(host)
-    _logging()
+    log_to_stderr()
     server = build_server(toolbox)
     app = server.streamable_http_app(streamable_http_path=path, host=host)
     if warm:

@@ -137,10 +137,10 @@ def serve_tenants_http(tenants: Tenants, *, host: str = "127.0.0.1", port: int =
     import uvicorn
 
     from .bounds import BoundedBodies
-    from .mcp import _logging, build_server, check_loopback
+    from .mcp import build_server, check_loopback, log_to_stderr
 
     host = check_loopback(host)
-    _logging()
+    log_to_stderr()
     server = build_server(tenants, select=_select(tenants))
     app = server.streamable_http_app(streamable_http_path=TENANT_PATH, host=host)
     if warm:

@@ -1,15 +1,70 @@
-"""The memory tool's commands as data: their names and arguments (Claude's ``memory_20250818``), the argument check, and :class:`EditResult`."""
+"""The memory tool's commands defined once (Claude's ``memory_20250818``), their schema and check, :class:`EditResult`.
+
+:data:`PARAMETERS` (each argument: its JSON Schema, its description for a model, and what it accepts
+in words) and :data:`ARGUMENTS` (each command: its required and optional arguments) are the one
+definition. :data:`MEMORY_SCHEMA` is generated from them: the flat object a model is shown (every
+argument, ``command`` required) plus, per command, an ``if``/``then`` rule naming what that command
+needs and takes. :func:`check_arguments` validates with that very schema (for the ``memory`` tool,
+``memsearch edit`` and :func:`memsearch.edit` alike) and words each refusal for the command.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidArgument
+from ..argcheck import check_arguments as _check
+from ..argcheck import validator_for
 
-__all__ = ["COMMANDS", "ARGUMENTS", "check_arguments", "EditResult"]
+__all__ = [
+    "COMMANDS",
+    "ARGUMENTS",
+    "PARAMETERS",
+    "MEMORY_SCHEMA",
+    "Parameter",
+    "check_call",
+    "check_arguments",
+    "EditResult",
+]
 
-COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
+
+@dataclass(frozen=True)
+class Parameter:
+    """One argument of the memory tool: its JSON Schema (no description), description, and what it accepts in words."""
+
+    schema: dict
+    description: str
+    accepts: str
+
+    def published(self) -> dict:
+        return dict(self.schema, description=self.description)
+
+
+_TEXT = {"type": "string"}
+PARAMETERS: dict[str, Parameter] = {
+    "path": Parameter(
+        _TEXT,
+        "view, create, str_replace, insert, delete: the file or directory, e.g. "
+        "'/memories/notes/2026-08-12.md' ('/memories' is the root).",
+        "a string",
+    ),
+    "view_range": Parameter(
+        {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+        "view, optional: [start_line, end_line] of a file, 1-based; end -1 means the last line.",
+        "two line numbers [start, end] (end -1 means the last line)",
+    ),
+    "file_text": Parameter(_TEXT, "create: the whole content of the new file.", "a string"),
+    "old_str": Parameter(_TEXT, "str_replace: the exact text to replace; it must occur exactly once.", "a string"),
+    "new_str": Parameter(_TEXT, "str_replace: the text that replaces old_str (may be empty).", "a string"),
+    "insert_line": Parameter(
+        {"type": "integer", "minimum": 0},
+        "insert: the line to insert after; 0 inserts before the first line.",
+        "a whole number (0 inserts before the first line)",
+    ),
+    "insert_text": Parameter(_TEXT, "insert: the text to insert.", "a string"),
+    "old_path": Parameter(_TEXT, "rename: the file or directory to move.", "a string"),
+    "new_path": Parameter(_TEXT, "rename: where it goes; must not exist yet.", "a string"),
+}
 #: command -> (required arguments, optional arguments): those of Claude's memory tool.
 ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "view": (("path",), ("view_range",)),
@@ -19,7 +74,87 @@ ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "delete": (("path",), ()),
     "rename": (("old_path", "new_path"), ()),
 }
-_TEXT_ARGS = ("path", "old_path", "new_path", "file_text", "old_str", "new_str", "insert_text")
+COMMANDS = tuple(ARGUMENTS)
+_EXAMPLE = '{"command": "view", "path": "/memories"}'
+
+
+def _schema() -> dict:
+    """The memory tool's input schema, generated from :data:`PARAMETERS` and :data:`ARGUMENTS`."""
+    rules = []
+    for command, (required, optional) in ARGUMENTS.items():
+        then = {
+            "properties": {name: True for name in ("command",) + required + optional},
+            "additionalProperties": False,
+        }
+        if required:
+            then["required"] = list(required)
+        rules.append({"if": {"properties": {"command": {"const": command}}, "required": ["command"]}, "then": then})
+    properties = {
+        "command": {
+            "type": "string",
+            "enum": list(COMMANDS),
+            "description": "The operation: " + ", ".join(COMMANDS) + ".",
+        }
+    }
+    properties.update((name, arg.published()) for name, arg in PARAMETERS.items())
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["command"],
+        "additionalProperties": False,
+        "allOf": rules,
+    }
+
+
+#: The JSON Schema of the ``memory`` tool's input: what a model is shown, and what checks every call.
+MEMORY_SCHEMA: dict = _schema()
+_VALIDATOR = None
+
+
+def _render(args: dict, errors) -> str:
+    """The message for the first problem with ``args``, in the command's words (``command`` itself first)."""
+    command = args.get("command")
+    for error in errors:  # no or no known command: nothing else can be judged
+        if list(error.absolute_path)[:1] == ["command"]:
+            return f"unknown memory command {command!r}: choose one of {', '.join(COMMANDS)}"
+        if error.validator == "required" and "command" in error.validator_value and "command" not in error.instance:
+            return f"memory: missing 'command': one of {', '.join(COMMANDS)}, e.g. {_EXAMPLE}"
+    error = errors[0]
+    required, optional = ARGUMENTS[command]
+    if error.validator == "additionalProperties":
+        unknown = sorted(set(error.instance) - {"command"} - set(required) - set(optional))
+        takes, extra = ", ".join(required + optional), ", ".join(map(repr, unknown))
+        return f"{command} takes {takes}; not {extra}: leave the others out"
+    if error.validator == "required":
+        missing = next(n for n in error.validator_value if n not in error.instance)
+        return f"{command} needs {missing!r}: call it with {', '.join(required)}"
+    name = next(iter(error.absolute_path), None)
+    arg = PARAMETERS.get(name)
+    value = args.get(name)
+    if arg is not None and error.validator in ("minimum", "maximum"):
+        return f"{command}: {name} {value!r} is out of range: it must be {arg.accepts}"
+    if arg is not None:
+        return f"{command}: {name!r} must be {arg.accepts}, got {value!r}"
+    return f"{command}: {error.message}"  # pragma: no cover - every argument is in PARAMETERS
+
+
+def check_call(arguments: Any) -> dict:
+    """A whole call (``command`` and its arguments, as a model sends it) checked against
+    :data:`MEMORY_SCHEMA`, None dropped; raises :class:`~memsearch.errors.InvalidArgument` naming the fix."""
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        _VALIDATOR = validator_for(MEMORY_SCHEMA)
+    return _check("memory", MEMORY_SCHEMA, arguments, _VALIDATOR, render=lambda errors: _render(arguments, errors))
+
+
+def check_arguments(command: Any, arguments: dict) -> dict:
+    """The arguments of ``command`` checked by :func:`check_call`, without ``command``; ``view_range``
+    comes back as a tuple of two ints."""
+    args = check_call({"command": command, **arguments})
+    args.pop("command")
+    if "view_range" in args:
+        args["view_range"] = tuple(int(n) for n in args["view_range"])
+    return args
 
 
 @dataclass(frozen=True)
@@ -47,34 +182,3 @@ class EditResult:
         if self.index is not None:
             data["index"] = self.index
         return data
-
-
-def check_arguments(command: Any, arguments: dict) -> dict:
-    """The arguments of ``command`` with None dropped; raises :class:`InvalidArgument` naming the fix."""
-    if command not in ARGUMENTS:
-        raise InvalidArgument(f"unknown memory command {command!r}: choose one of {', '.join(COMMANDS)}")
-    required, optional = ARGUMENTS[command]
-    args = {k: v for k, v in arguments.items() if v is not None}
-    unknown = sorted(set(args) - set(required) - set(optional))
-    if unknown:
-        raise InvalidArgument(f"{command} takes {', '.join(required + optional)}; not {', '.join(map(repr, unknown))}: "
-                              "leave the others out")
-    for name in required:
-        if name not in args:
-            raise InvalidArgument(f"{command} needs {name!r}: call it with {', '.join(required)}")
-    for name in _TEXT_ARGS:
-        if name in args and not isinstance(args[name], str):
-            raise InvalidArgument(f"{command}: {name!r} must be a string, got {type(args[name]).__name__}")
-    if "insert_line" in args:
-        value = args["insert_line"]
-        if isinstance(value, float) and value.is_integer():
-            value = args["insert_line"] = int(value)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InvalidArgument(f"insert: 'insert_line' must be a whole number (0 inserts before the first line), got {value!r}")
-    if "view_range" in args:
-        value = args["view_range"]
-        if (not isinstance(value, (list, tuple)) or len(value) != 2
-                or not all(isinstance(n, int) and not isinstance(n, bool) for n in value)):
-            raise InvalidArgument(f"view: 'view_range' must be two line numbers [start, end] (end -1 means the last line), got {value!r}")
-        args["view_range"] = (value[0], value[1])
-    return args

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 from .document import decode, parse_document, read_text, summary_of
-from ..errors import InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile, shown
+from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile, shown
 from .tokens import count_tokens, encoding_name
 from .tree import INDEX_NAME, MemoryTree, classify, foreign_dirs, read_memory, resolve_root, safe_path, scan
 
@@ -196,8 +196,8 @@ def list_dir(root: str | os.PathLike[str], path: str = ".", *, encoding: str | N
     if rel != "." and rel not in tree.memory_dirs:
         kind = classify(rel + "/x.md", foreign=foreign_dirs(foreign))
         if kind in ("hidden", "foreign"):
-            raise NotMemoryFile(f"{shown(rel)} is a {kind} directory, not memory: list the root with `memsearch ls ROOT` to see what is")
-        raise MemoryFileNotFound(f"{shown(rel)} is not a memory directory: run `memsearch ls ROOT` to see the memory directories")
+            raise NotMemoryFile(f"{shown(rel)} is a {kind} directory, not memory", hint=Hint("list", "."))
+        raise MemoryFileNotFound(f"{shown(rel)} is not a memory directory", hint=Hint("list", rel.rsplit("/", 1)[0] if "/" in rel else "."))
     this = _dir_summary(tree, rel)
     texts, missed = _texts(tree, tree.files_in(rel), foreign)
     files = [FileSummary(path=f, title=parse_document(f, text).title, tokens=count_tokens(text, encoding)) for f, text in texts]

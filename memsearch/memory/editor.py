@@ -14,8 +14,7 @@ commands and argument names of Claude's ``memory_20250818`` tool) on one memory 
   else 30,000 tokens): a write that would pass it is refused with the numbers
   (:class:`CoreBudgetExceeded`) and nothing is written;
 * is private: a new file is 0600 and a new directory 0700 whatever the umask, plus the read (and
-  search) bits of a root shared for reading (group or others may read it, nobody else may write it:
-  :func:`~memsearch.memory.files.private_modes`); an existing file keeps its mode;
+  search) bits of a root shared for reading (:func:`~memsearch.memory.files.private_modes`);
 * runs under the root's write lock (threads and processes), and calls ``on_change`` with the paths
   it changed before returning, so the caller can bring the index in line (read-your-writes).
 
@@ -29,20 +28,20 @@ import re
 import secrets
 import shutil
 import stat
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ..errors import (CoreBudgetExceeded, EditRefused, InvalidArgument, MemoryFileExists, MemoryFileNotFound,
                       MemsearchError, NoUniqueMatch, NotMemoryFile)
 from . import rootfs
-from .files import atomic_write_bytes, private_modes
+from .files import atomic_write_bytes, make_dir, private_modes
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
-from .placement import Target, locate, require_markdown, write_lock
+from .placement import Target, check_growth, locate, require_markdown, write_lock
 from .tokens import count_tokens, encoding_name
-from .tree import INDEX_NAME, MemoryTree, foreign_dirs, read_memory, resolve_root, scan
+from .tree import INDEX_NAME, MemoryTree, foreign_dirs, printable, read_memory, resolve_root, scan, valid_name
 from .validator import core_budget
-from .viewing import render_file, render_listing, snippet
+from .viewing import edit_lines, match_lines, render_file, render_listing, snippet
 
 __all__ = ["Editor", "EditResult", "COMMANDS", "ARGUMENTS", "index_text"]
 
@@ -102,8 +101,8 @@ class Editor:
         return scan(self.root, foreign=self.foreign)
 
     def _file(self, target: Target, command: str) -> str:
-        """The text of an existing file (a BOM is dropped: :meth:`_write` puts it back); only ``view`` takes
-        a file that is not Markdown (one already in the tree), the writes edit Markdown only."""
+        """The text of an existing file (a BOM is dropped: :meth:`_write` puts it back); only ``view`` takes one
+        that is not Markdown (already in the tree): the writes edit Markdown only."""
         try:
             st = os.lstat(target.path)
         except FileNotFoundError:
@@ -112,12 +111,10 @@ class Editor:
         if stat.S_ISDIR(st.st_mode):
             raise InvalidArgument(f"{target.shown} is a directory; {command} works on a file: view it to list its files")
         if not stat.S_ISREG(st.st_mode):
-            raise NotMemoryFile(f"{target.shown} is not a regular file (a link, device or pipe), and memory files are: "
-                                f"view {target.show(_parent(target.rel))} to see the files")
-        if command != "view" and not target.is_markdown:
-            raise NotMemoryFile(f"{target.shown} is not a Markdown file, and {command} edits memory files (.md) only: "
-                                f"rename it to {target.show(_markdown_name(target.rel))} first (rename keeps its text), "
-                                "then edit that")
+            raise NotMemoryFile(f"{target.shown} is not a regular file (a link, device or pipe): view "
+                                f"{target.show(_parent(target.rel))} to see the files")
+        if command != "view":
+            require_markdown(target, command)
         raw = self._read(target.rel, target.shown)
         try:
             return raw.removeprefix(_BOM).decode("utf-8")
@@ -183,31 +180,16 @@ class Editor:
             finally:
                 os.close(fd)
 
-    def _modes(self) -> tuple[int, int]:
-        """(file, directory) modes of what a write creates: private unless the root shares reading (files.private_modes)."""
-        return private_modes(os.stat(self.root).st_mode)
-
     def _write(self, rel: str, text: str, *, bom: bool = False) -> None:
         """Atomic, durable whole-file write (the shared helper, by descriptor of the parent); a new file is private."""
         with self._dir(_parent(rel), rel) as dir_fd:
             atomic_write_bytes(_name(rel), (_BOM if bom else b"") + text.encode("utf-8"), dir_fd=dir_fd,
-                               mode=self._modes()[0])
+                               mode=private_modes(os.stat(self.root).st_mode)[0])
 
     def _mkdir(self, directory: str) -> None:
-        """A new directory with the private mode, set exactly (``mkdir`` alone is subject to the umask)."""
-        mode = self._modes()[1]
         with self._dir(_parent(directory), directory) as dir_fd:
-            try:
-                os.mkdir(_name(directory), 0o700, dir_fd=dir_fd)
-            except FileExistsError:
-                return
-            fd = os.open(_name(directory), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
-                         dir_fd=dir_fd)
-            try:
-                os.fchmod(fd, mode)
-            finally:
-                os.close(fd)
-            os.fsync(dir_fd)
+            if make_dir(_name(directory), dir_fd=dir_fd, mode=private_modes(os.stat(self.root).st_mode)[1]):
+                os.fsync(dir_fd)
 
     def _finish(self, command: str, target: Target, output: str, changed: Sequence[str], created: Sequence[str] = (),
                 core_tokens: int | None = None) -> EditResult:
@@ -228,6 +210,7 @@ class Editor:
     def _make_dirs(self, target: Target, filled: str | None = None) -> list[str]:
         """Create the missing directories above ``target`` and their ``MEMORY.md``, top down."""
         directory = _parent(target.rel)
+        check_growth(self.root, target, directory)
         created = []
         for d in self._missing_indexes(directory, filled=filled):
             if d != ".":
@@ -254,20 +237,27 @@ class Editor:
         return f"{directory}/ still holds {held}, and every memory directory needs its MEMORY.md"
 
     def _foreign_content(self, target: Target) -> list[str]:
-        """Entries below a directory that are not memory (they would be lost or moved by a directory command)."""
+        """Entries below a directory that are not memory (they would be lost or moved by a directory command).
+
+        Listed through descriptors (:func:`~memsearch.memory.rootfs.walk_dirs`): no name from outside the root."""
         found: list[str] = []
-        for base, dirs, files in os.walk(target.path):
-            rel_base = os.path.relpath(base, self.root).replace(os.sep, "/")
-            for name in sorted(dirs + files):
-                rel = f"{rel_base}/{name}"
-                full = Path(base) / name
-                if (name.startswith(".") or full.is_symlink() or rel in self.foreign
-                        or any(full == p or p in full.parents for p in self.protect)):
-                    found.append(rel)
-            dirs[:] = [d for d in dirs if not d.startswith(".") and not (Path(base) / d).is_symlink()]
-            if len(found) >= 3:
-                break
-        return found
+        guarded = tuple(os.path.relpath(p, self.root) for p in self.protect if self.root in p.parents)
+
+        def stray(rel: str, entry: rootfs.Entry) -> bool:  # a plain .txt is no stray: delete removes it too
+            return (entry.name.startswith(".") or not valid_name(entry.name) or entry.kind in ("link", "special")
+                    or rel in self.foreign or any(rel == p or rel.startswith(p + "/") for p in guarded))
+
+        root_fd = rootfs.open_root(self.root)
+        try:
+            with closing(rootfs.walk_dirs(root_fd, str(self.root), target.rel.split("/"),
+                                          lambda rel, entry: not stray(rel, entry))) as listings:
+                for listed in listings:
+                    found += [f"{listed.rel}/{e.name}" for e in listed.entries if stray(f"{listed.rel}/{e.name}", e)]
+                    if len(found) >= 3:
+                        break
+        finally:
+            os.close(root_fd)
+        return [printable(rel) for rel in found]
 
     # --- the commands -------------------------------------------------------------------------
     def view(self, path: str, view_range: tuple[int, int] | None = None) -> EditResult:
@@ -276,7 +266,7 @@ class Editor:
         if target.rel == "." or target.path.is_dir():
             if view_range is not None:
                 raise InvalidArgument(f"view_range applies to files, and {target.shown} is a directory: leave it out")
-            return EditResult("view", target.shown, render_listing(target, self.foreign, self.protect))
+            return EditResult("view", target.shown, render_listing(self.root, target, self.foreign, self.protect))
         return EditResult("view", target.shown, render_file(target, self._file(target, "view"), view_range))
 
     def create(self, path: str, file_text: str) -> EditResult:
@@ -304,18 +294,16 @@ class Editor:
             raise InvalidArgument("str_replace: 'old_str' is empty: give the exact text to replace (view the file to copy it)")
         with write_lock(self.root, self.lock_timeout):
             text = self._file(target, "str_replace")
-            starts, at = [], text.find(old_str)
-            while at != -1:
-                starts.append(at)
-                at = text.find(old_str, at + 1)
+            count, exact, starts, lines = match_lines(text, old_str)
             if not starts:
                 raise NoUniqueMatch(f"No replacement was performed: old_str did not appear verbatim in {target.shown}. It must "
                                     "match exactly, spaces and line breaks included: view the file and copy the text")
-            if len(starts) > 1:
-                lines = tuple(text.count("\n", 0, s) + 1 for s in starts)
-                raise NoUniqueMatch(f"No replacement was performed: old_str occurs {len(starts)} times in {target.shown}, in lines "
-                                    f"{', '.join(map(str, lines))}. Include more of the surrounding text so that it occurs once",
-                                    lines=lines)
+            if count > 1:
+                times = f"{count:,} times" if exact else f"at least {count:,} times"
+                first = "" if exact else f" (the first {len(lines)})"
+                raise NoUniqueMatch(f"No replacement was performed: old_str occurs {times} in {target.shown}, in lines "
+                                    f"{', '.join(map(str, lines))}{first}. Include more of the surrounding text so that it "
+                                    "occurs once", lines=tuple(lines))
             new_text = text[: starts[0]] + new_str + text[starts[0] + len(old_str):]
             core = self._check_budget({target.rel: new_text}, target, "str_replace")
             self._write(target.rel, new_text, bom=self._has_bom(target))
@@ -329,11 +317,11 @@ class Editor:
         target = self._locate(path)
         with write_lock(self.root, self.lock_timeout):
             text = self._file(target, "insert")
-            lines = _edit_lines(text)
+            lines = edit_lines(text)
             if not 0 <= insert_line <= len(lines):
                 raise InvalidArgument(f"insert: insert_line {insert_line} is out of range: {target.shown} has {len(lines)} lines, "
                                       f"so give 0 (before the first line) to {len(lines)} (after the last)")
-            block = insert_text.rstrip("\n")
+            block = insert_text.rstrip("\n")  # as Claude's memory tool: one block, and the file ends in a newline
             new_text = "\n".join(lines[:insert_line] + [block] + lines[insert_line:]) + "\n"
             core = self._check_budget({target.rel: new_text}, target, "insert")
             self._write(target.rel, new_text, bom=self._has_bom(target))
@@ -357,7 +345,11 @@ class Editor:
                 changed = [f for f in tree.external_files if f.startswith(target.rel + "/")]
                 hidden = f".{_name(target.rel)}.deleted-{secrets.token_hex(4)}"
                 with self._dir(_parent(target.rel), target.shown) as dir_fd:
-                    os.rename(_name(target.rel), hidden, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # gone from memory at once
+                    try:
+                        os.rename(_name(target.rel), hidden, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # gone from memory at once
+                    except FileNotFoundError:
+                        raise MemoryFileNotFound(f"{target.shown} was moved or removed meanwhile: view "
+                                                 f"{target.show(_parent(target.rel))} to see what is there") from None
                     os.fsync(dir_fd)
                     shutil.rmtree(hidden, dir_fd=dir_fd, ignore_errors=True)  # by descriptor: never follows a link
                 return self._finish("delete", target, f"Successfully deleted {target.shown}", changed)
@@ -367,7 +359,13 @@ class Editor:
                                   f"or delete the whole directory {target.show(_parent(target.rel))}")
             core = self._check_budget({target.rel: None}, target, "delete") if target.is_markdown else None
             with self._dir(_parent(target.rel), target.shown) as dir_fd:
-                os.unlink(_name(target.rel), dir_fd=dir_fd)
+                try:  # checked by descriptor: a name swapped meanwhile for a folder or a link is left alone
+                    if not stat.S_ISREG(os.stat(_name(target.rel), dir_fd=dir_fd, follow_symlinks=False).st_mode):
+                        raise IsADirectoryError
+                    os.unlink(_name(target.rel), dir_fd=dir_fd)
+                except (FileNotFoundError, IsADirectoryError):
+                    raise MemoryFileNotFound(f"{target.shown} was moved or replaced meanwhile: view "
+                                             f"{target.show(_parent(target.rel))} to see what is there") from None
                 os.fsync(dir_fd)
             return self._finish("delete", target, f"Successfully deleted {target.shown}", [target.rel], (), core)
 
@@ -395,14 +393,14 @@ class Editor:
                 self._move(source, dest, link=False)
                 changed = created + moved + [dest.rel + f[len(source.rel):] for f in moved]
                 return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}", changed, created)
-            require_markdown(dest)
+            require_markdown(dest)  # a file that is not Markdown may become memory
             filled = _parent(dest.rel) if dest.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
             reason = self._index_needed(tree, source.rel, dest.rel) if _parent(source.rel) != filled else None
             if reason:
                 raise EditRefused(f"{source.shown} cannot be moved: {reason}. Create the new file with its text instead "
                                   "(view, then create) and edit this one")
             missing = self._missing_indexes(_parent(dest.rel), filled=filled)
-            changes = {dest.rel: self._text_of(source), source.rel: None}
+            changes = {dest.rel: self._plain(source.rel) if source.is_markdown else self._file(source, "view"), source.rel: None}
             changes |= {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
             core = self._check_budget(changes, dest, "rename")
             created = self._make_dirs(dest, filled)
@@ -415,12 +413,6 @@ class Editor:
         if strays:
             raise EditRefused(f"{target.shown} holds entries that are not memory ({', '.join(strays)}), which {command} would "
                               "take with it: move or remove them with your own tools first, or act on the memory files one by one")
-
-    def _text_of(self, source: Target) -> str:
-        """Text of a file about to move (a non-Markdown one becoming memory must be UTF-8: a memory file is text)."""
-        if source.is_markdown:
-            return self._plain(source.rel)
-        return self._file(Target(source.rel, source.path, source.shown), "view")
 
     def _has_bom(self, target: Target) -> bool:
         return self._read(target.rel, target.shown)[:3] == _BOM
@@ -446,18 +438,3 @@ class Editor:
 
 def _name(rel: str) -> str:
     return rel.rsplit("/", 1)[-1]
-
-
-def _markdown_name(rel: str) -> str:
-    """``notes/x.txt`` -> ``notes/x.md``: where a non-Markdown file goes to become memory."""
-    directory, _, name = rel.rpartition("/")
-    stem = name.rsplit(".", 1)[0] if "." in name else name
-    return f"{directory}/{stem}.md" if directory else f"{stem}.md"
-
-
-def _edit_lines(text: str) -> list[str]:
-    """The lines ``insert`` counts, as Claude's memory tool does: split at ``\n`` (a ``\r`` stays), no empty tail."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines

@@ -6,7 +6,7 @@ reader (or the next boot after a power cut) sees either the old file or the new 
 A target that already exists keeps its permission bits; a new one gets ``mode`` exactly when it is
 given (the umask cannot widen or narrow it; :func:`private_modes` gives memory's), else ``0o666``
 less the umask, like :func:`open`. The temporary name is unique per call, so threads and processes
-writing the same target never share one.
+writing the same target never share one, and never longer than a file name may be.
 """
 
 from __future__ import annotations
@@ -17,10 +17,14 @@ import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "read_json", "private_modes",
+from .rootfs import NAME_MAX
+
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "read_json", "private_modes", "make_dir",
            "PRIVATE_FILE_MODE", "PRIVATE_DIR_MODE"]
 
 _TMP_ATTEMPTS = 16
+
+
 #: New memory files and directories are the owner's alone (memory holds private facts) ...
 PRIVATE_FILE_MODE = 0o600
 PRIVATE_DIR_MODE = 0o700
@@ -41,20 +45,35 @@ def private_modes(root_mode: int) -> tuple[int, int]:
             PRIVATE_DIR_MODE | (root_mode & _SHARED_DIR_BITS))
 
 
+def make_dir(name: str, *, dir_fd: int, mode: int) -> bool:
+    """Create directory ``name`` in open directory ``dir_fd`` with exactly ``mode`` (``mkdir`` alone is subject to
+    the umask); False when it exists already (its mode is left alone)."""
+    try:
+        os.mkdir(name, 0o700, dir_fd=dir_fd)
+    except FileExistsError:
+        return False
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+    return True
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, dir_fd: int | None = None,
                        mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` atomically and durably. Raises ``OSError``; the target is then untouched.
 
     ``dir_fd``: ``path`` is a name inside that open directory (every step by descriptor, so a
-    directory swapped for a link meanwhile cannot redirect the write). ``mode``: the exact permission
-    bits of a new target (an existing one keeps its own).
+    directory swapped for a link meanwhile cannot redirect the write).
     """
     target = Path(path)
     parent = target.parent
     try:
         mode = stat.S_IMODE(os.stat(target, dir_fd=dir_fd, follow_symlinks=dir_fd is None).st_mode)
     except FileNotFoundError:
-        pass
+        pass  # a new target: ``mode`` as given, or the umask's
     fd, tmp = _create_temp(parent, target.name, dir_fd, 0o600 if mode is not None else 0o666)
     try:
         try:
@@ -101,9 +120,18 @@ def read_json(path: str | os.PathLike[str]) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+def _temp_name(name: str) -> str:
+    """``.NAME.RANDOM.tmp``, with NAME cut (at a character boundary) so that the whole stays within
+    :data:`NAME_MAX` bytes: a legal 255-byte name must not fail for its temporary file's sake."""
+    token = f".{secrets.token_hex(6)}.tmp"
+    room = NAME_MAX - 1 - len(token)
+    stem = os.fsencode(name)[:room].decode("utf-8", "ignore")
+    return f".{stem}{token}"
+
+
 def _create_temp(parent: Path, name: str, dir_fd: int | None = None, mode: int = 0o666) -> tuple[int, str]:
     for _ in range(_TMP_ATTEMPTS):
-        tmp = str(parent / f".{name}.{secrets.token_hex(6)}.tmp")
+        tmp = str(parent / _temp_name(name))
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode, dir_fd=dir_fd), tmp
         except FileExistsError:

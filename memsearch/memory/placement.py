@@ -24,10 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
+from .. import settings
 from ..errors import InvalidArgument, MemoryBusy, NotMemoryFile, PathOutsideRoot
-from .tree import MARKDOWN_SUFFIX
+from . import rootfs
+from .tree import MARKDOWN_SUFFIX, printable, valid_name
 
-__all__ = ["MEMORIES_PREFIX", "Target", "to_relative", "require_memories", "locate", "require_markdown", "write_lock", "LOCK_TIMEOUT_S"]
+__all__ = ["MEMORIES_PREFIX", "Target", "to_relative", "require_memories", "locate", "check_growth", "require_markdown", "write_lock",
+           "LOCK_TIMEOUT_S"]
 
 #: The directory Claude's memory tool (``memory_20250818``) shows its memory under.
 MEMORIES_PREFIX = "/memories"
@@ -62,6 +65,9 @@ def to_relative(path: str) -> tuple[str, str]:
     text = path.strip()
     if "\x00" in text:
         raise PathOutsideRoot(f"path {text!r} contains a NUL byte: give a path such as '/memories/notes/today.md'")
+    if not valid_name(text):
+        raise InvalidArgument(f"path '{printable(text)[:120]}' is not valid UTF-8 text (it holds a lone surrogate): "
+                              "such a name is never memory; choose a name of valid UTF-8 characters")
     styled = text == MEMORIES_PREFIX or text.startswith(MEMORIES_PREFIX + "/")
     if styled:
         text = text[len(MEMORIES_PREFIX):]
@@ -107,6 +113,13 @@ def locate(root: Path, path: str, *, foreign: tuple[str, ...] = (), protect: tup
     if rel == ".":
         return Target(".", root, shown)
     parts = rel.split("/")
+    size = len(rel.encode("utf-8"))
+    if size > rootfs.PATH_MAX:
+        raise InvalidArgument(f"path {shown[:80]!r}... is {size:,} bytes long, over the {rootfs.PATH_MAX:,}-byte limit "
+                              "of a memory path: choose a shorter path")
+    if any(len(p.encode("utf-8")) > rootfs.NAME_MAX for p in parts):
+        raise InvalidArgument(f"path {shown[:80]!r}... has a name longer than {rootfs.NAME_MAX} bytes, the limit "
+                              "of one file or folder name: choose a shorter name")
     for i, part in enumerate(parts):
         if part.startswith("."):
             raise NotMemoryFile(f"{shown!r} is hidden ({part!r} starts with '.'), and hidden names are never memory: "
@@ -139,11 +152,34 @@ def locate(root: Path, path: str, *, foreign: tuple[str, ...] = (), protect: tup
     return Target(rel, full, shown)
 
 
-def require_markdown(target: Target) -> None:
-    """Memory files are Markdown: refuse any other name."""
-    if not target.is_markdown:
-        raise NotMemoryFile(f"{target.shown!r} is not a Markdown file: memory files end in '.md', e.g. "
-                            f"{target.show(target.rel.rsplit('.', 1)[0] + '.md')!r}")
+def check_growth(root: Path, target: Target, directory: str) -> None:
+    """Refuse, before anything is made, a folder ``directory`` (where ``target`` lands) deeper than
+    ``MEMSEARCH_MAX_DEPTH`` or more than ``MEMSEARCH_MAX_NEW_DIRS`` new folders for one write (each
+    new folder also gets its own ``MEMORY.md``)."""
+    parts = [] if directory == "." else directory.split("/")
+    limit = settings.get("max_depth")
+    if len(parts) > limit:
+        raise InvalidArgument(f"{target.shown[:120]} is {len(parts)} folders deep, over the limit of {limit} "
+                              f"({settings.env_name('max_depth')}): nothing was written; keep memory shallower, e.g. "
+                              f"{target.show('notes/' + target.rel.rsplit('/', 1)[-1])}")
+    new = next((len(parts) - i for i in range(len(parts)) if not os.path.lexists(root.joinpath(*parts[: i + 1]))), 0)
+    limit = settings.get("max_new_dirs")
+    if new > limit:
+        raise InvalidArgument(f"{target.shown[:120]} needs {new} new folders, over the limit of {limit} for one "
+                              f"write ({settings.env_name('max_new_dirs')}): nothing was written; create fewer levels "
+                              "at once")
+
+
+def require_markdown(target: Target, editing: str | None = None) -> None:
+    """Memory files are Markdown: refuse any other name (``editing``: the command about to edit an existing file,
+    which is told to rename it to ``.md`` first)."""
+    if target.is_markdown:
+        return
+    markdown = target.show(target.rel.rsplit(".", 1)[0] + ".md" if "." in target.rel.rsplit("/", 1)[-1] else target.rel + ".md")
+    if editing:
+        raise NotMemoryFile(f"{target.shown} is not a Markdown file, and {editing} edits memory files (.md) only: "
+                            f"rename it to {markdown} first (rename keeps its text), then edit that")
+    raise NotMemoryFile(f"{target.shown!r} is not a Markdown file: memory files end in '.md', e.g. {markdown!r}")
 
 
 @contextmanager

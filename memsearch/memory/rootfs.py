@@ -25,10 +25,12 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterator
 
-from ..errors import InvalidArgument, MemoryFileNotFound, MemoryUnreadable, NotMemoryFile, PathOutsideRoot, shown
+from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemoryUnreadable, NotMemoryFile, PathOutsideRoot, shown
 
-__all__ = ["Opened", "open_root", "walk", "read_fd", "error_for", "MAX_LINKS", "NAME_MAX", "PATH_MAX"]
+__all__ = ["Opened", "Entry", "Listed", "open_root", "walk", "walk_dirs", "read_fd", "error_for", "MAX_LINKS",
+           "NAME_MAX", "PATH_MAX"]
 
 #: Links followed in one resolution before it counts as a loop (Linux uses 40 too).
 MAX_LINKS = 40
@@ -65,6 +67,12 @@ def open_root(root: Path) -> int:
     return os.open(root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
 
 
+def _folder_of(given: str) -> str:
+    """The memory directory to list when ``given`` is not found: its parent (the root for an absolute path)."""
+    parent = given.rstrip("/").rsplit("/", 1)[0] if "/" in given.rstrip("/") else "."
+    return "." if not parent or parent.startswith(("/", "~")) else parent
+
+
 def error_for(err: OSError, given: str) -> Exception:
     if err.errno in (errno.EACCES, errno.EPERM):
         return MemoryUnreadable(f"{shown(given)} cannot be read: permission denied. Fix its permissions (chmod/chown) "
@@ -72,7 +80,7 @@ def error_for(err: OSError, given: str) -> Exception:
     if err.errno == errno.ENAMETOOLONG:
         return InvalidArgument(f"path {shown(given)} has a component longer than {NAME_MAX} bytes: no such memory file")
     if err.errno in (errno.ENOENT, errno.ENOTDIR):
-        return MemoryFileNotFound(f"no memory file {shown(given)}: check the path with `memsearch ls ROOT DIR`")
+        return MemoryFileNotFound(f"no memory file {shown(given)}", hint=Hint("list", _folder_of(given)))
     return MemoryUnreadable(f"{shown(given)} cannot be opened ({errno.errorcode.get(err.errno, err.errno)}: "
                             f"{os.strerror(err.errno or 0)}): check the file")
 
@@ -162,9 +170,9 @@ def walk(root_fd: int, root_real: str, parts: list[str], given: str, *, director
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 os.close(fd)
-                what = "a directory: use `memsearch ls` on it" if stat.S_ISDIR(st.st_mode) else "not a regular file (a FIFO, socket or device)"
-                error = MemoryFileNotFound if stat.S_ISDIR(st.st_mode) else NotMemoryFile
-                raise error(f"no memory file {shown(given)}: it is {what}")
+                if stat.S_ISDIR(st.st_mode):
+                    raise MemoryFileNotFound(f"no memory file {shown(given)}", hint=Hint("list_dir", given))
+                raise NotMemoryFile(f"no memory file {shown(given)}: it is not a regular file (a FIFO, socket or device)")
             try:
                 _verify(fd, root_real, given)
             except BaseException:
@@ -172,7 +180,7 @@ def walk(root_fd: int, root_real: str, parts: list[str], given: str, *, director
                 raise
             return Opened(fd=fd, real="/".join(names + [name]), mode=st.st_mode)
         if not directory:
-            raise MemoryFileNotFound(f"no memory file {shown(given)}: it is a directory: use `memsearch ls` on it")
+            raise MemoryFileNotFound(f"no memory file {shown(given)}", hint=Hint("list_dir", given))
         _verify(cur, root_real, given)
         opened = Opened(fd=cur, real="/".join(names) or ".", mode=os.fstat(cur).st_mode)
         cur = -1
@@ -205,3 +213,103 @@ def read_fd(fd: int, limit: int | None = None) -> bytes:
         if left is not None:
             left -= len(block)
     return b"".join(chunks)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One name in a directory listed by descriptor: ``kind`` is ``dir``, ``file``, ``link`` or ``special``;
+    ``size`` (bytes, regular files only) when the walk was asked for sizes."""
+
+    name: str
+    kind: str
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A directory reached by :func:`walk_dirs`: its real relative path (``"."``, the root), its
+    entries sorted by name, and ``error`` (why it could not be listed; then no entries)."""
+
+    rel: str
+    entries: tuple[Entry, ...]
+    error: str | None = None
+
+
+def _kind(entry: os.DirEntry) -> str:
+    if entry.is_symlink():
+        return "link"
+    if entry.is_dir(follow_symlinks=False):
+        return "dir"
+    return "file" if entry.is_file(follow_symlinks=False) else "special"
+
+
+def _list_fd(fd: int, rel: str, sizes: bool) -> Listed:
+    """The entries of the open directory ``fd``: names and kinds from the directory itself, sizes
+    from ``fstatat`` without following links, so nothing outside it is ever looked at."""
+    try:
+        with os.scandir(fd) as it:
+            found = sorted(it, key=lambda e: e.name)
+        out = []
+        for entry in found:
+            try:
+                kind = _kind(entry)
+                size = entry.stat(follow_symlinks=False).st_size if sizes and kind == "file" else None
+            except OSError:  # gone since the listing
+                continue
+            out.append(Entry(entry.name, kind, size))
+    except OSError as err:
+        return Listed(rel, (), err.strerror or str(err))
+    return Listed(rel, tuple(out))
+
+
+def walk_dirs(root_fd: int, root_real: str, start: list[str], descend: Callable[[str, Entry], bool], *,
+              sizes: bool = False) -> Iterator[Listed]:
+    """Every directory from ``start`` (components below the root) down, depth first in name order, each
+    listed through a descriptor (``os.scandir(fd)``) and entered with ``openat(O_NOFOLLOW)`` from its
+    parent's descriptor: a directory swapped for a link meanwhile is never entered, so no name or size
+    from outside the root can come back. ``descend(rel, entry)`` says which child directories to enter.
+
+    The start is opened by :func:`walk` (typed errors); a child that vanished or turned into a link
+    before it was entered is left out, one that cannot be opened is yielded with its ``error``.
+    Descriptors held: one per level of the current path.
+    """
+    opened = walk(root_fd, root_real, start, "/".join(start) or ".", directory=True)
+    stack: list[tuple[int, str, Iterator[str]]] = []
+    fd, rel = opened.fd, opened.real
+    try:
+        while True:
+            listed = _list_fd(fd, rel, sizes)
+            yield listed
+            children = [e.name for e in listed.entries if e.kind == "dir" and descend(_join(rel, e.name), e)]
+            stack.append((fd, rel, iter(children)))
+            fd = -1
+            while stack and fd < 0:
+                parent_fd, parent_rel, pending = stack[-1]
+                name = next(pending, None)
+                if name is None:
+                    os.close(parent_fd)
+                    stack.pop()
+                    continue
+                rel = _join(parent_rel, name)
+                try:
+                    fd = os.open(name, _DIR, dir_fd=parent_fd)
+                except OSError as err:
+                    if err.errno not in (errno.ENOENT, *_LINKISH):  # vanished or swapped for a link: not memory now
+                        yield Listed(rel, (), err.strerror or str(err))
+                    continue
+                try:
+                    _verify(fd, root_real, rel)
+                except PathOutsideRoot:
+                    os.close(fd)
+                    fd = -1
+            if fd < 0:
+                return
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        for parent_fd, _, _ in stack:
+            os.close(parent_fd)
+
+
+def _join(rel: str, name: str) -> str:
+    return name if rel == "." else f"{rel}/{name}"

@@ -40,6 +40,8 @@ __all__ = [
     "memory_kind",
     "open_memory",
     "read_memory",
+    "valid_name",
+    "printable",
 ]
 
 INDEX_NAME = "MEMORY.md"
@@ -64,6 +66,8 @@ class MemoryTree:
     unreadable: tuple[tuple[str, str], ...] = ()
     #: FIFOs, sockets and device nodes: never memory, never opened.
     special: tuple[str, ...] = ()
+    #: Markdown files and directories whose name is not valid UTF-8 (:func:`valid_name`): skipped whole.
+    unnamed: tuple[str, ...] = ()
 
     @property
     def dirs_missing_index(self) -> tuple[str, ...]:
@@ -85,6 +89,28 @@ class MemoryTree:
     def child_dirs(self, directory: str) -> tuple[str, ...]:
         """Memory directories directly below ``directory``."""
         return tuple(d for d in self.memory_dirs if parent_dir(d) == (directory or "."))
+
+
+def valid_name(name: str) -> bool:
+    """Whether a name (or relative path) is valid UTF-8 text. The file system may hold any bytes (``\\xff.md``),
+    which Python shows as lone surrogates; such a name can be neither searched, stored in the index, nor
+    given back to a caller, so it is never memory: the walk skips it (the validator warns ``bad-name``), a
+    read refuses it and a write never creates one."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(rel: str) -> str:
+    """A relative path for messages: bytes that are not UTF-8 written as ``\\xNN`` escapes."""
+    if valid_name(rel):
+        return rel
+    try:
+        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no byte decodes to (e.g. \\ud800): its code point
+        return rel.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def parent_dir(relpath: str) -> str:
@@ -153,44 +179,43 @@ def scan(root: str | os.PathLike[str], *, foreign: tuple[str, ...] | list[str] |
     skipped: list[str] = []
     unreadable: list[tuple[str, str]] = []
     special: list[str] = []
+    unnamed: list[str] = []
     has_root_index = False
+
+    def descend(rel: str, entry: rootfs.Entry) -> bool:
+        return not entry.name.startswith(".") and valid_name(entry.name) and rel not in foreign_set
+
     root_fd = rootfs.open_root(base)
     try:
-        stack: list[tuple[str, str]] = [(str(base), ".")]
-        while stack:
-            directory, rel = stack.pop()
-            try:
-                with os.scandir(directory) as it:
-                    entries = sorted(it, key=lambda e: e.name)
-            except OSError as err:
+        for listed in rootfs.walk_dirs(root_fd, str(base), [], descend):
+            rel = listed.rel
+            if listed.error is not None:
                 if rel != ".":
-                    unreadable.append((rel, err.strerror or str(err)))
+                    unreadable.append((rel, listed.error))
                 continue
-            subdirs = []
-            for entry in entries:
+            for entry in listed.entries:
                 name = entry.name
                 if name.startswith("."):
                     continue
                 child_rel = name if rel == "." else f"{rel}/{name}"
-                try:
-                    if entry.is_symlink():
-                        # Directory links are never followed (no loops, no escapes); a file link counts
-                        # when it resolves, by the reader's own rules, to a memory file inside the root.
-                        if not name.endswith(MARKDOWN_SUFFIX) or not _link_is_memory(root_fd, base, child_rel, foreign_set):
-                            skipped.append(child_rel)
-                            continue
-                    elif entry.is_dir(follow_symlinks=False):
-                        if child_rel in foreign_set:
-                            found_foreign.append(child_rel)
-                        else:
-                            subdirs.append((entry.path, child_rel))
+                if not valid_name(name):
+                    if entry.kind == "dir" or name.endswith(MARKDOWN_SUFFIX):
+                        unnamed.append(child_rel)  # never memory: no path can name it (see valid_name)
+                    continue
+                if entry.kind == "link":
+                    # Directory links are never followed (no loops, no escapes); a file link counts
+                    # when it resolves, by the reader's own rules, to a memory file inside the root.
+                    if not name.endswith(MARKDOWN_SUFFIX) or not _link_is_memory(root_fd, base, child_rel, foreign_set):
+                        skipped.append(child_rel)
                         continue
-                    elif not entry.is_file(follow_symlinks=False):
-                        special.append(child_rel)
-                        continue
-                    elif not name.endswith(MARKDOWN_SUFFIX):
-                        continue
-                except OSError:
+                elif entry.kind == "dir":
+                    if child_rel in foreign_set:
+                        found_foreign.append(child_rel)
+                    continue
+                elif entry.kind == "special":
+                    special.append(child_rel)
+                    continue
+                elif not name.endswith(MARKDOWN_SUFFIX):
                     continue
                 if rel == ".":
                     core.append(child_rel)
@@ -199,7 +224,8 @@ def scan(root: str | os.PathLike[str], *, foreign: tuple[str, ...] | list[str] |
                     external.append(child_rel)
                     if name == INDEX_NAME:
                         with_index.add(rel)
-            stack.extend(reversed(subdirs))
+    except MemsearchError as exc:
+        raise NotAMemoryRoot(f"memory root {shown(str(root))} cannot be used ({exc})") from None
     finally:
         os.close(root_fd)
     memory = {a for f in external for a in _ancestors(f)}
@@ -215,6 +241,7 @@ def scan(root: str | os.PathLike[str], *, foreign: tuple[str, ...] | list[str] |
         _dirs_with_index=frozenset(with_index),
         unreadable=tuple(sorted(unreadable)),
         special=tuple(sorted(special)),
+        unnamed=tuple(sorted(unnamed)),
     )
 
 
@@ -261,10 +288,10 @@ def path_parts(path: str | os.PathLike[str]) -> list[str]:
         return []
     if "\x00" in text:
         raise PathOutsideRoot(f"path {shown(text)} contains a NUL byte: give a path relative to the memory root")
-    try:
-        size = len(os.fsencode(text))
-    except UnicodeEncodeError:
-        raise InvalidArgument(f"path {shown(text)} is not valid text (a lone surrogate): give a path relative to the memory root") from None
+    if not valid_name(text):
+        raise InvalidArgument(f"path '{printable(text)[:120]}' is not valid UTF-8; such names are never memory: "
+                              "rename the file with valid UTF-8 (validate lists them as bad-name)")
+    size = len(os.fsencode(text))
     if os.path.isabs(text) or text.startswith("~"):
         raise PathOutsideRoot(f"path {shown(text)} is absolute: give a path relative to the memory root, e.g. 'notes/2026-08-12.md'")
     parts = [p for p in PurePosixPath(text.replace(os.sep, "/")).parts if p != "."]
@@ -335,10 +362,12 @@ def read_memory(root: Path, path: str | os.PathLike[str], *, foreign=None) -> tu
 
 def classify(rel: str, *, foreign: tuple[str, ...] = DEFAULT_FOREIGN) -> str:
     """What a relative POSIX path is by name alone: ``core``, ``external``, ``hidden``,
-    ``foreign`` or ``other`` (not Markdown). Existence and links are the caller's concern."""
+    ``foreign`` or ``other`` (not Markdown, or not valid UTF-8). Existence and links are the caller's concern."""
     parts = PurePosixPath(rel).parts
     if any(p.startswith(".") for p in parts):
         return "hidden"
+    if not valid_name(rel):
+        return "other"
     for i in range(1, len(parts)):
         if "/".join(parts[:i]) in foreign:
             return "foreign"

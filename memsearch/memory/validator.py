@@ -9,7 +9,7 @@ from .. import settings
 from ..errors import InvalidArgument, MemsearchError
 from .document import decode
 from .tokens import count_tokens
-from .tree import INDEX_NAME, read_memory, scan
+from .tree import INDEX_NAME, printable, read_memory, scan
 
 __all__ = ["Issue", "ValidationReport", "validate", "core_budget", "DEFAULT_CORE_BUDGET", "DEFAULT_WINDOW_SHARE"]
 
@@ -89,7 +89,8 @@ def validate(
     Errors: ``missing-root-index`` (path ``.``), ``missing-index`` (a memory directory without
     ``MEMORY.md``). Warnings: ``core-over-budget``, ``not-utf8``, ``unreadable``,
     ``empty-index``, ``misnamed-index`` (e.g. ``memory.md``), ``link-skipped``, ``special-file``
-    (a FIFO, socket or device node, skipped).
+    (a FIFO, socket or device node, skipped), ``bad-name`` (a Markdown file or directory whose name is
+    not valid UTF-8: skipped whole, never indexed, listed or read; its path shows ``\\xNN`` escapes).
     """
     limit = core_budget(budget, window=window, share=share)
     tree = scan(root, foreign=foreign)
@@ -130,6 +131,10 @@ def validate(
     for special in tree.special:
         warnings.append(Issue("special-file", special, f"{special!r} is a FIFO, socket or device, never memory: it is "
                               "skipped; remove it or move it out of the memory root"))
+    for bad in tree.unnamed:
+        name = printable(bad)
+        warnings.append(Issue("bad-name", name, f"'{name}' has a name that is not valid UTF-8, so it is not memory: "
+                              "it is never indexed, listed or read (nor anything below it): rename it"))
     for link in tree.skipped_links:
         warnings.append(Issue("link-skipped", link, f"{link!r} is a link to a directory or out of the root, which memsearch never follows: move the content inside the root"))
     return ValidationReport(

@@ -15,9 +15,12 @@ import os
 from pathlib import Path
 
 from ..errors import InvalidArgument
+from . import rootfs
 from .placement import Target
+from .tree import valid_name
 
-__all__ = ["render_file", "render_listing", "snippet", "split_lines", "LINE_NUMBER_WIDTH", "VIEW_DEPTH", "MAX_VIEW_LINES"]
+__all__ = ["render_file", "render_listing", "snippet", "split_lines", "edit_lines", "match_lines", "LINE_NUMBER_WIDTH", "VIEW_DEPTH",
+           "MATCH_LINES_SHOWN", "MAX_VIEW_LINES"]
 
 #: Line numbers are right-aligned to this width, then a tab (as Claude's memory tool shows them).
 LINE_NUMBER_WIDTH = 6
@@ -32,6 +35,12 @@ SNIPPET_CONTEXT = 2
 def split_lines(text: str) -> list[str]:
     """The lines ``view`` numbers: ``text`` split at each ``\n`` (a final newline leaves an empty last line)."""
     return text.split("\n")
+
+
+def edit_lines(text: str) -> list[str]:
+    """The lines ``insert`` counts, as Claude's memory tool does: split at ``\n`` (a ``\r`` stays), no empty tail."""
+    lines = split_lines(text)
+    return lines[:-1] if lines[-1] == "" else lines
 
 
 def _numbered(lines: list[str], start: int, end: int) -> str:
@@ -64,6 +73,29 @@ def snippet(text: str, first: int, last: int) -> str:
     return _numbered(lines, min(lo, len(lines)), hi)
 
 
+#: How many matching lines a ``str_replace`` refusal names (it says how many more there are).
+MATCH_LINES_SHOWN = 20
+
+
+def match_lines(text: str, old: str) -> tuple[int, bool, list[int], list[int]]:
+    """How often ``old`` occurs in ``text`` (overlapping matches count), whether that count is exact (else
+    a lower bound: past the first few, matches are counted without overlaps), where the first
+    :data:`MATCH_LINES_SHOWN` start and on which lines. At most that many searches, one count and one
+    pass for the lines: linear in the text, however many matches (a refusal runs under the write lock)."""
+    starts, at = [], text.find(old)
+    while at != -1 and len(starts) <= MATCH_LINES_SHOWN:
+        starts.append(at)
+        at = text.find(old, at + 1)
+    count, exact = len(starts), len(starts) <= MATCH_LINES_SHOWN
+    if not exact:
+        count, starts = max(text.count(old), len(starts)), starts[:MATCH_LINES_SHOWN]
+    lines, at = [], 0
+    for start in starts:  # each stretch between two matches is counted once
+        lines.append((lines[-1] if lines else 1) + text.count("\n", at, start))
+        at = start
+    return count, exact, starts, lines
+
+
 def human_size(size: int) -> str:
     """Bytes as ``512B``, ``1.5K``, ``2M``."""
     value = float(size)
@@ -74,57 +106,62 @@ def human_size(size: int) -> str:
     return f"{size}B"
 
 
-def _entries(directory: Path, rel: str, foreign: tuple[str, ...], protect: tuple[Path, ...]) -> list[tuple[str, Path, bool]]:
-    """Entries directly in ``directory`` that ``view`` lists: (relative path, path, is a directory)."""
-    try:
-        found = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
-        return []
+def _memory_children(listed: rootfs.Listed, foreign: tuple[str, ...],
+                     protect: tuple[str, ...]) -> list[tuple[str, bool, int]]:
+    """The memory entries of one listed directory: (relative path, is a directory, size of a file)."""
     out = []
-    for entry in found:
-        if entry.name.startswith("."):
+    for entry in listed.entries:
+        child = entry.name if listed.rel == "." else f"{listed.rel}/{entry.name}"
+        if (entry.name.startswith(".") or not valid_name(entry.name)
+                or any(child == p or child.startswith(p + "/") for p in protect)):
             continue
-        child = entry.name if rel == "." else f"{rel}/{entry.name}"
-        path = Path(entry.path)
-        try:
-            if entry.is_symlink() or any(path == p or p in path.parents for p in protect):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if child not in foreign:
-                    out.append((child, path, True))
-            elif entry.is_file(follow_symlinks=False):
-                out.append((child, path, False))
-        except OSError:
-            continue
+        if entry.kind == "dir" and child not in foreign:
+            out.append((child, True, 0))
+        elif entry.kind == "file":
+            out.append((child, False, entry.size or 0))
     return out
 
 
-def _bytes(path: Path, rel: str, is_dir: bool, foreign, protect) -> int | None:
-    """Bytes of the files listed at or below ``path``; None for a directory holding none."""
-    if not is_dir:
-        try:
-            return path.stat().st_size
-        except OSError:
-            return 0
-    sizes = [_bytes(p, r, d, foreign, protect) for r, p, d in _entries(path, rel, foreign, protect)]
-    sizes = [s for s in sizes if s is not None]
-    return sum(sizes) if sizes else None
+def render_listing(root: Path, target: Target, foreign: tuple[str, ...], protect: tuple[Path, ...]) -> str:
+    """The memory in directory ``target``, :data:`VIEW_DEPTH` levels deep, each line ``size<TAB>path``.
 
+    The whole branch is listed through descriptors (:func:`~memsearch.memory.rootfs.walk_dirs`), never
+    by path: a folder swapped for a link while it is listed is not entered, so nothing outside ``root``
+    (a name or a size) can appear. Raises the typed errors of :func:`~memsearch.memory.rootfs.walk`.
+    """
+    guarded = tuple(os.path.relpath(p, root) for p in protect if p == root or root in p.parents)
+    children: dict[str, list[tuple[str, bool, int]]] = {}
+    enter: set[str] = set()  # the memory directories met so far: the walk enters those only
 
-def render_listing(target: Target, foreign: tuple[str, ...], protect: tuple[Path, ...]) -> str:
-    """The memory in directory ``target``, :data:`VIEW_DEPTH` levels deep, each line ``size<TAB>path``."""
+    root_fd = rootfs.open_root(root)
+    try:
+        start = [] if target.rel == "." else target.rel.split("/")
+        for listed in rootfs.walk_dirs(root_fd, str(root), start, lambda rel, _: rel in enter, sizes=True):
+            children[listed.rel] = _memory_children(listed, foreign, guarded)
+            enter.update(child for child, is_dir, _ in children[listed.rel] if is_dir)
+    finally:
+        os.close(root_fd)
+
+    sizes: dict[str, int | None] = {}
+
+    def size_of(rel: str) -> int | None:
+        """Bytes of the files listed at or below directory ``rel``; None for one holding none."""
+        if rel not in sizes:
+            found = [size if not is_dir else size_of(child) for child, is_dir, size in children.get(rel, ())]
+            found = [n for n in found if n is not None]
+            sizes[rel] = sum(found) if found else None
+        return sizes[rel]
+
     rows: list[str] = []
-
-    def walk(directory: Path, rel: str, depth: int) -> None:
-        for child, path, is_dir in _entries(directory, rel, foreign, protect):
-            size = _bytes(path, child, is_dir, foreign, protect)
-            if size is None:
-                continue
-            rows.append(f"{human_size(size)}\t{target.show(child)}{'/' if is_dir else ''}")
-            if is_dir and depth < VIEW_DEPTH:
-                walk(path, child, depth + 1)
-
-    walk(target.path, target.rel, 1)
-    total = _bytes(target.path, target.rel, True, foreign, protect) or 0
+    stack = [(child, is_dir, size, 1) for child, is_dir, size in reversed(children.get(target.rel, []))]
+    while stack:
+        child, is_dir, size, depth = stack.pop()
+        shown_size = size_of(child) if is_dir else size
+        if shown_size is None:
+            continue
+        rows.append(f"{human_size(shown_size)}\t{target.show(child)}{'/' if is_dir else ''}")
+        if is_dir and depth < VIEW_DEPTH:
+            stack.extend((c, d, n, depth + 1) for c, d, n in reversed(children.get(child, [])))
+    total = size_of(target.rel) or 0
     header = f"Here're the files and directories up to {VIEW_DEPTH} levels deep in {target.shown}, excluding hidden items:"
     return "\n".join([header, f"{human_size(total)}\t{target.shown}"] + rows)

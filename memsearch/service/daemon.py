@@ -98,11 +98,6 @@ class Daemon:
             index = MemoryIndex.open_repairing(root, db=db, model=model, include_core=include_core, foreign=foreign)
         elif resolve_root(root) != index.root:
             raise InvalidArgument(f"root {str(root)!r} is not the root of the given index ({index.root})")
-        if listen:
-            from .server import SerialEmbedder
-
-            if not isinstance(index.embedder, SerialEmbedder):  # shared with the server's threads
-                index.embedder = SerialEmbedder(index.embedder)
         self.index = index
         self.listen = listen
         self.server = None

@@ -195,7 +195,6 @@ def daemon_status(root, db=None) -> dict:
     if meta is None:
         return info
     states = store.file_states()
-    chunks = store.chunks()
     tree = scan(base)
     wanted = set(tree.external_files) | (set(tree.core_files) if meta.get("include_core") else set())
     changed = 0
@@ -205,7 +204,7 @@ def daemon_status(root, db=None) -> dict:
         except OSError:
             continue
         changed += st.st_mtime_ns != states[path].mtime_ns or st.st_size != states[path].size
-    info.update(indexed=True, files=len(states), chunks=chunks.count_rows() if chunks is not None else 0,
+    info.update(indexed=True, files=len(states), chunks=store.row_count(),
                 model=meta.get("model"), disk_bytes=store.disk_bytes(), updated=meta.get("updated"),
                 pending={"added": len(wanted - set(states)), "changed": changed, "removed": len(set(states) - wanted)})
     info["pending"]["total"] = sum(info["pending"].values())

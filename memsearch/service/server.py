@@ -4,8 +4,10 @@
 thread per connection (at most :data:`MAX_CLIENTS`), and refuses peers of another uid. It
 searches through a reader :class:`~memsearch.engine.index.MemoryIndex` of its own (its own
 store handles and caches, as a reader in another process would have) that shares the
-daemon's model through :class:`SerialEmbedder`, so the watcher's indexing never waits on a
-search and the one model in the process is never called from two threads at once.
+daemon's model, so the watcher's indexing never waits on a search. Requests are answered
+concurrently: searches do not queue behind one another or behind a sync, and the query
+encodes of searches in flight together share one model call (the embedders batch them,
+:mod:`memsearch.engine.embed.batcher`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..errors import MemsearchError
 from . import protocol
 from .protocol import PROTOCOL_VERSION, ProtocolError, decode, encode, secure_dir
 
-__all__ = ["Server", "SerialEmbedder", "MAX_CLIENTS", "IDLE_TIMEOUT_S"]
+__all__ = ["Server", "MAX_CLIENTS", "IDLE_TIMEOUT_S"]
 
 log = logging.getLogger("memsearch.server")
 
@@ -33,51 +35,6 @@ MAX_CLIENTS = 64
 #: A connection that sends nothing for this long is closed (a client keeps at most one open).
 IDLE_TIMEOUT_S = 60.0
 _CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
-
-
-class SerialEmbedder:
-    """An embedder shared by threads: one model call at a time.
-
-    Tokenizers of sentence-transformers models are not safe to call from two threads at once
-    (their truncation state is switched per call), and two forward passes would only fight
-    for the same cores. Document batches are split into steps of the model's batch size, so
-    a query waits for at most one step of the indexing in flight, never for a whole sync.
-    """
-
-    def __init__(self, inner):
-        self.inner = inner
-        self._lock = threading.Lock()
-
-    name = property(lambda self: self.inner.name)
-    dimension = property(lambda self: self.inner.dimension)
-    max_tokens = property(lambda self: self.inner.max_tokens)
-    fingerprint = property(lambda self: self.inner.fingerprint)
-
-    def __getattr__(self, name: str):  # model, spec, batch_size, ... of the wrapped embedder
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-    def embed_documents(self, texts):
-        step = max(int(getattr(self.inner, "batch_size", 32) or 32), 1)
-        if len(texts) <= step:
-            with self._lock:
-                return self.inner.embed_documents(texts)
-        import numpy as np
-
-        parts = []
-        for start in range(0, len(texts), step):
-            with self._lock:
-                parts.append(self.inner.embed_documents(texts[start:start + step]))
-        return np.concatenate(parts)
-
-    def embed_query(self, text: str):
-        with self._lock:
-            return self.inner.embed_query(text)
-
-    def token_lengths(self, texts):
-        with self._lock:
-            return self.inner.token_lengths(texts)
 
 
 def _peer(conn: socket.socket) -> tuple[int, int, int]:
@@ -110,7 +67,7 @@ class Server:
         self.idle_timeout = idle_timeout
         self.requests = 0
         self._slots = threading.BoundedSemaphore(max_clients)
-        self._search_lock = threading.Lock()  # one search at a time on the reader's caches
+        self._count_lock = threading.Lock()
         self._sock: socket.socket | None = None
         self._inode: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
@@ -234,7 +191,8 @@ class Server:
     def answer(self, line: bytes) -> dict:
         """The reply to one request line (never raises for a bad request)."""
         started = time.perf_counter()
-        self.requests += 1
+        with self._count_lock:
+            self.requests += 1
         try:
             message = decode(line)
         except ProtocolError as exc:
@@ -274,8 +232,7 @@ class Server:
         served = self.index.embedder.name
         if model is not None and model != served:
             raise _Refused("WrongModel", f"this daemon searches with model {served!r}, not {model!r}")
-        with self._search_lock:
-            hits = self.index.search(query, k=k, scope=scope, mode=mode, since=since, until=until)
+        hits = self.index.search(query, k=k, scope=scope, mode=mode, since=since, until=until)
         return {"hits": [hit.to_dict() for hit in hits]}
 
     def _read(self, path, lines=None) -> dict:

@@ -41,6 +41,8 @@ from typing import AsyncIterator, Iterator
 
 import watchfiles
 
+from ..memory import rootfs
+
 from .daemon import (COMPACT_EVERY_SYNCS, COMPACT_MAX_INTERVAL_S, COMPACT_QUIET_S, DEBOUNCE_ENV, DEFAULT_DEBOUNCE_MS,
                      LOG_FILE, PID_FILE, STATE_FILE, TICK_MS, VERSION_KEEP_S, Daemon, MemoryFilter, read_state,
                      resolve_debounce)
@@ -63,28 +65,21 @@ def _events(daemon: Daemon, stop_event, watcher=watchfiles.watch, dirs=None, **e
 
 def watch_dirs(daemon: Daemon) -> list[str]:
     """The directories to watch: the root and every real directory below it that may hold memory
-    (links, hidden and foreign directories and the index itself left out; walked iteratively)."""
-    found, stack = [], [(str(daemon.root), "")]
+    (links, hidden and foreign directories and the index itself left out), listed through
+    descriptors (:func:`~memsearch.memory.rootfs.walk_dirs`): a folder swapped for a link is never entered."""
+    root = str(daemon.root)
     foreign = set(daemon.filter.foreign)
-    while stack:
-        path, rel = stack.pop()
-        if daemon.filter.relative(path) is None and rel:
-            continue  # the index directory (ignored paths)
-        found.append(path)
-        try:
-            with os.scandir(path) as entries:
-                for entry in entries:
-                    child = f"{rel}/{entry.name}" if rel else entry.name
-                    if entry.name.startswith(".") or child in foreign:
-                        continue
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append((entry.path, child))
-                    except OSError:
-                        continue
-        except OSError:  # unreadable: skipped (validate reports it)
-            continue
-    return sorted(found)
+
+    def descend(rel: str, entry: rootfs.Entry) -> bool:
+        return (not entry.name.startswith(".") and rel not in foreign
+                and daemon.filter.relative(os.path.join(root, rel)) is not None)  # not the index directory
+
+    root_fd = rootfs.open_root(daemon.root)
+    try:
+        return sorted(root if listed.rel == "." else os.path.join(root, listed.rel)
+                      for listed in rootfs.walk_dirs(root_fd, root, [], descend))
+    finally:
+        os.close(root_fd)
 
 
 def _dir_events(changes, daemon: Daemon) -> bool:

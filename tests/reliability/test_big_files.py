@@ -57,6 +57,7 @@ def clean_rebuild(root, tmp_path, name: str = "clean") -> tuple[list, dict]:
     return snapshot(tmp_path / name)
 
 
+@pytest.mark.slow
 def test_a_file_streamed_over_many_batches_equals_one_batch(tmp_path, monkeypatch):
     root = tree(tmp_path)
     monkeypatch.setenv("MEMSEARCH_BATCH_CHUNKS", "100000")
@@ -74,6 +75,7 @@ def test_a_file_streamed_over_many_batches_equals_one_batch(tmp_path, monkeypatc
     assert any(FIRST in t for t in hits) and any(LAST in t for t in hits)
 
 
+@pytest.mark.slow
 def test_an_edit_of_a_streamed_file_re_embeds_only_what_changed(tmp_path, monkeypatch):
     root = tree(tmp_path)
     monkeypatch.setenv("MEMSEARCH_BATCH_CHUNKS", "7")
@@ -152,6 +154,7 @@ def not_complete(root, db) -> bool:
     return state is None or state.file_hash != blake((root / BIG).read_bytes()) or state.mtime_ns != (root / BIG).stat().st_mtime_ns
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", POINTS)
 @pytest.mark.parametrize("before", ["new", "changed"])
 def test_kill_9_inside_a_streamed_file_then_the_next_sync_equals_a_rebuild(tmp_path, monkeypatch, point, before):
@@ -168,6 +171,7 @@ def test_kill_9_inside_a_streamed_file_then_the_next_sync_equals_a_rebuild(tmp_p
     assert snapshot(db) == clean_rebuild(root, tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("then", ["deleted", "reverted", "grown"])
 def test_kill_9_inside_a_streamed_file_then_it_changes_again(tmp_path, monkeypatch, then):
     root = tree(tmp_path)
@@ -189,6 +193,7 @@ def test_kill_9_inside_a_streamed_file_then_it_changes_again(tmp_path, monkeypat
     assert (BIG in got[1]) == (then != "deleted") and all(r["path"] != BIG for r in got[0]) == (then == "deleted")
 
 
+@pytest.mark.slow
 def test_a_reader_of_a_killed_sync_still_answers(tmp_path, monkeypatch):
     root = tree(tmp_path)
     db = tmp_path / "db"
@@ -198,6 +203,7 @@ def test_a_reader_of_a_killed_sync_still_answers(tmp_path, monkeypatch):
     assert index.search("otter", k=3, mode="keyword") == []  # notes/small.md comes after the big file: not indexed yet
 
 
+@pytest.mark.slow
 def test_real_model_streams_one_file_and_finds_its_first_and_last_batch(tmp_path, monkeypatch, real_embedder):
     """End to end with the default model: one file over six batches of 8 chunks, then hybrid
     searches in plain words find a fact of its first batch and one of its last."""
@@ -217,6 +223,7 @@ def test_real_model_streams_one_file_and_finds_its_first_and_last_batch(tmp_path
     assert last[0].path == BIG and "archive room" in last[0].text and last[0].start_line > 40
 
 
+@pytest.mark.slow
 def test_the_chunker_is_lazy_and_never_counts_a_huge_section_whole():
     """One 3 MB section with no heading: chunks come one at a time, and no text much over the
     budget is ever handed to the token counter (a 50 MB file is never encoded in one piece)."""

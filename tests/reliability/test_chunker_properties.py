@@ -7,6 +7,8 @@ that fits the bound is never split.
 
 from __future__ import annotations
 
+import pytest
+
 import re
 
 from hypothesis import HealthCheck, given, settings
@@ -79,6 +81,7 @@ def _structure(lines: list[str]):
 COMMON = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
+@pytest.mark.slow
 @COMMON
 @given(DOCUMENT, CONFIG)
 def test_every_nonblank_line_is_in_a_chunk(text, config):

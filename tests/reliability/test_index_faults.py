@@ -94,6 +94,7 @@ def test_damaged_index(kind, clean, tmp_path, real_embedder, capsys):
     assert index.search("heron at dawn", k=3)[0].path.startswith("notes/n")
 
 
+@pytest.mark.slow
 def test_rebuild_over_a_damaged_lock(clean, tmp_path, capsys):
     root, clean_db, _ = clean
     db = tmp_path / "db"
@@ -138,6 +139,7 @@ def _fill(directory) -> os.PathLike:
     return filler
 
 
+@pytest.mark.slow
 def test_disk_full(small_disk, tmp_path, real_embedder, capsys):
     root = build(tmp_path / "memory", FILES)
     db = small_disk / "db"

@@ -71,6 +71,7 @@ def test_oversized_and_deep_requests(toolbox, case):
         assert "error" in result and result["error"]["type"] in ("InvalidArgument", "UnknownTool", "PathOutsideRoot"), result
 
 
+@pytest.mark.slow
 def test_mcp_stdio_answers_deep_and_huge_requests(tmp_path):
     env = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PATH": os.environ.get("PATH", "")}
     env |= {k: v for k, v in os.environ.items() if k.startswith(("TIKTOKEN_", "HF_"))}
@@ -153,6 +154,7 @@ def _rpc(response: _Reply) -> dict:
     return response.json()
 
 
+@pytest.mark.slow
 def test_mcp_http_answers_deep_and_huge_requests(tmp_path):
     """``serve --http``: a 100,000-deep call, a 20 MB body (declared or chunked) and a deep notification
     each get a short error (a tool error with the same id, or 413/400), and the server keeps serving."""

@@ -150,6 +150,7 @@ def test_links_loops_and_a_link_to_slash(tmp_path):
     assert index.sync().files_added == 2
 
 
+@pytest.mark.slow
 def test_1100_nested_directories_are_indexed(tmp_path):
     root = build(tmp_path / "memory", {"MEMORY.md": "# Root\n"})
     deep = root

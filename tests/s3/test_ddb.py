@@ -69,6 +69,7 @@ def ddb(dynamodb, s3, monkeypatch):
     return Commits
 
 
+@pytest.mark.slow
 def test_an_index_commits_through_dynamodb(ddb, make_tree):
     root = make_tree(TREE)
     index = MemoryIndex(root, db=ddb.uri("one"), embedder=HashEmbedder())
@@ -79,6 +80,7 @@ def test_an_index_commits_through_dynamodb(ddb, make_tree):
     assert MemoryIndex(root, db=ddb.uri("one"), embedder=HashEmbedder()).sync().files_unchanged == 4
 
 
+@pytest.mark.slow
 def test_two_writers_via_s3_ddb_lose_and_duplicate_no_rows(ddb, make_tree, tmp_path):
     uri = ddb.uri("race")
     root, results = race_two_writers(make_tree, tmp_path, uri, ddb.env)
@@ -108,6 +110,7 @@ APPENDER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_concurrent_appends_through_the_commit_store_lose_no_commit(ddb, tmp_path):
     """Without memsearch's lease: two processes appending at once, each commit arbitrated by DynamoDB."""
     import lancedb

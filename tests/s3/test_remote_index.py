@@ -158,6 +158,7 @@ def race_two_writers(make_tree, tmp_path, uri: str, env) -> tuple:
     return root, results
 
 
+@pytest.mark.slow
 def test_two_writers_race_no_lost_or_duplicated_rows(s3, make_tree, tmp_path):
     uri = s3.uri("race")
     root, results = race_two_writers(make_tree, tmp_path, uri, s3.subprocess_env)
@@ -185,6 +186,7 @@ READER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_reader_in_another_process_sees_new_versions(s3, make_tree):
     root = make_tree(TREE)
     uri = s3.uri("readers")
@@ -268,6 +270,7 @@ def test_real_model_cli_and_api_on_a_remote_index(s3, examples_copy, tmp_path):
     assert not (examples_copy / ".memsearch").exists()  # nothing written into the memory root
 
 
+@pytest.mark.slow
 def test_one_server_serves_tenants_from_an_s3_template(s3, tmp_path):
     from benchmarks.tenants import TenantServer, call
     from tests.conftest import build
@@ -286,6 +289,7 @@ def test_one_server_serves_tenants_from_an_s3_template(s3, tmp_path):
         assert not (tmp_path / "tenants" / name / ".memsearch").exists()
 
 
+@pytest.mark.slow
 def test_status_of_a_remote_index_counts_like_a_local_one(s3, make_tree, tmp_path):
     from memsearch.service.process import daemon_status
 

@@ -15,6 +15,7 @@ actor's model has the same fingerprint, so the index equals a single-process bui
 from __future__ import annotations
 
 import functools
+import os
 from typing import Callable, Sequence
 
 import numpy as np
@@ -47,8 +48,6 @@ class _EmbedActor:
         return self.embedder.fingerprint
 
     def pid(self) -> int:
-        import os
-
         return os.getpid()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -88,7 +87,8 @@ class RayEmbedder:
                     ray.init(address=address.strip(), log_to_driver=False, runtime_env={"env_vars": WORKER_ENV},
                              configure_logging=False)
             except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise InvalidArgument(f"cannot connect to the Ray cluster at {address!r} ({str(exc).splitlines()[0][:200]}): "
+                reason = str(exc).splitlines()[0][:200]
+                raise InvalidArgument(f"cannot connect to the Ray cluster at {address!r} ({reason}): "
                                       f"start one with `ray start --head`, or use --ray local") from None
             self._owns = True
         count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))

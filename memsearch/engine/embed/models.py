@@ -20,8 +20,6 @@ from ...errors import UnknownModel
 __all__ = ["ModelSpec", "registry", "resolve_model", "REGISTRY_PATH"]
 
 REGISTRY_PATH = Path(__file__).with_name("models.toml")
-MODEL_ENV = settings.env_name("model")
-REGISTRY_ENV = settings.env_name("models")
 
 
 @dataclass(frozen=True)

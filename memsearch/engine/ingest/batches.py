@@ -22,14 +22,21 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .chunker import Chunk, ChunkerConfig, iter_chunks
-from ..search.cjk import keyword_text
 from ...memory.document import Document, parse_document
-from ..embed.embedder import Embedder
+from ...memory.tokens import get_encoding
 from ...memory.tree import parent_dir
+from ..embed.embedder import Embedder
+from ..search.cjk import keyword_text
+from .chunker import Chunk, ChunkerConfig, iter_chunks
 
-__all__ = ["FileRun", "Piece", "file_pieces", "incomplete_state", "batch_rows", "context_header", "embedded_texts", "blake",
-           "CHECK_GROUP", "RECHUNK_SHRINK"]
+__all__ = ["FileRun", "Piece", "file_pieces", "cut_batches", "incomplete_state", "batch_rows", "context_header",
+           "embedded_texts", "blake", "counters", "BATCH_FILES", "CHECK_GROUP", "RECHUNK_SHRINK"]
+
+#: A write batch closes at ``MEMSEARCH_BATCH_CHUNKS`` chunks or BATCH_FILES files: each batch is
+#: one atomic commit and one progress step. Bigger batches let the model sort more texts by length
+#: (less padding); smaller ones show progress sooner and bound memory, which is one file's text
+#: plus one batch: a file with more chunks than a batch streams over several (:func:`cut_batches`).
+BATCH_FILES = 256
 
 #: Chunks whose model-token lengths are checked together before they go on (see RECHUNK_SHRINK).
 CHECK_GROUP = 64
@@ -118,6 +125,50 @@ def file_pieces(path: str, text: str, state: dict, count, cut, config: ChunkerCo
     yield Piece(run)
 
 
+def cut_batches(pieces: Iterable[Piece], batch_chunks: int, batch_files: int = BATCH_FILES) -> Iterator[list[Piece]]:
+    """One stream of pieces cut into write batches at file ends (a batch of whole files commits
+    them whole), and inside a file only once that one file has filled a batch on its own.
+
+    Marks each run ``done`` as its closing piece goes into a batch. A re-chunked file's new run
+    drops the pieces its old run left in the open batch. The last batch may be empty of chunks.
+    """
+    batch: list[Piece] = []
+    chunk_count = files_in_batch = run_count = 0
+    for piece in pieces:
+        if batch and batch[-1].run is not piece.run:
+            run_count = 0
+            if batch[-1].run.path == piece.run.path:  # re-chunked: the new run replaces the old one
+                batch = [p for p in batch if p.run.path != piece.run.path]
+                chunk_count = sum(p.chunk is not None for p in batch)
+        batch.append(piece)
+        if piece.chunk is None:
+            piece.run.done = True
+            files_in_batch += 1
+        else:
+            chunk_count += 1
+            run_count += 1
+        file_end = piece.chunk is None and (chunk_count >= batch_chunks or files_in_batch >= batch_files)
+        if file_end or run_count >= batch_chunks:
+            yield batch
+            batch, chunk_count, files_in_batch, run_count = [], 0, 0, 0
+    if batch:
+        yield batch
+
+
+def counters(encoding: str | None):
+    """``count(text)`` and ``cut(text, budget)`` in tokens of ``encoding`` (the chunker's helpers)."""
+    enc = get_encoding(encoding)
+
+    def count(text: str) -> int:
+        return len(enc.encode_ordinary(text))
+
+    def cut(text: str, budget: int) -> list[str]:
+        ids = enc.encode_ordinary(text)
+        return [enc.decode(ids[i : i + budget]) for i in range(0, len(ids), budget)] or [text]
+
+    return count, cut
+
+
 def _groups(items: Iterable, size: int) -> Iterator[list]:
     group: list = []
     for item in items:
@@ -133,7 +184,8 @@ _COLUMNS = ("id", "path", "dir", "depth", "heading", "start_line", "end_line", "
             "tokens", "file_hash", "embed_hash", "date", "mtime_ns", "model", "vector")
 
 
-def batch_rows(pieces: Iterable[Piece], vectors: dict[str, np.ndarray], model: str, embedded_now: set[str]) -> tuple[dict, int]:
+def batch_rows(pieces: Iterable[Piece], vectors: dict[str, np.ndarray], model: str,
+               embedded_now: set[str]) -> tuple[dict, int]:
     """Row columns for the chunks of ``pieces``, and how many use a vector embedded now."""
     cols: dict[str, list] = {k: [] for k in _COLUMNS}
     new = 0
@@ -163,9 +215,10 @@ def batch_rows(pieces: Iterable[Piece], vectors: dict[str, np.ndarray], model: s
     return cols, new
 
 
-def embedded_texts(path: str, text: str, config: ChunkerConfig, embedder: Embedder, counters: tuple) -> list[str]:
-    """The texts a sync embeds for the file ``path`` holding ``text``, in order."""
-    count, cut = counters
+def embedded_texts(path: str, text: str, config: ChunkerConfig, embedder: Embedder,
+                   encoding: str | None = None) -> list[str]:
+    """The texts a sync embeds for the file ``path`` holding ``text``: context header and chunk text, in order."""
+    count, cut = counters(encoding)
     state = {"path": path, "file_hash": "", "mtime_ns": 0, "size": 0, "chunks": 0}
     pieces = list(file_pieces(path, text, state, count, cut, config, embedder))
     final = pieces[-1].run

@@ -89,7 +89,8 @@ def _blocks(lines: list[str], begin: int, end: int) -> Iterator[_Block]:
             i = j
             continue
         j = i
-        while j < end and lines[j].strip() and not _FENCE.match(lines[j]) and not (j > i and lines[j].lstrip().startswith("|")):
+        while (j < end and lines[j].strip() and not _FENCE.match(lines[j])
+               and not (j > i and lines[j].lstrip().startswith("|"))):
             j += 1
         yield _Block(i, lines[i:j], False)
         i = j
@@ -151,7 +152,8 @@ def _only_headings(lines: list[str]) -> bool:
     return all(not x.strip() or _HEADING.match(x) for x in lines)
 
 
-def _split_text(text: str, budget: int, count: Callable[[str], int], encode_cut: Callable[[str, int], list[str]]) -> list[str]:
+def _split_text(text: str, budget: int, count: Callable[[str], int],
+                encode_cut: Callable[[str, int], list[str]]) -> list[str]:
     """Cut one over-long line at sentence ends, then at token boundaries."""
     pieces: list[str] = []
     current = ""
@@ -283,7 +285,8 @@ def _overlap(group, lines, budget, count, config) -> list[tuple[int, int, None]]
         return []
     last = group[-1][1]
     first = max(group[0][0], last - config.overlap_lines + 1)
-    if first > group[-1][0] and group[-1][0] != group[-1][1] and lines[group[-1][0]].lstrip().startswith(("```", "~~~", "|")):
+    opens_block = lines[group[-1][0]].lstrip().startswith(("```", "~~~", "|"))
+    if first > group[-1][0] and group[-1][0] != group[-1][1] and opens_block:
         return []  # never start a chunk in the middle of a fence or table
     while first <= last:  # drop lines from the front until the overlap is small enough
         text = "\n".join(lines[first : last + 1])

@@ -27,7 +27,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..storage.store import Filter
+import pyarrow as pa
+
+from ..storage.filter import Filter
 
 __all__ = ["Analyzer", "MemoryBM25", "KeywordCopy", "BM25_K1", "BM25_B", "MAX_TOKEN_BYTES", "STOP_WORDS"]
 
@@ -140,13 +142,13 @@ class MemoryBM25:
     (``previous``): a version that changed a few files re-analyses only their chunks.
     """
 
-    def __init__(self, table, columns: Sequence[str], key, previous: "MemoryBM25 | None" = None):
+    def __init__(self, data: pa.Table, key, previous: "MemoryBM25 | None" = None):
+        """``data``: the row columns and ``search_text`` of one table version (:meth:`Store.read`)."""
         self.key = key  # what it was built from: (index build id, table version)
         reuse = previous is not None and len(previous.analyzer) < ANALYZER_MAX_WORDS
         self.analyzer = previous.analyzer if reuse else Analyzer()
         known = previous._counts if reuse else {}
-        data = table.search().select(list(dict.fromkeys(list(columns) + ["search_text"]))).limit(None).to_arrow()
-        self.rows = data.select(list(columns))
+        self.rows = data.select([name for name in data.column_names if name != "search_text"])
         self.texts = [t or "" for t in data.column("search_text").to_pylist()]
         n = self.n = data.num_rows
         dirs = data.column("dir").to_pylist()
@@ -178,7 +180,8 @@ class MemoryBM25:
     def _estimate(self) -> int:
         size = sys.getsizeof
         arrays = sum(a.nbytes for a in (self.dir_codes, self.dates, self.docs, self.weights, self.starts))
-        counts = size(self._counts) + sum(t.nbytes + c.nbytes + 2 * size(t[:0]) + size(k) for k, (t, c) in self._counts.items())
+        counts = size(self._counts) + sum(t.nbytes + c.nbytes + 2 * size(t[:0]) + size(k)
+                                          for k, (t, c) in self._counts.items())
         words = size(self.analyzer.known) + size(self.analyzer.ids) + sum(map(size, self.analyzer.known))
         return int(self.rows.nbytes + size(self.texts) + arrays + counts + words)
 
@@ -209,19 +212,14 @@ class MemoryBM25:
         return self.docs[a:b], self.weights[a:b]
 
     def _mask(self, docs: np.ndarray, flt: Filter) -> np.ndarray:
-        """Which of ``docs`` ``flt`` allows: the rules of :meth:`Filter.sql`, in numpy."""
+        """Which of ``docs`` ``flt`` allows (its rules applied to distinct directories, then spread)."""
         mask = np.ones(docs.size, bool)
-        if flt.scope:
-            prefix = flt.scope + "/"
-            allowed = np.array([d == flt.scope or d.startswith(prefix) for d in self.dir_names], bool)
+        allowed = flt.dir_mask(self.dir_names)
+        if allowed is not None:
             mask &= allowed[self.dir_codes[docs]]
-        if flt.since or flt.until:
-            dates = self.dates[docs]
-            mask &= dates != ""
-            if flt.since:
-                mask &= dates >= flt.since
-            if flt.until:
-                mask &= dates <= flt.until
+        dates = flt.date_mask(self.dates[docs])
+        if dates is not None:
+            mask &= dates
         return mask
 
     def _phrase(self, docs: np.ndarray, terms: list[tuple[int, int]]) -> np.ndarray:
@@ -269,7 +267,8 @@ class MemoryBM25:
 
 
 class KeywordCopy:
-    """The :class:`MemoryBM25` of an index's latest table version.
+    """The :class:`MemoryBM25` of an index's latest table version, read from a
+    :class:`~memsearch.engine.storage.store.Store` (``store.read``).
 
     The first request builds it in the calling thread, as :class:`~memsearch.engine.search.flat.FlatVectors`
     is built at the first vector query, so that a one-shot ``memsearch search --local`` and a warm
@@ -284,28 +283,28 @@ class KeywordCopy:
         self._copy: MemoryBM25 | None = None
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._pending = None  # (table, key) asked for while a build ran
+        self._pending = None  # (store, key) asked for while a build ran
         self._generation = 0  # bumped by forget(): a build begun before is discarded
 
-    def get(self, table, key) -> MemoryBM25 | None:
+    def get(self, store, key) -> MemoryBM25 | None:
         copy = self._copy
         if not self.enabled or (copy is not None and copy.key == key):
             return copy if self.enabled else None
         if copy is None and self._thread is None:
-            return self.ensure(table, key)
+            return self.ensure(store, key)
         with self._lock:
             if self._thread is not None:
-                self._pending = (table, key)  # the running build takes it up when done
+                self._pending = (store, key)  # the running build takes it up when done
                 return None
-            self._thread = threading.Thread(target=self._build, args=(table, key, self._generation),
+            self._thread = threading.Thread(target=self._build, args=(store, key, self._generation),
                                             name="memsearch-bm25-build", daemon=True)
             self._thread.start()
         return None
 
-    def _build(self, table, key, generation: int) -> None:
+    def _build(self, store, key, generation: int) -> None:
         while True:
             try:
-                copy = MemoryBM25(table, self.columns, key, previous=self._copy)
+                copy = MemoryBM25(self._read(store), key, previous=self._copy)
             except Exception as exc:  # noqa: BLE001 - queries go on with LanceDB, which reports the problem
                 logger.debug("in-memory BM25 build failed: %s", exc)
                 copy = None
@@ -316,13 +315,16 @@ class KeywordCopy:
                 if ask is None or (copy is not None and copy.key == ask[1]) or generation != self._generation:
                     self._thread = None
                     return
-            table, key = ask
+            store, key = ask
 
-    def ensure(self, table, key) -> MemoryBM25:
+    def _read(self, store):
+        return store.read(list(dict.fromkeys(self.columns + ["search_text"])))
+
+    def ensure(self, store, key) -> MemoryBM25:
         """The copy of ``key``, built now in this thread when it is not the current one."""
         copy = self._copy
         if copy is None or copy.key != key:
-            copy = MemoryBM25(table, self.columns, key, previous=copy)
+            copy = MemoryBM25(self._read(store), key, previous=copy)
             with self._lock:
                 self._copy = copy
         return copy

@@ -1,9 +1,12 @@
-"""Search results: the :class:`Hit` dataclass, and fused rows turned into hits with their ``MEMORY.md``."""
+"""Search results: the :class:`Hit` dataclass, and fused rows turned into hits with their ``MEMORY.md``
+and whether their file changed on disk since it was indexed (``stale``)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Mapping
 
 from ...errors import MemsearchError
 from ...memory.contract import MemoryRef, memory_chain, memory_ref
@@ -23,6 +26,9 @@ class Hit:
     date: str | None
     memory_md: MemoryRef | None
     memory_chain: tuple[str, ...]
+    #: The file changed on disk (size or mtime, or it is gone) since the index recorded it: the text
+    #: and lines may be out of date until the next sync; read the file for its current content.
+    stale: bool = False
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -36,16 +42,40 @@ class HitBuilder:
     def __init__(self, root: Path):
         self.root = root
         self._refs: dict[str, tuple[tuple[int, int, int], MemoryRef]] = {}
+        self._states: tuple | None = None  # ((build, files table version), path -> (mtime_ns, size))
 
     def forget(self) -> None:
         self._refs.clear()
+        self._states = None
 
-    def build(self, merged: list[dict]) -> list[Hit]:
-        """Hits from merged rows (each with ``_lines``: line number -> text), best first."""
+    def recorded(self, store, build=None) -> dict[str, tuple[int, int]]:
+        """path -> (mtime_ns, size) as ``store``'s last sync recorded each file, read once per files-table version."""
+        key = (build, store.files_version())
+        if self._states is None or self._states[0] != key:
+            self._states = (key, {p: (s.mtime_ns, s.size) for p, s in store.file_states().items()})
+        return self._states[1]
+
+    def build(self, merged: list[dict], recorded: Mapping[str, tuple[int, int]] | None = None) -> list[Hit]:
+        """Hits from merged rows (each with ``_lines``: line number -> text), best first.
+
+        ``recorded``: path -> (mtime_ns, size) as the index recorded each file; a hit whose file
+        differs now (one ``stat`` per distinct file returned) is ``stale``. None: no check.
+        """
         chains: dict[str, tuple[str, ...]] = {}
-        return [self._hit(row, chains) for row in merged]
+        stale = {} if recorded is None else {p: self.changed(p, recorded.get(p)) for p in {r["path"] for r in merged}}
+        return [self._hit(row, chains, stale.get(row["path"], False)) for row in merged]
 
-    def _hit(self, row: dict, chains: dict[str, tuple[str, ...]]) -> Hit:
+    def changed(self, rel: str, recorded: tuple[int, int] | None) -> bool:
+        """Whether file ``rel`` differs from ``recorded`` (mtime_ns, size): changed, gone, or never recorded."""
+        if recorded is None:
+            return True
+        try:
+            st = os.stat(self.root / rel)
+        except OSError:
+            return True
+        return (st.st_mtime_ns, st.st_size) != tuple(recorded)
+
+    def _hit(self, row: dict, chains: dict[str, tuple[str, ...]], stale: bool = False) -> Hit:
         lines = row["_lines"]
         text = "\n".join(lines[i] for i in sorted(lines))
         if row["dir"] not in chains:
@@ -54,7 +84,7 @@ class HitBuilder:
         return Hit(
             path=row["path"], dir=row["dir"], start_line=row["start_line"], end_line=row["end_line"],
             heading=row["heading"], text=text, score=round(float(row["score"]), 6), date=row["date"],
-            memory_md=self.ref(chain[0]) if chain else None, memory_chain=chain,
+            memory_md=self.ref(chain[0]) if chain else None, memory_chain=chain, stale=stale,
         )
 
     def chain(self, directory: str) -> tuple[str, ...]:

@@ -6,7 +6,8 @@ Both are read from the query text alone, with no model and no network, and steer
 embedding model blurs; a date ("on 9 November, 2022", "in March 2024", "2026-02-10", "in
 June") points at memory written then, which dated memory records in its front matter or file
 name (:func:`memsearch.memory.document.date_of`). Relative dates ("yesterday", "last week")
-are not resolved: "now" for the agent is not "now" for the memory.
+are not resolved: "now" for the agent is not "now" for the memory; but a question for the newest
+state ("the latest X", "last time", "so far": :func:`wants_latest`) is recognised.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-__all__ = ["DateRange", "query_dates", "is_identifier", "has_identifier", "clean_text"]
+__all__ = ["DateRange", "query_dates", "wants_latest", "is_identifier", "has_identifier", "clean_text"]
 
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
@@ -82,6 +83,19 @@ def query_dates(query: str) -> tuple[DateRange, ...]:
     if not ranges:
         ranges = [DateRange(f"{m[1]}-01-01", f"{m[1]}-12-31") for m in _YEAR.finditer(query)]
     return tuple(dict.fromkeys(ranges))
+
+
+_LATEST = re.compile(r"\b(?:latest|newest|most\s+recent(?:ly)?|last(?:\s+time)?|so\s+far|current(?:ly)?|now|"
+                     r"up\s+to\s+date|these\s+days)\b", re.I)
+_TIME = ("week|weekend|month|year|night|evening|morning|summer|winter|spring|fall|autumn|quarter|term|semester|"
+         "monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|"
+         "august|september|october|november|december|christmas|easter")
+_LAST_TIME = re.compile(rf"\blast\s+(?:{_TIME})s?\b", re.I)
+
+
+def wants_latest(query: str) -> bool:
+    """Whether ``query`` asks for the newest state of something ("latest", "most recent", "last time")."""
+    return bool(_LATEST.search(_LAST_TIME.sub(" ", query)))
 
 
 def is_identifier(token: str) -> bool:

@@ -80,6 +80,7 @@ class WriterLock:
         self.db_path = Path(db_path)
         self.path = self.db_path / LOCK_FILE
         self.purpose = purpose
+        self._restore: str | None = None  # the purpose to go back to when a hold taken with its own ends
         self._fd: int | None = None
         self._holds = 0
         self._guard = threading.Lock()      # protects _fd and _holds
@@ -97,15 +98,29 @@ class WriterLock:
         """The ident of the thread writing now, or None."""
         return self._writer
 
-    def acquire(self, timeout: float | None = 0.0) -> "WriterLock":
-        """Take a hold on the process's ``flock``, waiting up to ``timeout`` seconds for other writers."""
+    def acquire(self, timeout: float | None = 0.0, purpose: str | None = None) -> "WriterLock":
+        """Take a hold on the process's ``flock``, waiting up to ``timeout`` seconds for other writers.
+
+        ``purpose``: what this hold records about its holder (a daemon: ``"watch"``) when it is
+        the first; the lock's own purpose comes back when the last hold is released.
+        """
         deadline = _deadline(timeout)
         with self._guard:
             if self._fd is None:
-                self._fd = self._lock_file(deadline)
+                if purpose is not None:
+                    self._restore, self.purpose = self.purpose, purpose
+                try:
+                    self._fd = self._lock_file(deadline)
+                except BaseException:
+                    self._end_purpose()
+                    raise
                 self._record()
             self._holds += 1
         return self
+
+    def _end_purpose(self) -> None:
+        if self._restore is not None:
+            self.purpose, self._restore = self._restore, None
 
     def release(self) -> None:
         """Give back one hold; the last one unlocks and closes the lock file."""
@@ -116,6 +131,7 @@ class WriterLock:
             if self._holds > 0:
                 return
             fd, self._fd, self._holds = self._fd, None, 0
+            self._end_purpose()
             try:
                 holder = self.db_path / HOLDER_FILE
                 try:

@@ -108,16 +108,9 @@ class RemoteDB:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
         return path
 
-    # --- LanceDB ------------------------------------------------------------------------
-    def connect(self):
-        """``lancedb.connect`` on this URI, after a probe that turns store errors into typed ones."""
-        import lancedb
-
-        self.read(META_FILE)  # a missing bucket, bad credentials or a dead endpoint fail here, clearly
-        try:
-            return lancedb.connect(self.uri, storage_options=self.storage_options)
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise translate(exc, self) from exc
+    def probe(self) -> None:
+        """Read ``index.json`` once: a missing bucket, bad credentials or a dead endpoint fail here, clearly."""
+        self.read(META_FILE)
 
     # --- objects beside the tables --------------------------------------------------------
     def read(self, name: str) -> bytes | None:
@@ -185,6 +178,25 @@ class RemoteDB:
             raise translate(exc, self) from exc
 
 
+def _check_endpoint(options: dict[str, str]) -> None:
+    """Refuse an endpoint the object store would refuse with a panic or a "builder error", naming the fix."""
+    endpoint = options.get("aws_endpoint")
+    if endpoint is None:
+        return
+    name = settings.env_name("s3_endpoint")
+    try:
+        parts = urlsplit(endpoint)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 0) >= 0
+    except ValueError:  # a port that is not a number
+        usable = False
+    if not usable:
+        raise StoreUnreachable(f"{name}={endpoint!r} is not the URL of an object store: set it to one such as "
+                               f"http://127.0.0.1:8333 (or unset it for AWS S3)")
+    if parts.scheme == "http" and options.get("allow_http") != "true":
+        raise StoreUnreachable(f"{name}={endpoint!r} is plain http, which the S3 client refuses unless told: set "
+                               f"{settings.env_name('s3_allow_http')}=true (or use an https endpoint)")
+
+
 def _storage_options() -> dict[str, str]:
     options = {"connect_timeout": CONNECT_TIMEOUT, "timeout": REQUEST_TIMEOUT}
     for setting, key in (("s3_endpoint", "aws_endpoint"), ("s3_access_key", "aws_access_key_id"),
@@ -195,6 +207,7 @@ def _storage_options() -> dict[str, str]:
             options[key] = value
     if settings.get("s3_allow_http"):
         options["allow_http"] = "true"
+    _check_endpoint(options)
     return options
 
 
@@ -209,8 +222,10 @@ def _object_store(remote: RemoteDB):
         client["allow_http"] = True
     config = {k: v for k, v in opts.items() if k.startswith("aws_")}
     retry = {"max_retries": MAX_RETRIES, "retry_timeout": dt.timedelta(seconds=10),
-             "backoff": {"init_backoff": dt.timedelta(milliseconds=100), "max_backoff": dt.timedelta(seconds=2), "base": 2}}
-    return S3Store(remote.bucket, prefix=remote.prefix or None, config=config, client_options=client, retry_config=retry)
+             "backoff": {"init_backoff": dt.timedelta(milliseconds=100), "max_backoff": dt.timedelta(seconds=2),
+                         "base": 2}}
+    return S3Store(remote.bucket, prefix=remote.prefix or None, config=config, client_options=client,
+                   retry_config=retry)
 
 
 def translate(exc: BaseException, remote: RemoteDB) -> RemoteStoreError:
@@ -226,11 +241,13 @@ def translate(exc: BaseException, remote: RemoteDB) -> RemoteStoreError:
                                  f"AWS_SECRET_ACCESS_KEY to a key allowed to read and write the bucket")
     if any(word in text for word in ("error sending request", "Connect", "connection refused", "dns error",
                                      "timed out", "tcp connect")):
-        hint = " (add AWS_ALLOW_HTTP=true for a plain-http endpoint)" if endpoint.startswith("http://") and not remote.storage_options.get("allow_http") else ""
+        plain = endpoint.startswith("http://") and not remote.storage_options.get("allow_http")
+        hint = " (add AWS_ALLOW_HTTP=true for a plain-http endpoint)" if plain else ""
         return StoreUnreachable(f"cannot reach the object store at {endpoint} for {remote.uri}: check "
                                 f"AWS_ENDPOINT_URL and that the store is running{hint}")
     first = text.strip().splitlines()[0][:300] if text.strip() else type(exc).__name__
-    return RemoteStoreError(f"the object store failed for {remote.uri}: {first}; check AWS_ENDPOINT_URL and the credentials")
+    return RemoteStoreError(f"the object store failed for {remote.uri}: {first}; check AWS_ENDPOINT_URL and the "
+                            "credentials")
 
 
 class WriterLease:
@@ -309,8 +326,9 @@ class WriterLease:
     def _busy_message(self, info: dict) -> str:
         left = max(0.0, float(info.get("expires", 0)) - time.time())
         return (f"the index at {self.remote.uri} is being written by process {info.get('pid')} on {info.get('host')} "
-                f"({info.get('purpose', 'a writer')}, since {info.get('since', '?')}): one writer per index. Wait for it "
-                f"(--wait SECONDS), or stop it; if it died, its lease expires in {left:.0f} s. Searches keep working")
+                f"({info.get('purpose', 'a writer')}, since {info.get('since', '?')}): one writer per index. Wait for "
+                f"it (--wait SECONDS), or stop it; if it died, its lease expires in {left:.0f} s. Searches keep "
+                "working")
 
     def _start_renewal(self) -> None:
         self._stop = threading.Event()
@@ -368,10 +386,10 @@ class RemoteWriterLock(WriterLock):
         self.remote = remote
         self.lease = WriterLease(remote, purpose)
 
-    def acquire(self, timeout: float | None = 0.0) -> "RemoteWriterLock":
+    def acquire(self, timeout: float | None = 0.0, purpose: str | None = None) -> "RemoteWriterLock":
         """A hold on this machine's flock; the first hold also takes the lease (counted like the flock)."""
         started = time.monotonic()
-        super().acquire(timeout)
+        super().acquire(timeout, purpose)
         if not self.lease.held:
             try:
                 self.lease.purpose = self.purpose

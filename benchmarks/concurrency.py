@@ -1,0 +1,180 @@
+"""Benchmark of concurrent searches through one daemon: searches/s and latency at 1, 4 and 16 clients.
+
+    python -m benchmarks.concurrency [--out FILE] [--clients 1,4,16] [--seconds 10] [--label after]
+
+On a copy of examples/memory with the real model, a ``memsearch watch --detach`` daemon serves;
+for each client count, that many threads of this process (each its own connection per request,
+as every client makes) search in a loop for ``--seconds``, hybrid, k=5, over :data:`QUERIES`.
+Reported per count: searches/s, latency p50/p95/p99, and the ratio of searches/s to one
+client's. The reference, timed in the same run after the daemon phases: this process encoding
+the same queries with the same model, one at a time and in batches of ``--batch``
+(queries/s), the ceiling batching can approach. The load average goes beside every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from benchmarks.common import REPO, child_env
+
+__all__ = ["run", "main", "QUERIES"]
+
+EXAMPLES = REPO / "examples" / "memory"
+#: Queries of varied length about the example memory (the encoder's cost grows with tokens).
+QUERIES = ["when is the next milestone", "who owns the billing migration", "what did we decide about the vendor",
+           "holiday before the deadline", "database outage last week", "how does Priya like to work",
+           "kayak", "release plan", "what are the risks of the roadmap for next quarter and who is on call",
+           "travel budget approval", "customer escalation about invoices and payment terms", "hiring",
+           "design review notes from the spring offsite", "onboarding checklist for new engineers",
+           "which meetings were moved to Friday", "preferences for code review and testing"]
+
+
+def _loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))], 5)
+
+
+def _memsearch(*args: str) -> list[str]:
+    return [sys.executable, "-m", "memsearch", *args]
+
+
+def _status(root: Path, env: dict) -> dict:
+    out = subprocess.run(_memsearch("status", str(root), "--json"), capture_output=True, text=True, env=env).stdout
+    try:
+        return json.loads(out)
+    except ValueError:
+        return {}
+
+
+def clients_phase(root: Path, clients: int, seconds: float) -> dict:
+    """``clients`` threads searching through the daemon for ``seconds``."""
+    from memsearch.service.client import Client
+
+    stop = threading.Event()
+    latencies: list[list[float]] = [[] for _ in range(clients)]
+    failures: list[str] = []
+
+    def worker(n: int) -> None:
+        client = Client(root, timeout=60)
+        i = n * 5
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                client.call("search", query=QUERIES[i % len(QUERIES)], k=5)
+            except Exception as exc:  # noqa: BLE001 - counted, reported
+                failures.append(f"{type(exc).__name__}: {exc}")
+                return
+            latencies[n].append(time.perf_counter() - t0)
+            i += 1
+
+    load = _loadavg()
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join(120)
+    elapsed = time.perf_counter() - t0
+    every = [x for part in latencies for x in part]
+    return {"clients": clients, "seconds": round(elapsed, 2), "searches": len(every),
+            "qps": round(len(every) / elapsed, 1), "p50_s": _pct(every, 0.5), "p95_s": _pct(every, 0.95),
+            "p99_s": _pct(every, 0.99), "failures": failures[:5], "loadavg": load}
+
+
+def encode_reference(batch: int, seconds: float) -> dict:
+    """Queries/s of this process encoding :data:`QUERIES` one at a time and in batches of ``batch``."""
+    from memsearch.engine.embed.embedder import load_embedder
+
+    embedder = load_embedder()
+    embedder.embed_query("warm up")
+    batched = getattr(embedder, "embed_queries", None)
+    out: dict = {"loadavg": _loadavg(), "batch": batch}
+
+    def rate(step) -> float:
+        done, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            done += step(done)
+        return round(done / (time.perf_counter() - t0), 1)
+
+    out["single_qps"] = rate(lambda i: (embedder.embed_query(QUERIES[i % len(QUERIES)]), 1)[1])
+    if batched is not None:
+        group = [QUERIES[i % len(QUERIES)] for i in range(batch)]
+        out["batched_qps"] = rate(lambda i: (batched(group), batch)[1])
+    return out
+
+
+def run(clients: list[int], seconds: float, batch: int, label: str, log=print) -> dict:
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    env.pop("MEMSEARCH_DB", None)
+    work = Path(tempfile.mkdtemp(prefix="memsearch-concurrency-"))
+    root = work / "memory"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
+    results: dict = {"label": label, "cpus": os.cpu_count(), "loadavg_start": _loadavg(), "phases": []}
+    try:
+        started = subprocess.run(_memsearch("watch", str(root), "--detach"), capture_output=True, text=True, env=env)
+        if started.returncode != 0:
+            raise RuntimeError(f"the daemon did not start: {started.stderr}")
+        deadline = time.monotonic() + 600
+        while not ((s := _status(root, env)).get("serving") and s.get("last_sync")):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the daemon did not catch up within 600 s")
+            time.sleep(0.5)
+        results["chunks"] = s.get("chunks")
+        clients_phase(root, 2, 2.0)  # warm: the daemon's copies of the vectors and BM25
+        for n in clients:
+            phase = clients_phase(root, n, seconds)
+            results["phases"].append(phase)
+            log(f"{n:>3} clients: {phase['qps']:>7.1f} searches/s  p50 {phase['p50_s'] * 1000:6.1f} ms  "
+                f"p99 {phase['p99_s'] * 1000:6.1f} ms  load {phase['loadavg']}")
+    finally:
+        subprocess.run(_memsearch("stop", str(root)), capture_output=True, env=env)
+        shutil.rmtree(work, ignore_errors=True)
+    results["encode"] = encode_reference(batch, min(seconds, 5.0))
+    log(f"encode in-process: {results['encode']}")
+    base = results["phases"][0]["qps"] if results["phases"] else None
+    for phase in results["phases"]:
+        phase["over_one_client"] = round(phase["qps"] / base, 2) if base else None
+        phase["p99_over_p50"] = round(phase["p99_s"] / phase["p50_s"], 2) if phase["p50_s"] else None
+        ref = results["encode"].get("batched_qps") or results["encode"]["single_qps"]
+        phase["over_batched_encode"] = round(phase["qps"] / ref, 3)
+    results["loadavg_end"] = _loadavg()
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.concurrency", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, help="write the results here (JSON)")
+    parser.add_argument("--clients", default="1,4,16", help="client counts, comma-separated")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
+    parser.add_argument("--batch", type=int, default=16, help="batch size of the in-process encode reference")
+    parser.add_argument("--label", default="", help="a name for this run (e.g. before, after)")
+    args = parser.parse_args(argv)
+    results = run([int(c) for c in args.clients.split(",")], args.seconds, args.batch, args.label)
+    text = json.dumps(results, indent=2) + "\n"
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""``memsearch check``: verify an index row by row against its Markdown, and repair it (registered by :func:`register`).
+
+Exit status: 0 when the index is sound (or was repaired), 1 when damage remains, 2 for a usage
+error. Files changed since they were indexed are reported as stale, not as damage.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.markup import escape
+
+from .render import emit_json, err, out
+
+__all__ = ["register", "run_check", "print_check"]
+
+#: Findings printed before "... and N more" (``--json`` has the first 50 and the total).
+SHOWN = 10
+
+
+def run_check(index, *, repair: bool, wait: float):
+    """Check ``index`` (a MemoryIndex) and, with ``repair``, repair what was found: the final report."""
+    from ..engine.check import check_index, repair_index
+
+    report = check_index(index)
+    if repair and not report.ok:
+        report = repair_index(index, report, wait=wait)
+    return report
+
+
+def print_check(report, root, *, as_json: bool, location: str) -> None:
+    if as_json:
+        emit_json(report.to_dict() | {"db": location})
+        return
+    if report.repaired:
+        err.print(f"[yellow]repaired:[/yellow] {escape(report.repaired)}")
+    for finding in report.findings[:SHOWN]:
+        where = f"{finding.path}: " if finding.path else ""
+        err.print(f"[red]damage:[/red] {escape(where + finding.detail)}")
+    if len(report.findings) > SHOWN:
+        err.print(f"  ... and {len(report.findings) - SHOWN} more")
+    stale = (f", {len(report.stale)} changed since indexed (`memsearch index {root}` updates them)"
+             if report.stale else "")
+    if report.ok:
+        out.print(f"checked {report.rows} rows of {report.files} files in {escape(location)}: ok{escape(stale)}")
+        return
+    out.print(f"checked {report.rows} rows of {report.files} files in {escape(location)}: "
+              f"{len(report.findings)} problems in {len(report.damaged_files) or 'the index itself'}"
+              f"{' files' if report.damaged_files else ''}{escape(stale)}\n"
+              f"  fix: `memsearch check {escape(str(root))} --repair` (re-indexes the damaged files, or rebuilds) "
+              f"or `memsearch index {escape(str(root))} --rebuild`")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``check`` command to ``app``."""
+
+    @app.command("check")
+    def check_command(
+        root: Path = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.",
+                                    show_default=False),
+        db: Optional[str] = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix "
+                                         "(default: $MEMSEARCH_DB, else ROOT/.memsearch)."),
+        model: Optional[str] = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a "
+                                            "local model directory."),
+        repair: bool = typer.Option(False, "--repair", help="Repair what is found: re-index the damaged files (fresh "
+                                    "embeddings), or rebuild the index."),
+        wait: float = typer.Option(0.0, "--wait", help="Seconds to wait when another writer (a daemon) holds the "
+                                   "index (--repair).", min=0),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a readable report."),
+    ) -> None:
+        """Verify every row of the index against its Markdown file and stored hashes (vectors finite, unit length)."""
+        from ..engine.check import CheckReport, Finding
+        from ..engine.index import MemoryIndex
+        from ..errors import IndexDamaged
+
+        try:
+            index = MemoryIndex(root, db=db, model=model)
+        except IndexDamaged as exc:
+            if not repair:
+                report = CheckReport(findings=(Finding("table", "", str(exc)),))
+                print_check(report, root, as_json=as_json, location=str(db or root))
+                raise typer.Exit(1) from None
+            index = MemoryIndex(root, db=db, model=model, rebuild=True)
+            index.sync(wait=wait)
+        report = run_check(index, repair=repair, wait=wait)
+        print_check(report, root, as_json=as_json, location=index.location)
+        if not report.ok:
+            raise typer.Exit(1)

@@ -1,0 +1,88 @@
+"""``memsearch mcp-config`` and ``memsearch claude-code install``: agent clients configured with absolute paths.
+
+Registered on the main app by :func:`register`. What ``--install`` changes is shown as a diff first, then
+written after a yes (``--yes`` for scripts; without a terminal and without ``--yes`` nothing is written).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import InvalidArgument
+
+__all__ = ["register"]
+
+DB_HELP = "Index directory, or s3://bucket/prefix (default ROOT/.memsearch)."
+INSTALL_HELP = "Write it where the client reads it, after showing the change."
+PROJECT_HELP = "claude-code, cursor: the project folder (default: here for claude-code, the user's file for cursor)."
+
+
+def _confirm_and_apply(changes, yes: bool) -> None:
+    from ..harness.clients import apply
+
+    pending = [c for c in changes if c.changed]
+    if not pending:
+        typer.echo("already configured: nothing to change", err=True)
+        return
+    for change in pending:
+        typer.echo(change.diff(), err=True)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise InvalidArgument("add --yes to write these changes (no terminal to ask)")
+        if not typer.confirm("Write these changes?", default=False, err=True):
+            typer.echo("nothing written", err=True)
+            return
+    for change in pending:
+        apply(change)
+        typer.echo(f"wrote {change.path}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``mcp-config`` and the ``claude-code`` group to ``app``."""
+
+    @app.command("mcp-config")
+    def mcp_config(
+        root: Path = typer.Argument(..., help="The memory root the server serves."),
+        client: str = typer.Option(..., "--client", help="claude-desktop, claude-code, codex or cursor."),
+        writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool, which writes memory."),
+        db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+        name: str = typer.Option("memsearch", "--name", help="The server's name in the client's configuration."),
+        install: bool = typer.Option(False, "--install", help=INSTALL_HELP),
+        project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
+        yes: bool = typer.Option(False, "--yes", help="With --install: write without asking."),
+    ) -> None:
+        """Print an MCP client's configuration for ROOT with absolute paths; --install writes it for the client."""
+        from ..harness import clients
+
+        spec = clients.server_spec(root, db=db, writable=writable, name=name)
+        if not install:
+            typer.echo(clients.render(spec, client), nl=False)
+            return
+        _confirm_and_apply([clients.plan_install(spec, client, project=project)], yes)
+
+    group = typer.Typer(help="Claude Code: memory hooks and the MCP server for a project.", no_args_is_help=True)
+    app.add_typer(group, name="claude-code")
+
+    @group.command("install")
+    def claude_code_install(
+        root: Path = typer.Argument(..., help="The memory root."),
+        project: Path = typer.Option(Path("."), "--project", help="The project: .claude/settings.json, .mcp.json."),
+        plugin: Optional[Path] = typer.Option(None, "--plugin", help="Write a plugin folder instead."),
+        writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool, which writes memory."),
+        db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+        yes: bool = typer.Option(False, "--yes", help="Write without asking."),
+    ) -> None:
+        """Add memsearch's hooks (core memory at session start, memory for each prompt) and MCP server."""
+        from ..harness import claude_code, clients
+
+        spec = clients.server_spec(root, db=db, writable=writable)
+        base = Path(spec.args[1])
+        if plugin is not None:
+            changes = claude_code.plan_plugin(spec, base, plugin, db)
+        else:
+            changes = claude_code.plan_project(spec, base, project, db)
+        _confirm_and_apply(changes, yes)

@@ -1,0 +1,58 @@
+"""The index's table layout: the ``chunks`` and ``files`` tables' Arrow schemas and the format version."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+__all__ = ["CHUNKS", "FILES", "FORMAT_VERSION", "HIT_COLUMNS", "FILE_SCHEMA", "FileState", "chunk_schema"]
+
+CHUNKS = "chunks"
+FILES = "files"
+#: Bumped when the table layout changes; an older index must be rebuilt.
+#: 2: the full-text index stores term positions (phrase queries such as ``"hello world"``).
+#: 3: ``search_text`` holds CJK runs as unigrams + bigrams (memsearch.engine.search.cjk).
+FORMAT_VERSION = 3
+#: The columns a search reads of each row it returns (the rest stay on disk).
+HIT_COLUMNS = ("id", "path", "dir", "heading", "start_line", "end_line", "text", "date")
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A files-table row: what a file was when it was indexed."""
+
+    file_hash: str
+    mtime_ns: int
+    size: int
+    chunks: int
+
+
+def chunk_schema(dimension: int) -> pa.Schema:
+    return pa.schema([
+        ("id", pa.string()),
+        ("path", pa.string()),
+        ("dir", pa.string()),
+        ("depth", pa.int32()),
+        ("heading", pa.string()),
+        ("start_line", pa.int32()),
+        ("end_line", pa.int32()),
+        ("text", pa.string()),
+        ("search_text", pa.string()),  # context header + text, CJK as unigrams + bigrams: what BM25 sees
+        ("tokens", pa.int32()),
+        ("file_hash", pa.string()),
+        ("embed_hash", pa.string()),
+        ("date", pa.string()),
+        ("mtime_ns", pa.int64()),
+        ("model", pa.string()),
+        ("vector", pa.list_(pa.float32(), dimension)),
+    ])
+
+
+FILE_SCHEMA = pa.schema([
+    ("path", pa.string()),
+    ("file_hash", pa.string()),
+    ("mtime_ns", pa.int64()),
+    ("size", pa.int64()),
+    ("chunks", pa.int32()),
+])

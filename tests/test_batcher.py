@@ -1,0 +1,133 @@
+"""Query encodes coalesced across threads: each caller gets its own row, equal to a lone encode."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from memsearch.engine.embed.batcher import QueryBatcher
+from memsearch.engine.embed.embedder import HashEmbedder
+
+QUERIES = ["when is the next milestone", "who owns the billing migration", "kayak", "release plan",
+           "what are the risks of the roadmap for next quarter and who is on call", "hiring",
+           "customer escalation about invoices and payment terms", "travel budget approval"]
+
+
+class GatedEncoder:
+    """encode_many of a HashEmbedder whose first call waits until ``release`` is set (so others queue)."""
+
+    def __init__(self):
+        self.inner = HashEmbedder(dimension=32)
+        self.release = threading.Event()
+        self.started = threading.Event()
+        self.batches: list[list[str]] = []
+
+    def __call__(self, texts):
+        self.batches.append(list(texts))
+        if len(self.batches) == 1:
+            self.started.set()
+            self.release.wait(10)
+        if any(t == "boom" for t in texts):
+            raise ValueError("boom")
+        return self.inner.embed_queries(texts)
+
+
+def _spawn(batcher, texts, results, errors):
+    def one(i, text):
+        try:
+            results[i] = batcher.embed(text)
+        except Exception as exc:  # noqa: BLE001 - checked by the test
+            errors[i] = exc
+
+    return [threading.Thread(target=one, args=(i, t)) for i, t in enumerate(texts)]
+
+
+def test_a_lone_caller_encodes_at_once_alone():
+    encoder = GatedEncoder()
+    encoder.release.set()
+    batcher = QueryBatcher(encoder)
+    vector = batcher.embed("kayak")
+    assert encoder.batches == [["kayak"]]
+    assert np.array_equal(vector, HashEmbedder(dimension=32).embed_query("kayak"))
+
+
+def test_callers_arriving_during_a_batch_share_the_next_one_and_get_their_own_rows():
+    encoder = GatedEncoder()
+    batcher = QueryBatcher(encoder)
+    first: dict = {}
+    head = _spawn(batcher, ["first query"], first, {})[0]
+    head.start()
+    assert encoder.started.wait(10)
+    results: dict = {}
+    errors: dict = {}
+    threads = _spawn(batcher, QUERIES, results, errors)
+    for t in threads:
+        t.start()
+    while len(batcher._pending) < len(QUERIES):  # all queued behind the gated first batch
+        threading.Event().wait(0.01)
+    encoder.release.set()
+    for t in threads + [head]:
+        t.join(10)
+    assert not errors
+    assert encoder.batches[0] == ["first query"]
+    assert sorted(encoder.batches[1]) == sorted(QUERIES) and len(encoder.batches) == 2  # one shared call
+    lone = HashEmbedder(dimension=32)
+    for i, text in enumerate(QUERIES):
+        assert np.array_equal(results[i], lone.embed_query(text))
+    assert (batcher.batches, batcher.texts) == (2, len(QUERIES) + 1)
+
+
+def test_batches_are_cut_at_max_batch():
+    encoder = GatedEncoder()
+    batcher = QueryBatcher(encoder, max_batch=3)
+    head = _spawn(batcher, ["first"], {}, {})[0]
+    head.start()
+    assert encoder.started.wait(10)
+    results: dict = {}
+    threads = _spawn(batcher, QUERIES, results, {})
+    for t in threads:
+        t.start()
+    while len(batcher._pending) < len(QUERIES):
+        threading.Event().wait(0.01)
+    encoder.release.set()
+    for t in threads + [head]:
+        t.join(10)
+    assert len(results) == len(QUERIES)
+    assert [len(b) for b in encoder.batches[1:]] == [3, 3, 2]
+
+
+def test_an_error_reaches_the_callers_of_its_batch_only():
+    encoder = GatedEncoder()
+    batcher = QueryBatcher(encoder)
+    head = _spawn(batcher, ["first"], {}, {})[0]
+    head.start()
+    assert encoder.started.wait(10)
+    results: dict = {}
+    errors: dict = {}
+    threads = _spawn(batcher, ["boom", "kayak"], results, errors)
+    for t in threads:
+        t.start()
+    while len(batcher._pending) < 2:
+        threading.Event().wait(0.01)
+    encoder.release.set()
+    for t in threads + [head]:
+        t.join(10)
+    assert set(errors) == {0, 1} and all(isinstance(e, ValueError) for e in errors.values())
+    assert np.array_equal(batcher.embed("kayak"), HashEmbedder(dimension=32).embed_query("kayak"))  # next batch works
+
+
+@pytest.mark.slow
+def test_real_model_batched_rows_equal_lone_encodes_bit_for_bit(real_embedder):
+    lone = np.stack([real_embedder.embed_queries([q])[0] for q in QUERIES])
+    assert np.array_equal(real_embedder.embed_queries(QUERIES), lone)
+    results: dict = {}
+    threads = _spawn(real_embedder._queries, QUERIES * 2, results, {})
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for i, text in enumerate(QUERIES * 2):
+        assert np.array_equal(results[i], lone[i % len(QUERIES)])
+        assert np.array_equal(real_embedder.embed_query(text), lone[i % len(QUERIES)])

@@ -1,0 +1,43 @@
+"""The generated development corpora: deterministic, built as described, every question answerable by one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import agentmem, longchat, quality
+from memsearch.memory.editor import index_text
+from memsearch.memory.validator import validate
+
+
+@pytest.mark.slow  # about a hundred memory-tool writes, each indexed (hashing embedder)
+def test_agentmem_is_written_through_the_memory_tool(tmp_path):
+    corpus = quality.agentmem_corpus(tmp_path / "a")
+    root = corpus.trees[""]
+    assert corpus.stats["notes"] == 70 and corpus.stats["memory_md_hand_written"] == 6
+    assert corpus.stats["memory_md_stubs"] == 21 and len(corpus.questions) == 83
+    assert (root / "clients/acme/MEMORY.md").read_text() == index_text("clients/acme")  # left as generated
+    assert "plans.md has the schedule" in (root / "projects/atlas/MEMORY.md").read_text()
+    assert "Jonas Berg replaced" in (root / "clients/acme/contacts.md").read_text()  # appended later
+    assert validate(root).valid
+    assert {q.split for q in corpus.questions} == {"tune", "test"}
+    assert {q.category for q in corpus.questions} == {"fact", "paraphrase", "latest", "folder", "index"}
+    agentmem.build(tmp_path / "b")  # the same tree again, byte for byte
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md"))
+    assert files == sorted(p.relative_to(tmp_path / "b").as_posix() for p in (tmp_path / "b").rglob("*.md"))
+    assert all((root / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
+
+
+def test_longchat_is_deterministic_with_long_assistant_turns(tmp_path):
+    trees, planted, stats = longchat.build(tmp_path / "a")
+    assert stats["questions"] == len(planted) == 192 and len(trees) == longchat.USERS
+    _, again, _ = longchat.build(tmp_path / "b")
+    assert again == planted
+    for p in planted:
+        for path, line in p.items:
+            text = (trees[p.tree] / path).read_text().split("\n")[line - 1]
+            assert text.strip(), (p.qid, path, line)
+    fact = next(p for p in planted if p.category == "fact")
+    path, line = fact.items[0]
+    lines = (trees[fact.tree] / path).read_text().split("\n")
+    assert not lines[line - 1].startswith("**")  # buried in the answer, never its first paragraph
+    assert {p.split for p in planted} == {"tune", "test"}

@@ -1,0 +1,71 @@
+"""One error, two readers: the same refusal names shell commands through the CLI and the model's tools through
+ToolBox (and so MCP). The hint travels as data on the error (``err.hint``); each edge words it."""
+
+from __future__ import annotations
+
+import pytest
+
+from memsearch.cli.app import main
+from memsearch.errors import HINTS, Hint, IndexDamaged, MemoryFileNotFound
+from memsearch.memory.contract import list_dir, read
+from memsearch.tools import ToolBox
+from tests.conftest import build
+
+FILES = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n", "notes/a.md": "# A\n\nthe heron at dawn\n"}
+
+
+class NoIndex:
+    def __getattr__(self, name):
+        raise AssertionError(f"the index was touched ({name})")
+
+
+@pytest.fixture
+def root(tmp_path):
+    return build(tmp_path / "memory", FILES)
+
+
+@pytest.mark.parametrize(
+    "call, tool, arguments, shell, model",
+    [
+        (
+            lambda r: read(r, "notes/zz.md"),
+            "memory_read",
+            {"path": "notes/zz.md"},
+            "`memsearch ls ROOT notes`",
+            "memory_list(path='notes')",
+        ),
+        (
+            lambda r: list_dir(r, "nowhere"),
+            "memory_list",
+            {"path": "nowhere"},
+            "`memsearch ls ROOT .`",
+            "memory_list(path='.')",
+        ),
+    ],
+)
+def test_the_library_names_commands_and_the_tools_name_tools(root, call, tool, arguments, shell, model):
+    with pytest.raises(MemoryFileNotFound) as raised:
+        call(root)
+    assert raised.value.hint is not None and shell in str(raised.value) and "memory_list" not in str(raised.value)
+    error = ToolBox(root, index=NoIndex()).dispatch(tool, arguments)["error"]
+    assert model in error["message"] and "memsearch" not in error["message"] and "`" not in error["message"]
+    assert error["message"] == raised.value.render("tools")
+
+
+def test_the_cli_prints_the_commands(root, capsys):
+    try:
+        code = main(["read", str(root), "notes/zz.md", "--local"])
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code != 0 and "`memsearch ls ROOT notes`" in err and "memory_list" not in err
+
+
+def test_every_hint_has_both_wordings_and_the_model_s_names_no_shell_step_it_could_take():
+    for action, words in HINTS.items():
+        assert set(words) == {"cli", "tools"}, action
+        text = Hint(action, "notes").render("tools")
+        assert "memsearch ls" not in text
+    damaged = IndexDamaged("the index is damaged", hint=Hint("rebuild"))
+    assert "--rebuild" in str(damaged) and "memory_read" in damaged.render("tools")
+    assert Hint("list", "x" * 500).path == "."  # a huge path is never echoed into a hint

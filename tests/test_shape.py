@@ -1,0 +1,95 @@
+"""Ranking by the shape of agent memory: MEMORY.md files yield to notes, "latest" questions get the newest note,
+and the fusion weight leans on vectors when the keyword candidates share few of the query's words."""
+
+from __future__ import annotations
+
+import pytest
+
+from memsearch import MemoryIndex
+from memsearch.engine.search.fusion import VECTOR_WEIGHT, WEAK_KEYWORD_VECTOR_WEIGHT, keyword_coverage, vector_weight
+from memsearch.engine.search.fusion import (STUB_WEIGHT, is_stub, latest_boost, memory_md_yield, reshape)
+from memsearch.engine.search.query import wants_latest
+from memsearch.harness.tools import ToolBox
+from memsearch.memory.editor import index_text
+
+
+def row(path, score, text="text", date=None, start=1):
+    directory = path.rsplit("/", 1)[0] if "/" in path else "."
+    return {"id": f"{path}:{start}", "path": path, "dir": directory, "start_line": start, "end_line": start + 2,
+            "text": text, "score": score, "date": date, "heading": ""}
+
+
+def test_wants_latest():
+    for q in ("latest atlas load test latency", "what is the most recent weight", "how far did I run last time",
+              "what is the current blocker", "who handles procurement now", "how many so far"):
+        assert wants_latest(q), q
+    for q in ("what did we decide last week", "where did Melanie go last summer", "atlas load test latency",
+              "what happened last Friday"):
+        assert not wants_latest(q), q
+
+
+def test_a_generated_stub_is_not_content():
+    stub = row("clients/acme/MEMORY.md", 1.0, index_text("clients/acme").strip())
+    note = row("clients/acme/contract.md", 0.6)
+    assert is_stub(stub) and not is_stub(note)
+    assert not is_stub(row("clients/acme/MEMORY.md", 1.0, "# Acme\n\nOur biggest client; renewal in 2028."))
+    out = memory_md_yield([stub, note])
+    assert [r["path"] for r in out] == ["clients/acme/contract.md", "clients/acme/MEMORY.md"]
+    assert out[1]["score"] == pytest.approx(STUB_WEIGHT)
+
+
+def test_an_index_yields_to_the_notes_it_names():
+    index = row("projects/atlas/MEMORY.md", 1.0, "# Atlas\n\n- plans.md has the schedule and the budget.\n- notes/ status")
+    plans = row("projects/atlas/plans.md", 0.5)
+    status = row("projects/atlas/notes/2026-03-02.md", 0.45)
+    other = row("projects/billing/plan.md", 0.7)
+    out = [r["path"] for r in memory_md_yield([index, other, plans, status])]
+    assert out.index("projects/atlas/MEMORY.md") == out.index("projects/atlas/plans.md") + 1
+    # a note it does not name, or one far weaker than it, does not make it yield
+    alone = row("projects/atlas/MEMORY.md", 1.0, "# Atlas\n\nThe migration off Hadoop; cutover in June.")
+    assert memory_md_yield([alone, plans])[0] is alone
+    assert memory_md_yield([index, row("projects/atlas/plans.md", 0.1)])[0] is index
+
+
+def test_latest_questions_prefer_the_newest_relevant_dated_note():
+    old = row("notes/2026-03-02.md", 1.0, date="2026-03-02")
+    new = row("notes/2026-03-23.md", 0.9, date="2026-03-23")
+    unrelated = row("journal/2026-04-01.md", 0.2, date="2026-04-01")  # newer but not relevant
+    assert [r["path"] for r in latest_boost([old, new, unrelated], "latest load test")][:2] == [new["path"], old["path"]]
+    assert latest_boost([old, new, unrelated], "load test") == [old, new, unrelated]
+    assert reshape([old, new], "what did we note last week")[0] is old
+
+
+def test_weak_keyword_evidence_raises_the_vector_weight():
+    rows = [row("infra/deploy/rollbacks.md", 3.0, "Roll back with make rollback ENV=prod")]
+    assert keyword_coverage("roll back the release", rows) == pytest.approx(2 / 3)
+    assert vector_weight("roll back the release", keyword=rows) == VECTOR_WEIGHT
+    assert keyword_coverage("how do I undo a bad deploy", rows) == 0.0
+    assert vector_weight("how do I undo a bad deploy", keyword=rows) == pytest.approx(WEAK_KEYWORD_VECTOR_WEIGHT)
+    assert vector_weight("how do I undo a bad deploy") == VECTOR_WEIGHT  # no keyword rows given
+    assert vector_weight("undo atlas-00042", keyword=rows) < VECTOR_WEIGHT  # identifiers keep their weight
+
+
+@pytest.mark.slow
+def test_agent_written_tree_end_to_end(tmp_path, real_embedder):
+    """A tree written through the memory tool, searched with the real model: notes before MEMORY.md, newest first."""
+    root = tmp_path / "mem"
+    root.mkdir()
+    with MemoryIndex(root, db=tmp_path / "db", embedder=real_embedder) as index:
+        box = ToolBox(root, index=index, writable=True)
+        write = lambda **kw: box.call("memory", kw)  # noqa: E731
+        write(command="create", path="/memories/clients/acme/contract.md",
+              file_text="# Acme contract\n\n- Renewal notice period: 90 days before 2028-11-04, in writing.\n")
+        write(command="create", path="/memories/projects/atlas/plans.md",
+              file_text="# Atlas plans\n\n- Cutover weekend is 2026-06-13.\n- Approved spend: EUR 180k.\n")
+        stub = (root / "projects/atlas/MEMORY.md").read_text().strip()
+        write(command="str_replace", path="/memories/projects/atlas/MEMORY.md", old_str=stub,
+              new_str="# Atlas\n\n- plans.md has the schedule and the budget.\n- notes/ holds the status notes.")
+        for day, ms in (("2026-03-02", 420), ("2026-03-09", 380), ("2026-03-16", 290)):
+            write(command="create", path=f"/memories/projects/atlas/notes/{day}.md",
+                  file_text=f"# Atlas status {day}\n\n- Load test: p95 latency {ms} ms.\n")
+        assert index.search("acme renewal notice period", k=3)[0].path == "clients/acme/contract.md"
+        top = index.search("what is the atlas schedule and budget", k=3)
+        assert top[0].path == "projects/atlas/plans.md"
+        assert top[0].memory_md is not None and top[0].memory_md.path == "projects/atlas/MEMORY.md"
+        assert index.search("latest atlas load test latency", k=3)[0].path == "projects/atlas/notes/2026-03-16.md"
