@@ -43,6 +43,8 @@ __all__ = [
     "NoUniqueMatch",
     "MemoryBusy",
     "DaemonUnavailable",
+    "DaemonFailed",
+    "SyncDeferred",
     "ClientConfigError",
 ]
 
@@ -82,6 +84,16 @@ class Hint:
     def render(self, audience: str) -> str:
         return HINTS[self.action].get(audience, HINTS[self.action]["cli"]).format(path=self.path)
 
+    def to_dict(self) -> dict:
+        return {"action": self.action, "path": self.path}
+
+    @classmethod
+    def from_dict(cls, data) -> Hint | None:
+        """The hint ``to_dict`` wrote (e.g. across the daemon's socket), or None for anything else."""
+        if not isinstance(data, dict) or data.get("action") not in HINTS or not isinstance(data.get("path", "."), str):
+            return None
+        return cls(data["action"], data.get("path", "."))
+
     def __repr__(self) -> str:
         return f"Hint({self.action!r}, {self.path!r})"
 
@@ -97,11 +109,15 @@ class MemsearchError(Exception):
         super().__init__(*args)
         self.hint = hint
 
+    @property
+    def text(self) -> str:
+        """What went wrong, without the hint."""
+        return super().__str__()
+
     def render(self, audience: str | None = None) -> str:
         """The message for ``audience`` (default :attr:`audience`): what went wrong, then the hint in its words."""
-        text = super().__str__()
         hint = getattr(self, "hint", None)
-        return f"{text}: {hint.render(audience or self.audience)}" if hint is not None else text
+        return f"{self.text}: {hint.render(audience or self.audience)}" if hint is not None else self.text
 
     def __str__(self) -> str:
         return self.render()
@@ -243,6 +259,14 @@ class DaemonUnavailable(MemsearchError):
     def __init__(self, message: str, *, quiet: bool = False):
         super().__init__(message)
         self.quiet = quiet
+
+
+class DaemonFailed(MemsearchError):
+    """The daemon could not be started, or it failed while starting (the message names its log)."""
+
+
+class SyncDeferred(MemsearchError):
+    """The daemon could not index a write now (stopping, or a failed sync it retries); it indexes it later."""
 
 
 class ClientConfigError(MemsearchError):

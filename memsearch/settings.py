@@ -174,6 +174,13 @@ _ROWS = [
             "Longest wait to group file events before the daemon syncs."),
     Setting("client_timeout", "MEMSEARCH_CLIENT_TIMEOUT", 3.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
             "How long a client waits for the daemon's answer before working in-process (one line on stderr)."),
+    Setting("autostart", "MEMSEARCH_AUTOSTART", True, _flag, "true or false",
+            "When a search, read, ls or core finds no daemon for a local index this user may write, start one in the "
+            "background for the calls that follow (this call is answered in-process). `--no-daemon` turns it off "
+            "for one command."),
+    Setting("idle_exit", "MEMSEARCH_IDLE_EXIT", 1800, _whole(0, 10_000_000), "a whole number of seconds, 0 for never",
+            "An auto-started daemon that no client asked anything for this long exits (`memsearch watch` started "
+            "by hand keeps running unless given `--idle-exit`)."),
     Setting("max_open", "MEMSEARCH_MAX_OPEN", 16, _whole(1, 100_000), "a whole number of indexes, at least 1",
             "Indexes one process keeps open (`memsearch.search`, `serve`, `serve --roots`), least recently used closed first."),
     Setting("open_mb", "MEMSEARCH_OPEN_MB", 1024, _whole(1, 10_000_000), "a whole number of megabytes, at least 1",

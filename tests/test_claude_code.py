@@ -130,10 +130,10 @@ def test_a_hung_daemon_does_not_block_the_prompt(make_tree, tmp_path):
     import socket
     import threading
 
-    from memsearch.service import protocol
+    from memsearch.location import IndexLocation
 
     root = make_tree(FILES)
-    path = protocol.socket_path(protocol.index_dir(root.resolve()))
+    path = IndexLocation.of(root).socket
     path.parent.mkdir(parents=True)
     held = []
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:

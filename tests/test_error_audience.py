@@ -69,3 +69,27 @@ def test_every_hint_has_both_wordings_and_the_model_s_names_no_shell_step_it_cou
     damaged = IndexDamaged("the index is damaged", hint=Hint("rebuild"))
     assert "--rebuild" in str(damaged) and "memory_read" in damaged.render("tools")
     assert Hint("list", "x" * 500).path == "."  # a huge path is never echoed into a hint
+
+
+def test_a_hint_crosses_the_daemon_socket_as_data(root):
+    """A daemon's error keeps its hint as data (real Server, real Unix socket), so a model's client words it for the
+    model and the CLI's for the shell, as if the call had run in-process."""
+    from memsearch.engine.embed.embedder import HashEmbedder
+    from memsearch.engine.index import MemoryIndex
+    from memsearch.service.client import Client
+    from memsearch.service.server import Server
+
+    index = MemoryIndex(root, embedder=HashEmbedder())
+    index.sync()
+    server = Server(index).start()
+    try:
+        with pytest.raises(MemoryFileNotFound) as remote:
+            Client(root).call("read", path="notes/zz.md")
+    finally:
+        server.close()
+    with pytest.raises(MemoryFileNotFound) as here:
+        read(root, "notes/zz.md")
+    assert remote.value.hint is not None and str(remote.value) == str(here.value)
+    assert remote.value.render("tools") == here.value.render("tools") and "memory_list(path='notes')" in str(
+        remote.value.render("tools")
+    )

@@ -23,7 +23,8 @@ import pytest
 
 from memsearch import errors
 from memsearch.engine.embed.embedder import HashEmbedder
-from memsearch.engine.index import DB_DIRNAME, MemoryIndex, default_db_path
+from memsearch.engine.index import MemoryIndex
+from memsearch.location import MAX_SOCKET_PATH, IndexLocation
 from memsearch.memory.contract import list_dir, load_core, read
 from memsearch.service import protocol
 from memsearch.service.client import Client, ask
@@ -67,12 +68,12 @@ def raw(path: Path, *lines: bytes, timeout: float = 5.0) -> list[dict]:
         return replies
 
 
-def test_the_index_dir_rule_matches_the_engine(make_tree, monkeypatch):
+def test_the_client_and_the_engine_ask_one_location(make_tree, monkeypatch):
     root = make_tree(TREE).resolve()
-    assert protocol.DB_DIRNAME == DB_DIRNAME
-    assert protocol.index_dir(root) == default_db_path(root)
+    index = MemoryIndex(root, embedder=HashEmbedder())
+    assert Client(root).db_path == index.db_path == IndexLocation.of(root).state == root / ".memsearch"
     monkeypatch.setenv("MEMSEARCH_DB", str(root.parent / "elsewhere"))
-    assert protocol.index_dir(root) == default_db_path(root)
+    assert Client(root).db_path == MemoryIndex(root, embedder=HashEmbedder()).db_path == root.parent / "elsewhere"
 
 
 def test_socket_is_owner_only_and_answers_like_the_library(served):
@@ -177,7 +178,7 @@ def test_long_index_paths_get_a_short_hashed_socket_recorded_for_clients(make_tr
     index = MemoryIndex(root, db=deep, embedder=HashEmbedder())
     index.sync()
     with Server(index) as server:
-        assert server.path.parent == runtime / "memsearch" and len(os.fsencode(server.path)) <= protocol.MAX_SOCKET_PATH
+        assert server.path.parent == runtime / "memsearch" and len(os.fsencode(server.path)) <= MAX_SOCKET_PATH
         assert stat.S_IMODE(os.stat(server.path.parent).st_mode) == 0o700
         assert Client(root, deep).call("search", query="kayaks")["hits"]
         # a client with another XDG_RUNTIME_DIR finds the path the daemon recorded in daemon.json
@@ -204,7 +205,7 @@ def test_no_daemon_or_a_stale_socket_falls_back_at_once_and_silently(make_tree, 
     root = make_tree(TREE)
     warnings: list[str] = []
     assert ask(root, "status", {}, warn=warnings.append) is None  # no socket at all
-    path = protocol.socket_path(protocol.index_dir(root.resolve()))
+    path = IndexLocation.of(root).socket
     protocol.secure_dir(path.parent, create=True)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(path))  # what kill -9 leaves: a socket file nobody listens on
@@ -216,7 +217,7 @@ def test_no_daemon_or_a_stale_socket_falls_back_at_once_and_silently(make_tree, 
 
 def test_a_daemon_that_does_not_answer_in_time_gives_one_warning(make_tree):
     root = make_tree(TREE)
-    path = protocol.socket_path(protocol.index_dir(root.resolve()))
+    path = IndexLocation.of(root).socket
     protocol.secure_dir(path.parent, create=True)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as mute:
         mute.bind(str(path))
@@ -271,7 +272,7 @@ def test_daemon_killed_mid_request_then_the_client_falls_back(make_tree, tmp_pat
         assert answer == [None] and len(warnings) == 1
         assert "mid-request" in warnings[0] or "closed the connection" in warnings[0]
         # the socket file is left behind: the next client falls back at once, without a word
-        assert protocol.socket_path(protocol.index_dir(root.resolve())).exists()
+        assert IndexLocation.of(root).socket.exists()
         started = time.monotonic()
         assert ask(root, "search", {"query": "kayaks"}, warn=warnings.append, timeout=30) is None
         assert time.monotonic() - started < 1 and len(warnings) == 1
@@ -358,11 +359,13 @@ def test_cli_answered_by_the_daemon_imports_neither_typer_nor_the_engine(served)
 def test_fast_path_leaves_everything_unusual_to_the_full_cli():
     from memsearch.cli.fast import parse
 
-    assert parse(["search", "r", "q", "-k3", "--json", "--mode=keyword"]) == (
-        "search", {"root": "r", "query": "q"}, {"-k": "3", "--mode": "keyword"}, {"--json"})
-    assert parse(["search", "r", "--", "-dash"]) == ("search", {"root": "r", "query": "-dash"}, {}, set())
-    assert parse(["ls", "r"]) == ("ls", {"root": "r", "directory": "."}, {}, set())
-    for argv in (["search", "r", "q", "--help"], ["search", "r", "--queries", "f"], ["search", "r", "q", "--local"],
+    command, values = parse(["search", "r", "q", "-k3", "--json", "--mode=keyword"])
+    assert command == "search" and values["root"] == "r" and values["query"] == "q"
+    assert values["k"] == 3 and values["mode"] == "keyword" and values["as_json"] is True and values["scope"] is None
+    assert parse(["search", "r", "--", "-dash"])[1]["query"] == "-dash"
+    assert parse(["ls", "r"]) == ("ls", {"root": "r", "directory": ".", "db": None, "as_json": False, "local": False,
+                                         "no_daemon": False})
+    for argv in (["search", "r", "q", "--help"], ["search", "r", "q", "--json=1"], ["search", "r", "q", "-kx"], ["search", "r", "--queries", "f"], ["search", "r", "q", "--local"],
                  ["search", "r", "q", "-k", "0"], ["search", "r", "q", "-k", "x"], ["search", "r"], ["read", "r"],
                  ["search", "r", "q", "extra"], ["search", "r", "q", "--scope"], ["core", "r", "--jsn"], ["index", "r"], []):
         assert parse(argv) is None, argv

@@ -17,8 +17,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import MemsearchError
+from ..service import route
 from .check import print_check as _print_check, run_check as _run_check
-from .render import ask_daemon as _ask_daemon, emit_json, err, out, print_core, print_error, print_hits, print_listing, print_read
+from .options import DbOpt, JsonOpt, ModelOpt, RootArg
+from .render import emit_json, err, out, print_core, print_error, print_hits, print_listing, print_read, warn
+from .spec import typer_param as P
 
 __all__ = ["app", "main"]
 
@@ -28,9 +31,6 @@ app = typer.Typer(
     help="Search-indexed memory for AI agents (Agent Memory directories of Markdown).",
     pretty_exceptions_enable=False,
 )
-RootArg = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.", show_default=False)
-JsonOpt = typer.Option(False, "--json", help="Print one JSON object instead of a readable report.")
-LocalOpt = typer.Option(False, "--local", help="Work in-process even when a daemon serves this index.")
 
 
 @app.command()
@@ -58,16 +58,21 @@ def validate(
     raise typer.Exit(0 if report.valid else 1)
 
 
+def _where(root: Path, db: Optional[str]):
+    from ..location import IndexLocation
+
+    return IndexLocation.of(root, db)
+
+
+def _start(no_daemon: bool) -> Optional[bool]:
+    return False if no_daemon else None  # None: the autostart setting decides
+
+
 @app.command()
-def core(root: Path = RootArg, as_json: bool = JsonOpt, local: bool = LocalOpt) -> None:
+def core(root: Path = P("core", "root"), db: Optional[str] = P("core", "db"), as_json: bool = P("core", "as_json"),
+         local: bool = P("core", "local"), no_daemon: bool = P("core", "no_daemon")) -> None:
     """Print core memory (root Markdown) as it goes into a system prompt."""
-    from .. import settings
-
-    data = None if local else _ask_daemon(root, "core", {"encoding": settings.get("encoding")})
-    if data is None:
-        from ..memory.contract import load_core
-
-        data = load_core(root).to_dict()
+    data = route.core(_where(root, db), local=local, warn=warn, start=_start(no_daemon))
     if as_json:
         emit_json(data)
         return
@@ -76,19 +81,15 @@ def core(root: Path = RootArg, as_json: bool = JsonOpt, local: bool = LocalOpt) 
 
 @app.command("ls")
 def list_command(
-    root: Path = RootArg,
-    directory: str = typer.Argument(".", help="A memory directory, relative to the root."),
-    as_json: bool = JsonOpt,
-    local: bool = LocalOpt,
+    root: Path = P("ls", "root"),
+    directory: str = P("ls", "directory"),
+    db: Optional[str] = P("ls", "db"),
+    as_json: bool = P("ls", "as_json"),
+    local: bool = P("ls", "local"),
+    no_daemon: bool = P("ls", "no_daemon"),
 ) -> None:
     """List a memory directory: its child memory directories (with their MEMORY.md summary) and files."""
-    from .. import settings
-
-    data = None if local else _ask_daemon(root, "ls", {"path": directory, "encoding": settings.get("encoding")})
-    if data is None:
-        from ..memory.contract import list_dir
-
-        data = list_dir(root, directory).to_dict()
+    data = route.ls(_where(root, db), directory, local=local, warn=warn, start=_start(no_daemon))
     if as_json:
         emit_json(data)
         return
@@ -97,26 +98,20 @@ def list_command(
 
 @app.command("read")
 def read_command(
-    root: Path = RootArg,
-    path: str = typer.Argument(..., help="A memory file, relative to the root.", show_default=False),
-    lines: Optional[str] = typer.Option(None, "--lines", help="Line range A:B (1-based, inclusive); A: or :B too."),
-    as_json: bool = JsonOpt,
-    local: bool = LocalOpt,
+    root: Path = P("read", "root"),
+    path: str = P("read", "path"),
+    lines: Optional[str] = P("read", "lines"),
+    db: Optional[str] = P("read", "db"),
+    as_json: bool = P("read", "as_json"),
+    local: bool = P("read", "local"),
+    no_daemon: bool = P("read", "no_daemon"),
 ) -> None:
     """Print one memory file, or a line range of it. Nothing outside the root is ever read."""
-    data = None if local else _ask_daemon(root, "read", {"path": path, "lines": lines})
-    if data is None:
-        from ..memory.contract import read
-
-        data = read(root, path, lines).to_dict()
+    data = route.read(_where(root, db), path, lines, local=local, warn=warn, start=_start(no_daemon))
     if as_json:
         emit_json(data)
         return
     print_read(data)
-
-
-DbOpt = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix (default: $MEMSEARCH_DB, else ROOT/.memsearch).")
-ModelOpt = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory.")
 
 
 def _progress_sync(index, show: bool, wait: float):
@@ -172,13 +167,13 @@ def index_command(
     try:
         try:
             index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild, embedder=embedder)
+        except IndexDamaged as exc:  # before IndexMismatch, its base class
+            err.print(f"[yellow]warning:[/yellow] {escape(str(exc))}: rebuilding it now")
+            index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
         except IndexMismatch as exc:  # --model NAME for an index of another model: rebuild with it (kept if it cannot load)
             if not model or getattr(exc, "parameter", None) != "fingerprint":
                 raise
             err.print(f"[yellow]note:[/yellow] the index was built with another model: rebuilding it with {escape(model)}")
-            index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
-        except IndexDamaged as exc:
-            err.print(f"[yellow]warning:[/yellow] {escape(str(exc))}: rebuilding it now")
             index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
         report = _progress_sync(index, show=not as_json and err.is_terminal, wait=wait)
         report = index.check_and_repair(wait=wait) or report  # reads the index through: damage is rebuilt, and said
@@ -227,19 +222,20 @@ def _progress_vector_index(index, show: bool, wait: float) -> bool:
 
 @app.command("search")
 def search_command(
-    root: Path = RootArg,
-    query: Optional[str] = typer.Argument(None, help="What to look for.", show_default=False),
-    k: int = typer.Option(10, "-k", help="Number of hits.", min=1, max=1000),
-    scope: Optional[str] = typer.Option(None, "--scope", help="Only this directory subtree, e.g. projects/atlas."),
-    mode: str = typer.Option("hybrid", "--mode", help="hybrid, vector or keyword."),
-    since: Optional[str] = typer.Option(None, "--since", help="Only files dated on or after YYYY-MM-DD."),
-    until: Optional[str] = typer.Option(None, "--until", help="Only files dated on or before YYYY-MM-DD."),
-    queries: Optional[Path] = typer.Option(None, "--queries", help='Batch: a JSONL file of {"qid", "query", "scope"?}; one JSON line out per query.'),
-    db: Optional[str] = DbOpt,
-    model: Optional[str] = ModelOpt,
-    no_sync: bool = typer.Option(False, "--no-sync", help="Search the index as it is, without syncing changed files first."),
-    as_json: bool = JsonOpt,
-    local: bool = LocalOpt,
+    root: Path = P("search", "root"),
+    query: Optional[str] = P("search", "query"),
+    k: int = P("search", "k"),
+    scope: Optional[str] = P("search", "scope"),
+    mode: str = P("search", "mode"),
+    since: Optional[str] = P("search", "since"),
+    until: Optional[str] = P("search", "until"),
+    queries: Optional[Path] = P("search", "queries"),
+    db: Optional[str] = P("search", "db"),
+    model: Optional[str] = P("search", "model"),
+    no_sync: bool = P("search", "no_sync"),
+    as_json: bool = P("search", "as_json"),
+    local: bool = P("search", "local"),
+    no_daemon: bool = P("search", "no_daemon"),
 ) -> None:
     """Search external memory: answered by the daemon when one serves the index, else in-process
     after syncing changed files (unless a daemon holds the index)."""
@@ -249,7 +245,8 @@ def search_command(
         raise InvalidArgument("give either a QUERY or --queries FILE.jsonl (not both)")
     batch = _read_queries(queries) if queries is not None else None
     items = batch if batch is not None else [{"query": query}]
-    results = _search_all(root, db, model, items, local, no_sync, k=k, scope=scope, mode=mode, since=since, until=until)
+    results = _search_all(_where(root, db), model, items, local, no_sync, _start(no_daemon), k=k, scope=scope,
+                          mode=mode, since=since, until=until)
     if batch is not None:
         for item, hits in results:
             sys.stdout.write(json.dumps({"qid": item["qid"], "hits": hits}, ensure_ascii=False) + "\n")
@@ -261,39 +258,26 @@ def search_command(
         print_hits(hits)
 
 
-def _search_all(root, db, model, items, local: bool, no_sync: bool, *, scope, **options):
-    """(item, hits as dicts) per query: from the daemon while it answers, else from an index opened here."""
-    from .. import settings
+def _search_all(where, model, items, local: bool, no_sync: bool, start, *, k, scope, mode, since, until):
+    """(item, hits as dicts) per query: from the daemon while it answers, else from one index opened here."""
+    from contextlib import nullcontext
 
-    index = None
+    from ..engine.search.args import check_search
+
+    opened: list = []
+
+    def using():
+        if not opened:
+            from ..engine.index import MemoryIndex
+
+            opened.append(MemoryIndex(where.root, db=where, model=model))
+        return nullcontext(opened[0])
+
     for item in items:
-        params = dict(query=item["query"], scope=item.get("scope", scope), **options)
-        answer = None
-        if index is None and not local:
-            answer = _ask_daemon(root, "search", params | {"model": settings.get("model", model)}, db=db)
-        if answer is None:
-            if index is None:
-                index = _local_index(root, db, model, sync=not no_sync)
-            yield item, [h.to_dict() for h in index.search(**params)]
-        else:
-            yield item, answer["hits"]
-
-
-def _local_index(root, db, model, sync: bool):
-    from ..errors import IndexLocked
-    from ..engine.index import MemoryIndex
-
-    from ..errors import StorageFull
-
-    index = MemoryIndex(root, db=db, model=model)
-    if sync:
-        try:
-            index.sync(wait=0.0)
-        except IndexLocked:
-            pass  # a daemon keeps the index fresh
-        except StorageFull as exc:  # search what is there
-            err.print(f"[yellow]warning:[/yellow] not synced: {escape(str(exc))}")
-    return index
+        args = check_search(where.root, item["query"], k, item.get("scope", scope), mode, since, until)
+        sync = not no_sync and not opened  # the index opened here is synced once
+        yield item, route.search(where, args, model=model, local=local or bool(opened), sync=sync, using=using,
+                                 warn=warn, start=start)
 
 
 def _read_queries(path: Path) -> list[dict]:

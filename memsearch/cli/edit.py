@@ -14,6 +14,8 @@ from typing import Optional
 
 import typer
 
+from .options import DbOpt, ModelOpt, RootArg
+
 __all__ = ["register"]
 
 
@@ -73,7 +75,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("edit")
     def edit_command(
-        root: Path = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.", show_default=False),
+        root: Path = RootArg,
         command: Optional[str] = typer.Argument(None, help="view, create, str_replace, insert, delete or rename.", show_default=False),
         path: Optional[str] = typer.Argument(None, help="The file or directory: /memories/... or relative to ROOT (rename: OLD_PATH).", show_default=False),
         new_path: Optional[str] = typer.Argument(None, help="rename only: where it goes.", show_default=False),
@@ -83,8 +85,8 @@ def register(app: typer.Typer) -> None:
         line: Optional[int] = typer.Option(None, "--line", help="insert: the line to insert after; 0 inserts at the top.", min=0),
         view_range: Optional[str] = typer.Option(None, "--range", help="view: lines START:END of a file (END -1 or empty: to the end)."),
         given: Optional[str] = typer.Option(None, "--input", help="The memory-tool call as JSON (text, a file, or '-' for stdin) instead of COMMAND."),
-        db: Optional[Path] = typer.Option(None, "--db", help="Index directory (default: $MEMSEARCH_DB, else ROOT/.memsearch)."),
-        model: Optional[str] = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory."),
+        db: Optional[str] = DbOpt,
+        model: Optional[str] = ModelOpt,
         budget: Optional[int] = typer.Option(None, "--core-budget", help="Core memory budget in tokens (default $MEMSEARCH_CORE_BUDGET, else 30000).", min=1),
         no_sync: bool = typer.Option(False, "--no-sync", help="Leave the index alone (a daemon or the next search catches up)."),
         as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON (result, changed, created, index)."),

@@ -2,90 +2,74 @@
 
 Typer builds a pydantic validator per parameter at every run (about 0.15 s of CPU), more than
 the daemon needs to answer. So the entry point first tries :func:`run`, which reads the
-plain forms of these commands (the options of their typer definitions in :mod:`.app`, with
-``--opt value``, ``--opt=value``, ``-kN`` and ``--``) and asks the daemon. Anything else
-(``--help``, ``--queries``, ``--local``, an unknown or malformed option, a value out of
-range) returns None and the full CLI runs, so usage errors and help are typer's. When the
-daemon is absent or fails, the full CLI runs with ``--local``: the daemon is asked once.
+plain forms of these commands from their one declaration (:mod:`.spec`, which the typer
+commands are built from too), with ``--opt value``, ``--opt=value``, ``-kN`` and ``--``, and
+asks the daemon. Anything else (``--help``, ``--queries``, ``--local``, an unknown or
+malformed option, a value out of range) returns None and the full CLI runs, so usage errors
+and help are typer's. When the daemon is absent or fails, the full CLI runs with ``--local``
+(the daemon is asked once), after starting one in the background unless that is turned off.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
+
+from .spec import COMMANDS, REQUIRED
 
 __all__ = ["run", "parse"]
 
-#: command -> (positional names with their defaults (None: required), options taking a value, flags)
-_COMMANDS = {
-    "search": ((("root", None), ("query", None)), {"-k", "--scope", "--mode", "--since", "--until", "--db", "--model"},
-               {"--no-sync", "--json"}),
-    "read": ((("root", None), ("path", None)), {"--lines"}, {"--json"}),
-    "ls": ((("root", None), ("directory", ".")), set(), {"--json"}),
-    "core": ((("root", None),), set(), {"--json"}),
-}
-_K = re.compile(r"[0-9]{1,4}")
-K_RANGE = (1, 1000)  # as the -k option of memsearch.cli.app.search_command
+_WHOLE = re.compile(r"[0-9]{1,9}")
 
 
-def parse(argv: list[str]) -> tuple[str, dict, dict, set] | None:
-    """(command, positionals, options, flags) of a plain daemon-answerable command line, else None."""
-    if not argv or argv[0] not in _COMMANDS:
+def parse(argv: list[str]) -> tuple[str, dict] | None:
+    """(command, values by parameter name) of a plain daemon-answerable command line, else None."""
+    if not argv or argv[0] not in COMMANDS:
         return None
     command = argv[0]
-    positional_spec, valued, flags_allowed = _COMMANDS[command]
-    positionals: list[str] = []
-    options: dict[str, str] = {}
-    flags: set[str] = set()
+    params = COMMANDS[command]
+    by_flag = {flag: p for p in params if p.fast for flag in p.flags}
+    positional = [p for p in params if p.positional]
+    values: dict = {}
+    given: list[str] = []
     args = iter(argv[1:])
     only_positionals = False
     for token in args:
         if only_positionals or token == "-" or not token.startswith("-"):
-            positionals.append(token)
+            given.append(token)
         elif token == "--":
             only_positionals = True
-        elif token in flags_allowed:
-            flags.add(token)
-        elif token in valued:
+        elif token in by_flag and by_flag[token].flag:
+            values[by_flag[token].name] = True
+        elif token in by_flag:
             value = next(args, None)
             if value is None:
                 return None
-            options[token] = value
-        elif token.startswith("--") and "=" in token and token.split("=", 1)[0] in valued:
+            values[by_flag[token].name] = value
+        elif token.startswith("--") and "=" in token and by_flag.get(token.split("=", 1)[0], None) is not None \
+                and not by_flag[token.split("=", 1)[0]].flag:
             name, value = token.split("=", 1)
-            options[name] = value
-        elif token.startswith("-k") and "-k" in valued and _K.fullmatch(token[2:]):
-            options["-k"] = token[2:]
+            values[by_flag[name].name] = value
+        elif token[:2] in by_flag and len(token) > 2 and not token.startswith("--") and _WHOLE.fullmatch(token[2:]):
+            values[by_flag[token[:2]].name] = token[2:]  # -k5
         else:
             return None  # --help, --local, --queries, a typo: typer's business
-    if len(positionals) > len(positional_spec):
+    if len(given) > len(positional):
         return None
-    named = {}
-    for i, (name, default) in enumerate(positional_spec):
-        if i < len(positionals):
-            named[name] = positionals[i]
-        elif default is None:
-            return None
-        else:
-            named[name] = default
-    if "-k" in options:
-        if not _K.fullmatch(options["-k"]) or not K_RANGE[0] <= int(options["-k"]) <= K_RANGE[1]:
-            return None
-    return command, named, options, flags
-
-
-def _request(command: str, named: dict, options: dict) -> tuple[str, dict]:
-    from .. import settings
-
-    if command == "search":
-        return "search", {"query": named["query"], "k": int(options.get("-k", 10)), "scope": options.get("--scope"),
-                          "mode": options.get("--mode", "hybrid"), "since": options.get("--since"),
-                          "until": options.get("--until"), "model": settings.get("model", options.get("--model"))}
-    if command == "read":
-        return "read", {"path": named["path"], "lines": options.get("--lines")}
-    if command == "ls":
-        return "ls", {"path": named["directory"], "encoding": settings.get("encoding")}
-    return "core", {"encoding": settings.get("encoding")}
+    for i, p in enumerate(positional):
+        if i < len(given):
+            values[p.name] = given[i]
+        elif p.default in (None, REQUIRED):
+            return None  # required here (search without a QUERY is --queries: typer's)
+    for p in params:
+        if p.min is not None or p.max is not None:  # a whole number within its range, else typer says why
+            if p.name in values:
+                if not _WHOLE.fullmatch(values[p.name]):
+                    return None
+                values[p.name] = int(values[p.name])
+                if (p.min is not None and values[p.name] < p.min) or (p.max is not None and values[p.name] > p.max):
+                    return None
+        values.setdefault(p.name, p.default)
+    return command, values
 
 
 def run(argv: list[str]) -> int | None:
@@ -97,28 +81,42 @@ def run(argv: list[str]) -> int | None:
     parsed = parse(argv)
     if parsed is None:
         return None
-    command, named, options, flags = parsed
+    command, v = parsed
     from ..errors import MemsearchError
+    from ..location import IndexLocation
+    from ..service import route
     from . import render
 
+    start = False if v["no_daemon"] else None
     try:
-        method, params = _request(command, named, options)
-        db = options.get("--db")
-        answer = render.ask_daemon(Path(named["root"]), method, params, db=db)
+        where = IndexLocation.of(v["root"], v["db"])
+        common = dict(warn=render.warn, start=start)
+        if command == "search":
+            from ..engine.search.args import check_search
+
+            args = check_search(where.root, v["query"], v["k"], v["scope"], v["mode"], v["since"], v["until"])
+            hits = route.search(where, args, model=v["model"], using=None, **common)
+            answer = None if hits is None else {"hits": hits}
+        elif command == "read":
+            answer = route.read(where, v["path"], v["lines"], fallback=False, **common)
+        elif command == "ls":
+            answer = route.ls(where, v["directory"], fallback=False, **common)
+        else:
+            answer = route.core(where, fallback=False, **common)
     except MemsearchError as exc:
         render.print_error(exc)
         return exc.exit_code
     if answer is None:
         argv.insert(1, "--local")
         return None
-    as_json = "--json" in flags
     if command == "search":
-        if as_json:
-            render.emit_json({"query": named["query"], "hits": answer["hits"]})
+        if v["as_json"]:
+            render.emit_json({"query": v["query"], "hits": answer["hits"]})
         else:
             render.print_hits(answer["hits"])
-    elif as_json:
+    elif v["as_json"]:
         render.emit_json(answer)
     else:
         {"read": render.print_read, "ls": render.print_listing, "core": render.print_core}[command](answer)
     return 0
+

@@ -13,10 +13,10 @@ from typing import Optional
 import typer
 
 from ..errors import InvalidArgument
+from .options import DbOpt
 
 __all__ = ["register"]
 
-DB_HELP = "Index directory, or s3://bucket/prefix (default ROOT/.memsearch)."
 INSTALL_HELP = "Write it where the client reads it, after showing the change."
 PROJECT_HELP = "claude-code, cursor: the project folder (default: here for claude-code, the user's file for cursor)."
 
@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         root: Path = typer.Argument(..., help="The memory root the server serves."),
         client: str = typer.Option(..., "--client", help="claude-desktop, claude-code, codex or cursor."),
         writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool, which writes memory."),
-        db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+        db: Optional[str] = DbOpt,
         name: str = typer.Option("memsearch", "--name", help="The server's name in the client's configuration."),
         install: bool = typer.Option(False, "--install", help=INSTALL_HELP),
         project: Optional[Path] = typer.Option(None, "--project", help=PROJECT_HELP),
@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
         project: Path = typer.Option(Path("."), "--project", help="The project: .claude/settings.json, .mcp.json."),
         plugin: Optional[Path] = typer.Option(None, "--plugin", help="Write a plugin folder instead."),
         writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool, which writes memory."),
-        db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+        db: Optional[str] = DbOpt,
         yes: bool = typer.Option(False, "--yes", help="Write without asking."),
     ) -> None:
         """Add memsearch's hooks (core memory at session start, memory for each prompt) and MCP server."""

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
-__all__ = ["out", "err", "emit_json", "ns", "ask_daemon", "print_error", "print_core", "print_listing",
+__all__ = ["out", "err", "emit_json", "ns", "warn", "print_error", "print_core", "print_listing",
            "print_read", "print_hits"]
 
 out = Console(highlight=False, soft_wrap=True)
@@ -36,11 +35,9 @@ def ns(data):
     return data
 
 
-def ask_daemon(root: Path, method: str, params: dict, db: str | Path | None = None):
-    """The running daemon's answer, or None: then work in-process (a warning line says why, if not plain absence)."""
-    from ..service.client import ask
-
-    return ask(root, method, params, db=db, warn=lambda message: err.print(f"[yellow]warning:[/yellow] {escape(message)}"))
+def warn(message: str) -> None:
+    """One warning line on stderr (a daemon that did not answer, an index not synced)."""
+    err.print(f"[yellow]warning:[/yellow] {escape(message)}")
 
 
 def print_error(exc: Exception) -> None:

@@ -10,6 +10,8 @@ from typing import Optional
 
 import typer
 
+from .options import DbOpt, ModelOpt
+
 __all__ = ["register"]
 
 
@@ -20,8 +22,8 @@ def register(app: typer.Typer) -> None:
     def serve(
         root: Optional[Path] = typer.Argument(None, help="The memory root: the directory holding the root MEMORY.md.", show_default=False),
         roots: Optional[Path] = typer.Option(None, "--roots", help="Serve many memory roots instead (needs --http): each child directory of this one is a tenant, at /tenants/NAME/mcp; --db may name each index with {tenant}."),
-        db: Optional[str] = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix (default: $MEMSEARCH_DB, else ROOT/.memsearch)."),
-        model: Optional[str] = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory."),
+        db: Optional[str] = DbOpt,
+        model: Optional[str] = ModelOpt,
         budget: Optional[int] = typer.Option(None, "--budget", help="Most tokens one tool result may take (default 4000); longer results are cut with a note."),
         http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on a loopback address instead of stdio."),
         host: str = typer.Option("127.0.0.1", "--host", help="With --http: loopback address to listen on (127.0.0.1, ::1 or localhost)."),
@@ -59,7 +61,7 @@ def register(app: typer.Typer) -> None:
                 watcher.close()
 
 
-def _start_watcher(root: Path, db: Optional[Path], model: Optional[str]):
+def _start_watcher(root: Path, db: Optional[str], model: Optional[str]):
     """The daemon in this process (its searches reach it through its socket), or None if another writer runs."""
     import sys
 

@@ -1,9 +1,7 @@
 """CLI commands of the indexing daemon: ``watch``, ``status``, ``stop`` (see :mod:`memsearch.watcher`).
 
 Thin over :mod:`memsearch.service.process` (starting, reporting on and stopping the process).
-Registered on the main app by :func:`register`. This module must not import
-:mod:`memsearch.cli` (``python -m memsearch.cli`` runs that module as ``__main__``), so it
-keeps its own consoles and options. Typed errors propagate to ``memsearch.cli.main``.
+Registered on the main app by :func:`register`. Typed errors propagate to ``memsearch.cli.main``.
 """
 
 from __future__ import annotations
@@ -16,17 +14,12 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from .options import DbOpt, JsonOpt, ModelOpt, RootArg
+from .render import err, out
+
 __all__ = ["register", "daemon_status"]
-
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-RootArg = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.", show_default=False)
-DbOpt = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix (default: $MEMSEARCH_DB, else ROOT/.memsearch).")
-JsonOpt = typer.Option(False, "--json", help="Print one JSON object instead of a readable report.")
 
 #: The daemon's log rotates at this size (keeping LOG_BACKUPS old files).
 LOG_MAX_BYTES = 5_000_000
@@ -53,10 +46,11 @@ def _configure_logging(log_file: Optional[Path]) -> None:
 def watch_command(
     root: Path = RootArg,
     db: Optional[str] = DbOpt,
-    model: Optional[str] = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory."),
+    model: Optional[str] = ModelOpt,
     debounce: Optional[int] = typer.Option(None, "--debounce", metavar="MS", help="Longest wait (ms) to group file events before a sync (default: $MEMSEARCH_DEBOUNCE_MS, else 300)."),
     detach: bool = typer.Option(False, "--detach", help="Run in the background; pid, state and log go next to the index."),
     wait: float = typer.Option(0.0, "--wait", metavar="SECONDS", min=0.0, help="Wait this long for another writer of the index to finish (default: exit at once, naming it)."),
+    idle_exit: Optional[int] = typer.Option(None, "--idle-exit", metavar="SECONDS", min=0, help="Exit after this many seconds without a client request (default: never; an auto-started daemon: $MEMSEARCH_IDLE_EXIT)."),
     log_file: Optional[Path] = typer.Option(None, "--log-file", hidden=True),
 ) -> None:
     """Keep the index fresh: catch up on changes, then follow file events until Ctrl-C or `memsearch stop`."""
@@ -64,17 +58,18 @@ def watch_command(
 
     resolve_debounce(debounce)  # a bad value fails here, not in the background
     if detach:
-        _detach(root, db, model, debounce, wait)
+        _detach(root, db, model, debounce, wait, idle_exit)
         return
     _configure_logging(log_file)
-    code = serve(root, db=db, model=model, debounce=debounce, lock_timeout=wait, listen=True)
+    code = serve(root, db=db, model=model, debounce=debounce, lock_timeout=wait, listen=True, idle_exit=idle_exit)
     raise typer.Exit(code)
 
 
-def _detach(root: Path, db: Optional[str], model: Optional[str], debounce: Optional[int], wait: float) -> None:
+def _detach(root: Path, db: Optional[str], model: Optional[str], debounce: Optional[int], wait: float,
+            idle_exit: Optional[int]) -> None:
     from ..service.process import START_TIMEOUT_S, detach
 
-    started = detach(root, db, model, debounce, wait)
+    started = detach(root, db, model, debounce, wait, idle_exit=idle_exit)
     base, db_path, log_path = (escape(str(p)) for p in (started.root, started.db, started.log))
     if started.already:
         serving = f", serving on {escape(started.socket)}" if started.serving else " (not answering on its socket yet)"
@@ -147,7 +142,7 @@ def stop_command(
     if result.outcome == "not-running":
         out.print(f"no memsearch daemon is running for {base} (index {db_path})")
         if result.stale_pid:
-            out.print(f"  writer.json names process {result.stale_pid}, which does not hold the index lock "
+            out.print(f"  the lock's holder record names process {result.stale_pid}, which does not hold the index lock "
                       "(a record left by a killed daemon; that pid is another process now): not signalled")
         return
     if result.outcome == "not-a-daemon":

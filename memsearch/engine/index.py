@@ -10,33 +10,30 @@ import datetime as dt
 import logging
 import os
 import uuid
-from pathlib import Path
 from typing import Sequence
 
 from .. import __version__, settings
-from ..errors import Hint, IndexDamaged, InvalidArgument
+from ..errors import Hint, IndexDamaged
 from ..memory.contract import MemoryRef
-from ..memory.document import parse_date
 from ..memory.tokens import encoding_name
-from ..memory.tree import resolve_root, safe_path, scan
+from ..location import IndexLocation
+from ..memory.tree import resolve_root, scan
 from .embed.embedder import Embedder, load_embedder
 from .ingest.chunker import ChunkerConfig
 from .ingest.sync import IndexReport, Progress, Sync
 from .params import check_params, index_params
 from .search.fusion import FUSIONS
 from .search.hits import Hit, HitBuilder
+from .search.args import MAX_K, MODES, SearchArgs, check_search
 from .search.query import clean_text
 from .search.searcher import Searcher
 from .storage.filter import Filter
 from .storage.lock import WriterLock
-from .storage.remote import RemoteDB, RemoteWriterLock, is_remote
+from .storage.remote import RemoteDB, RemoteWriterLock
 from .storage.store import VECTOR_INDEX_MIN_ROWS, Store
 
-__all__ = ["MemoryIndex", "Hit", "MemoryRef", "MODES", "FUSIONS", "MAX_K", "default_db_path"]
+__all__ = ["MemoryIndex", "Hit", "MemoryRef", "MODES", "FUSIONS", "MAX_K"]
 
-DB_DIRNAME = ".memsearch"
-MODES = ("hybrid", "vector", "keyword")
-MAX_K = 1000
 #: What an open index holds besides its vector copy: table handles, the LanceDB connection, the
 #: keyword worker thread. Measured: 40 small indexes opened and searched in one process, RSS grew
 #: 0.12 MB each on local disk, 0.25 MB each on SeaweedFS (the object-store client); the full-text
@@ -45,19 +42,11 @@ INDEX_OVERHEAD_BYTES = 256 * 1024
 logger = logging.getLogger("memsearch.index")
 
 
-def default_db_path(root: Path) -> Path:
-    """Where the index lives: ``$MEMSEARCH_DB``, else ``ROOT/.memsearch``.
-
-    Inside the root (hidden, so never memory) the index travels and is deleted with its
-    memory and two memory roots can never share one by accident.
-    """
-    return settings.get("db") or root / DB_DIRNAME
-
-
 class MemoryIndex:
     """Search index of one memory root. Collaborators may be injected; defaults are built lazily.
 
-    ``db`` defaults to :func:`default_db_path`; ``model`` to ``MEMSEARCH_MODEL`` or the
+    ``db`` (a ``--db`` value or an :class:`~memsearch.location.IndexLocation`) defaults to
+    ``$MEMSEARCH_DB``, else ``ROOT/.memsearch`` (see :mod:`memsearch.location`); ``model`` to ``MEMSEARCH_MODEL`` or the
     registry default. Opening checks the parameters the index was built with and raises
     :class:`IndexMismatch` (fix: ``memsearch index ROOT --rebuild``) rather than mix vectors.
     ``lock_purpose`` is what the writer lock records about its holder (a daemon: ``"watch"``).
@@ -81,11 +70,12 @@ class MemoryIndex:
         lock_purpose: str = "index",
     ):
         self.root = resolve_root(root)
-        db = settings.get("db", db) if db else default_db_path(self.root)
-        #: A remote (``s3://``) index, else None; ``db_path`` is then this machine's state directory for it.
-        self.remote = RemoteDB.parse(db) if is_remote(db) else None
-        self.db_path = self.remote.state_dir() if self.remote else Path(db).expanduser()
-        self.location = self.remote.uri if self.remote else str(self.db_path)  # where the index is, for messages
+        #: Where the index and its files live; ``db_path``: its local directory (for a remote index,
+        #: this machine's state directory for it), ``location``: its address for messages.
+        self.where = IndexLocation.of(self.root, db, resolved=True)
+        self.remote = RemoteDB.parse(self.where.remote) if self.where.remote else None
+        self.db_path = self.where.ensure_state() if self.remote else self.where.state
+        self.location = self.where.label
         self.embedder = embedder or load_embedder(model)
         self.store = store or Store(self.remote or self.db_path, root=self.root)  # typed errors (read-only root...)
         self.foreign = foreign
@@ -281,27 +271,12 @@ class MemoryIndex:
         self.close()
 
     # --- search ---------------------------------------------------------------------------
-    def search(self, query: str, k: int = 10, scope: str | None = None, mode: str = "hybrid",
+    def search(self, query: str | SearchArgs, k: int = 10, scope: str | None = None, mode: str = "hybrid",
                since=None, until=None) -> list[Hit]:
-        """Ranked hits for ``query`` (see :mod:`.search.searcher` for the modes and the fusion)."""
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidArgument("the query is empty: give some words to search for")
-        query = clean_text(query)
-        if mode not in MODES:
-            raise InvalidArgument(f"unknown search mode {mode!r}: choose one of {', '.join(MODES)}")
-        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
-            raise InvalidArgument(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
-        flt = self._filter(scope, since, until)
+        """Ranked hits for ``query`` (or an already checked :class:`SearchArgs`; see
+        :mod:`.search.searcher` for the modes and the fusion)."""
+        args = query if isinstance(query, SearchArgs) else check_search(self.root, query, k, scope, mode, since, until)
+        flt = Filter(scope=args.scope, since=args.since, until=args.until)
         with self.store.guard(self.root):
             self._follow_build()
-            return self.searcher.search(query, k, mode, flt, self._build)
-
-    def _filter(self, scope: str | None, since, until) -> Filter:
-        rel = None
-        if scope not in (None, "", "."):
-            _, rel = safe_path(self.root, str(scope).strip().rstrip("/"))
-            rel = None if rel == "." else rel
-        since_s, until_s = parse_date(since, "since"), parse_date(until, "until")
-        if since_s and until_s and since_s > until_s:
-            raise InvalidArgument(f"since {since_s} is after until {until_s}: swap them")
-        return Filter(scope=rel, since=since_s, until=until_s)
+            return self.searcher.search(clean_text(args.query), args.k, args.mode, flt, self._build)

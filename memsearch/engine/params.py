@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import IndexMismatch
+from ..errors import Hint, IndexMismatch
 from .ingest.chunker import ChunkerConfig
 from .storage.schema import FORMAT_VERSION
 
@@ -33,8 +33,7 @@ def check_params(meta: dict, mine: dict, location: str, root) -> None:
             theirs = meta.get("model") if key == "fingerprint" else meta.get(key)
             ours = mine["model"] if key == "fingerprint" else mine[key]
             error = IndexMismatch(
-                f"the index at {location} was built with {label} {theirs!r}, not {ours!r}; vectors are "
-                f"never mixed. Fix: `memsearch index {root} --rebuild` (or pass the same --model as before)"
-            )
+                f"the index at {location} was built with {label} {theirs!r}, not {ours!r} (vectors of two models "
+                "are never mixed; the same model as before also reads it)", hint=Hint("rebuild"))
             error.parameter = key  # "fingerprint": another model (`memsearch index --model` rebuilds for it)
             raise error

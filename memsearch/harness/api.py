@@ -10,12 +10,12 @@ import os
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from .. import settings
-from ..errors import IndexLocked, StorageFull
-from ..memory.tree import resolve_root
+from ..engine.search.args import check_search
+from ..location import IndexLocation
+from ..service import route
 
 if TYPE_CHECKING:  # the engine loads on the first open, not at import
     from ..engine.index import MemoryIndex
@@ -40,13 +40,8 @@ _OPEN_LOCK = threading.Lock()  # held only around the table's bookkeeping, never
 
 
 def _key(root, db, model) -> tuple:
-    from ..engine.index import default_db_path
-    from ..engine.storage.remote import is_remote
-
-    base = resolve_root(root)
-    db_path = settings.get("db", db) if db else default_db_path(base)
-    db_path = db_path if is_remote(db_path) else Path(db_path).absolute()  # s3://... stays a URI
-    return (base, db_path, settings.get("model", model), settings.get("foreign"), settings.get("fusion"))
+    where = IndexLocation.of(root, db)
+    return (where.root, where.db, settings.get("model", model), settings.get("foreign"), settings.get("fusion"))
 
 
 def _acquire(root, db, model) -> _Entry:
@@ -152,25 +147,16 @@ def close_indexes() -> None:
 
 
 def search(query: str, root: str | os.PathLike[str], k: int = 10, *, db=None, model=None, sync: bool = True,
-           local: bool = False, **options) -> list[dict]:
+           local: bool = False, autostart: bool | None = None, **options) -> list[dict]:
     """Search a memory root from harness code: JSON-ready dicts of :class:`~memsearch.engine.index.Hit`.
 
     A running daemon of the index (``memsearch watch``) answers, so the process loads no
     model; otherwise (or with ``local=True``) it opens the index once per process, syncs
-    files changed since the last call unless a writer holds the index, then searches.
-    ``options``: ``scope``, ``mode``, ``since``, ``until``.
+    files changed since the last call unless a writer holds the index, then searches; and,
+    unless ``autostart`` (``MEMSEARCH_AUTOSTART``) is off, starts a daemon in the background
+    for the calls that follow. ``options``: ``scope``, ``mode``, ``since``, ``until``.
     """
-    if not local:
-        from ..service.client import ask
-
-        params = {"query": query, "k": k, **options, "model": settings.get("model", model)}
-        answer = ask(root, "search", params, db=db)
-        if answer is not None:
-            return answer["hits"]
-    with using_index(root, db=db, model=model) as index:
-        if sync:
-            try:
-                index.sync(wait=0.0)
-            except (IndexLocked, StorageFull):
-                pass  # a daemon holds the index and keeps it fresh; or the disk is full: search what is there
-        return [hit.to_dict() for hit in index.search(query, k=k, **options)]
+    where = IndexLocation.of(root, db)
+    args = check_search(where.root, query, k, **options)
+    return route.search(where, args, model=model, local=local, sync=sync, start=autostart,
+                        using=lambda: using_index(where.root, db=where, model=model))

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .. import settings
 from ..errors import IndexLocked
+from ..location import IndexLocation
 from ..memory.editor import Editor, EditResult
 
 __all__ = ["edit", "open_editor", "IndexSync", "INDEX_WAIT_S"]
@@ -101,7 +101,7 @@ def _daemon_sync(index, paths: list[str], timeout: float) -> dict | None:
     from ..service.client import Client
 
     try:
-        return Client(index.root, index.db_path, timeout=timeout).call("sync", paths=paths)
+        return Client(index.root, index.where, timeout=timeout).call("sync", paths=paths)
     except (DaemonUnavailable, MemsearchError):
         return None
 
@@ -128,10 +128,9 @@ def wait_indexed(index, paths: Sequence[str], timeout: float) -> bool:
         time.sleep(POLL_S)
 
 
-def _protected(db) -> tuple[Path, ...]:
-    """The index directory when it is configured (the default, ``ROOT/.memsearch``, is hidden anyway)."""
-    where = settings.get("db", db)
-    return (Path(where),) if where else ()
+def _protected(root, db) -> tuple[Path, ...]:
+    """The index's local directory (for a remote index: this machine's state for it), never written as memory."""
+    return (IndexLocation.of(root, db).state,)
 
 
 def open_editor(root: str | os.PathLike[str], *, db=None, model=None, index=None, budget: int | None = None,
@@ -151,7 +150,7 @@ def open_editor(root: str | os.PathLike[str], *, db=None, model=None, index=None
 
                 return open_index(root, db=db, model=model)
         on_change = IndexSync(index, timeout=timeout, guard=guard)
-    protect = _protected(db) + ((Path(index.db_path),) if index is not None and hasattr(index, "db_path") else ())
+    protect = _protected(root, db) + ((Path(index.db_path),) if index is not None and hasattr(index, "db_path") else ())
     return Editor(root, budget=budget, protect=protect, on_change=on_change, **options)
 
 

@@ -23,11 +23,13 @@ import os
 import threading
 from typing import Any
 
-from .. import settings
+from ..engine.search.args import SearchArgs
 from ..errors import IndexLocked, InvalidArgument, MemoryFileNotFound, MemsearchError, StorageFull, UnknownTool
+from ..location import IndexLocation
 from ..memory.contract import list_dir, load_core, read
 from ..memory.document import parse_date
 from ..memory.tree import resolve_root, safe_path
+from ..service import route
 from .bounds import bounded_error
 from .budget import DEFAULT_BUDGET, MIN_BUDGET, Budget
 from .memory_tool import MEMORY_TOOL_NAME, WRITE_INSTRUCTIONS, run_memory
@@ -232,13 +234,8 @@ class ToolBox:
         if since and until and since > until:
             raise InvalidArgument(f"memory_search: since {since} is after until {until}: swap them")
         params = dict(query=query, k=k, scope=None if rel == "." else rel, mode=mode, since=since, until=until)
-        answer = self._ask("search", params | {"model": settings.get("model", self.model)}) if self.daemon else None
-        if answer is not None:
-            hits = answer["hits"]
-        else:
-            with self._lock, self._using() as index:  # validated before this point: a bad call never loads the model
-                self._sync(index)
-                hits = [h.to_dict() for h in index.search(**params)]
+        hits = route.search(IndexLocation.of(self.root, self.db, resolved=True), SearchArgs(**params), model=self.model,
+                            local=not self.daemon, sync=self.sync, guard=self._lock, using=self._using)
         items = [
             {
                 "path": h["path"],

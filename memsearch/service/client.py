@@ -16,46 +16,56 @@ import json
 import logging
 import os
 import socket
-import struct
 import time
 from pathlib import Path
 from typing import Callable
 
 from .. import errors, settings
 from ..errors import DaemonUnavailable
-from ..memory.tree import resolve_root
-from . import protocol
+from ..location import IndexLocation
+from ..platforms import peer_uid
 from .protocol import PROTOCOL_ERRORS, PROTOCOL_VERSION, ProtocolError, decode, encode
 
 __all__ = ["Client", "ask", "DaemonUnavailable"]
 
 log = logging.getLogger("memsearch.client")
 
-STATE_FILE = "daemon.json"  # as memsearch.service.daemon.STATE_FILE (not imported: it pulls watchfiles)
-_CRED = struct.Struct("3i")
 _QUIET_ERRNOS = {errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK, errno.ENOTDIR}
 
 
+def _rebuilt(cls, message: str, hint) -> errors.MemsearchError:
+    """The daemon's error as this process's own, its hint (if any) kept as data for this caller to word."""
+    parsed = errors.Hint.from_dict(hint)
+    if parsed is not None and isinstance(hint.get("text"), str):
+        try:
+            return cls(hint["text"], hint=parsed)
+        except TypeError:  # an error class with its own arguments: the message as worded by the daemon
+            pass
+    return cls(message)
+
+
 class Client:
-    """Talks to the daemon of ``root``'s index (``db``: as ``--db``). One connection per call.
+    """Talks to the daemon of ``root``'s index (``db``: as ``--db``, or an :class:`IndexLocation`). One
+    connection per call.
 
     ``timeout``: seconds to wait for a reply (default ``$MEMSEARCH_CLIENT_TIMEOUT``, else 3).
     """
 
     def __init__(self, root, db=None, *, timeout: float | None = None, path: str | os.PathLike[str] | None = None):
-        self.root = resolve_root(root)
-        self.db_path = protocol.index_dir(self.root, db)
+        self.where = IndexLocation.of(root, db)
+        self.root = self.where.root
+        self.db_path = self.where.state
         self.timeout = settings.get("client_timeout", timeout)
         self.path = Path(path) if path else self.locate()
         self._ids = 0
 
     def locate(self) -> Path | None:
-        """The daemon's socket: the derived path, else the one ``DB/daemon.json`` records; None if neither exists."""
-        derived = protocol.socket_path(self.db_path)
+        """The daemon's socket: the derived path, else the one its state file records; None if neither exists."""
+        derived = self.where.socket
         if os.path.exists(derived):
             return derived
         try:
-            recorded = json.loads((self.db_path / STATE_FILE).read_text()).get("socket")
+            recorded = json.loads(self.where.state_file.read_text()).get("socket")
         except (OSError, ValueError, AttributeError):
             return None
         return Path(recorded) if isinstance(recorded, str) and os.path.exists(recorded) else None
@@ -85,7 +95,7 @@ class Client:
         kind, message = str(error.get("type", "ServerError")), str(error.get("message", "no message"))
         cls = getattr(errors, kind, None) if kind in errors.__all__ and kind not in PROTOCOL_ERRORS else None
         if isinstance(cls, type) and issubclass(cls, errors.MemsearchError) and cls is not DaemonUnavailable:
-            raise cls(message)
+            raise _rebuilt(cls, message, error.get("hint"))
         raise DaemonUnavailable(f"the memsearch daemon at {self.path} refused the request ({kind}: {message})")
 
     def _exchange(self, data: bytes) -> dict:
@@ -99,8 +109,8 @@ class Client:
                 if exc.errno in _QUIET_ERRNOS:  # nobody listens: a stale socket after kill -9, or none
                     raise DaemonUnavailable(f"no memsearch daemon listens on {self.path}", quiet=True) from None
                 raise DaemonUnavailable(f"cannot connect to the memsearch daemon at {self.path}: {exc}") from None
-            _, uid, _ = _CRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size))
-            if uid != os.getuid():
+            uid = peer_uid(sock)
+            if uid is not None and uid != os.getuid():
                 raise DaemonUnavailable(f"the socket {self.path} belongs to uid {uid}, not to this user: not used")
             buffer = bytearray()
             try:

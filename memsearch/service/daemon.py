@@ -20,14 +20,14 @@ from typing import Iterable
 import watchfiles
 
 from .. import settings
-from ..errors import InvalidArgument, MemsearchError
+from ..errors import DaemonFailed, InvalidArgument, MemsearchError, SyncDeferred
 from ..engine.ingest.sync import IndexReport
+from ..location import IndexLocation
 from ..memory.files import atomic_write_json, read_json
 from ..memory.tree import resolve_root
 from .events import MemoryFilter, ancestors
 
-__all__ = ["Daemon", "MemoryFilter", "resolve_debounce", "read_state", "DEBOUNCE_ENV", "DEFAULT_DEBOUNCE_MS",
-           "STATE_FILE", "PID_FILE", "LOG_FILE"]
+__all__ = ["Daemon", "MemoryFilter", "resolve_debounce", "read_state", "DEBOUNCE_ENV", "DEFAULT_DEBOUNCE_MS"]
 
 logger = logging.getLogger("memsearch.watch")
 
@@ -58,9 +58,6 @@ RETRY_S = 5.0
 #: ``daemon.json`` is rewritten at most this often during a long sync (progress).
 STATE_EVERY_S = 1.0
 
-STATE_FILE = "daemon.json"
-PID_FILE = "daemon.pid"
-LOG_FILE = "daemon.log"
 
 
 def resolve_debounce(debounce: int | None = None) -> int:
@@ -76,9 +73,9 @@ class _Stopped(Exception):
     """Raised from the progress hook to end a sync after the batch in hand (stop requested)."""
 
 
-def read_state(db_path: str | os.PathLike[str]) -> dict | None:
-    """The last state a daemon wrote to ``DB/daemon.json``, or None."""
-    return read_json(Path(db_path) / STATE_FILE)
+def read_state(where: IndexLocation | str | os.PathLike[str]) -> dict | None:
+    """The last state a daemon of the index at ``where`` (a location, or its local directory) wrote, or None."""
+    return read_json(IndexLocation.at(where).state_file)
 
 
 class Daemon:
@@ -91,7 +88,7 @@ class Daemon:
 
     def __init__(self, root, *, db=None, model=None, debounce=None, index=None, foreign=None,
                  include_core=None, stop_event=None, lock_timeout: float | None = 0.0,
-                 compact: bool = True, state_file: bool = True, listen: bool = False):
+                 compact: bool = True, state_file: bool = True, listen: bool = False, idle_exit: float | None = None):
         if index is None:
             from ..engine.index import MemoryIndex
 
@@ -112,7 +109,8 @@ class Daemon:
         self.filter = MemoryFilter(self.root, foreign=index.foreign, include_core=index.include_core,
                                    ignore_paths=[Path(self.db_path).resolve()])
         self.syncs = 0
-        self._state_path = self.db_path / STATE_FILE if state_file else None
+        self.where: IndexLocation = index.where
+        self._state_path = self.where.state_file if state_file else None
         self._state: dict = {}
         self._state_written = 0.0
         self._busy = threading.RLock()
@@ -127,6 +125,10 @@ class Daemon:
         self._syncs_since_compact = 0
         self._last_compact = time.monotonic()
         self._vector_build: threading.Thread | None = None
+        #: Seconds without a client request after which the daemon stops (None or 0: never).
+        self.idle_exit = idle_exit or None
+        self._idle = False
+        self._requests_seen, self._last_request = 0, time.monotonic()
 
     # --- life cycle ---------------------------------------------------------------------
     def start(self) -> "Daemon":
@@ -152,7 +154,7 @@ class Daemon:
                 raise
         self._write_state(force=True)
         if self._state_path is not None:
-            (self.db_path / PID_FILE).write_text(f"{os.getpid()}\n")
+            self.where.pid_file.write_text(f"{os.getpid()}\n")
         logger.info("watching %s (index %s, model %s, debounce %d ms, pid %d)", self.root, self.db_path,
                     self.index.embedder.name, self.debounce, os.getpid())
         return self
@@ -161,10 +163,10 @@ class Daemon:
         """Sync exactly ``paths`` now (a client's write), between the batches of file events."""
         with self._busy:
             if self._closing or not self._state:
-                raise MemsearchError("the daemon is stopping: the change is indexed at its next start")
+                raise SyncDeferred("the daemon is stopping: the change is indexed at its next start")
             report = self._sync(sorted(set(paths)), "write")
         if report is None:
-            raise MemsearchError("the daemon could not index the change now: it retries with a full re-scan")
+            raise SyncDeferred("the daemon could not index the change now: it retries with a full re-scan")
         return {"files": len(set(paths)), "chunks_embedded": report.chunks_embedded}
 
     def _listen(self) -> None:
@@ -175,12 +177,12 @@ class Daemon:
 
         index = self.index
         index.embedder.embed_query("warm up")
-        self.reader = MemoryIndex(self.root, db=self.db_path, embedder=index.embedder, foreign=index.foreign,
+        self.reader = MemoryIndex(self.root, db=self.where, embedder=index.embedder, foreign=index.foreign,
                                   include_core=index.include_core, encoding=index.encoding, fusion=index.fusion)
         try:
             self.server = Server(self.reader, status=lambda: dict(self._state), sync=self.sync_paths).start()
         except OSError as exc:
-            raise MemsearchError(f"cannot serve on {exc.filename or 'the socket'}: {exc.strerror or exc}. "
+            raise DaemonFailed(f"cannot serve on {exc.filename or 'the socket'}: {exc.strerror or exc}. "
                                  f"Fix the folder's owner or mode, or pass a shorter --db") from None
         self._state.update(socket=str(self.server.path), protocol=PROTOCOL_VERSION)
 
@@ -197,7 +199,7 @@ class Daemon:
                     self._set(state="failed" if self._state.get("state") == "failed" else "stopped", stopped=_now(), force=True)
                     self._state = {}
                     if self._state_path is not None:
-                        (self.db_path / PID_FILE).unlink(missing_ok=True)
+                        self.where.pid_file.unlink(missing_ok=True)
             finally:
                 if self._owns_lock:
                     self._owns_lock = False
@@ -216,7 +218,18 @@ class Daemon:
             self._set(state="failed", error=f"{type(exc).__name__}: {str(exc)[:300]}", force=True)
 
     def stopping(self) -> bool:
-        return self._closing or bool(self.stop_event is not None and self.stop_event.is_set())
+        return self._closing or self._idle or bool(self.stop_event is not None and self.stop_event.is_set())
+
+    def _check_idle(self, now: float) -> None:
+        """Stop once no client asked anything for ``idle_exit`` seconds (an auto-started daemon)."""
+        if not self.idle_exit or self.server is None:
+            return
+        requests = self.server.requests
+        if requests != self._requests_seen:
+            self._requests_seen, self._last_request = requests, now
+        elif now - self._last_request >= self.idle_exit:
+            logger.info("no request for %.0f s (idle exit): stopping", now - self._last_request)
+            self._idle = True
 
     # --- work ---------------------------------------------------------------------------
     def plan(self, changes: Iterable[tuple[watchfiles.Change, str]]) -> tuple[set[str], bool]:
@@ -250,6 +263,8 @@ class Daemon:
             building = self._vector_build is not None and self._vector_build.is_alive()
             if self.compact and not building and not self.stopping() and self._compaction_due(time.monotonic()):
                 self.compact_now()
+            if not building and not changes:
+                self._check_idle(time.monotonic())
             return report
 
     def _catch_up(self) -> IndexReport | None:

@@ -16,75 +16,49 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import DaemonUnavailable, IndexLocked, MemsearchError
-from ..memory.tree import resolve_root
-from .protocol import index_dir
+from ..errors import DaemonFailed, DaemonUnavailable, IndexLocked, shown
+from ..location import IndexLocation
+from ..memory.files import read_json
+from ..platforms import Platform, holds_flock
 
-__all__ = ["index_paths", "holder_text", "verified_holder", "detach", "daemon_status", "stop", "Started", "Stopped",
+__all__ = ["holder_text", "verified_holder", "detach", "daemon_status", "stop", "Started", "Stopped",
            "WatchThread", "START_TIMEOUT_S"]
 
 #: How long ``watch --detach`` waits for the daemon to load its model, take the lock and listen.
 START_TIMEOUT_S = 60.0
-LOCK_FILE = "writer.lock"  # as memsearch.engine.storage.lock.LOCK_FILE
-STATE_FILE, LOG_FILE = "daemon.json", "daemon.log"  # as memsearch.service.daemon
 #: ``status`` waits this long for the daemon to answer on its socket before reporting it not serving.
 STATUS_TIMEOUT_S = 1.0
-
-
-def index_paths(root, db=None) -> tuple[Path, Path]:
-    """The resolved memory root and its absolute index directory."""
-    base = resolve_root(root)
-    return base, index_dir(base, db)
 
 
 def holder_text(holder: dict) -> str:
     return f"process {holder.get('pid')} ({holder.get('purpose', 'a writer')}, since {holder.get('since', '?')})"
 
 
-def _flock_pids(path: Path) -> set[int] | None:
-    """Pids holding a ``flock`` on ``path`` according to ``/proc/locks``; None where there is none."""
-    try:
-        info = os.stat(path)
-        table = Path("/proc/locks").read_text()
-    except OSError:
-        return None if not Path("/proc/locks").exists() else set()
-    key = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
-    pids = set()
-    for line in table.splitlines():
-        fields = line.split()
-        if "->" in fields:  # a waiter, not a holder
-            continue
-        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == key:
-            try:
-                pids.add(int(fields[4]))
-            except ValueError:
-                continue
-    return pids
+def verified_holder(where: IndexLocation | str | os.PathLike[str], platform: Platform | None = None) -> dict | None:
+    """The writer lock's holder record (as :func:`memsearch.engine.storage.lock.lock_holder`), if its pid
+    really holds the lock.
 
-
-def verified_holder(db_path) -> dict | None:
-    """The writer lock's holder record (as :func:`memsearch.engine.storage.lock.lock_holder`), if its pid really holds the lock.
-
-    A record naming a dead pid, or a live pid that does not hold the lock (pid reuse after a
-    ``kill -9``), reads as None. Without ``/proc/locks`` (not Linux) a live pid is trusted.
+    ``where``: the index's location (or its local directory). A record naming a dead pid, or a
+    live pid that does not hold the lock (pid reuse after a ``kill -9``), reads as None; how the
+    lock is asked is :func:`memsearch.platforms.holds_flock`'s business.
     """
     from ..engine.storage.lock import lock_holder
 
-    db_path = Path(db_path)
-    holder = lock_holder(db_path) if db_path.is_dir() else None
+    where = IndexLocation.at(where)
+    holder = lock_holder(where.state) if where.state.is_dir() else None
     if not holder:
         return None
-    pids = _flock_pids(db_path / LOCK_FILE)
-    if pids is not None and holder.get("pid") not in pids:
+    pid = holder.get("pid")
+    if not isinstance(pid, int) or not holds_flock(where.lock_file, pid, platform):
         return None
     return holder
 
 
-def _ask_status(base: Path, db_path: Path, timeout: float = STATUS_TIMEOUT_S) -> dict | None:
+def _ask_status(where: IndexLocation, timeout: float = STATUS_TIMEOUT_S) -> dict | None:
     from .client import Client
 
     try:
-        return Client(base, db_path, timeout=timeout).call("status")
+        return Client(where.root, where, timeout=timeout).call("status")
     except DaemonUnavailable:
         return None
 
@@ -104,40 +78,45 @@ class Started:
 
 
 def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
-           start_timeout: float = START_TIMEOUT_S) -> Started:
+           start_timeout: float = START_TIMEOUT_S, idle_exit: int | None = None) -> Started:
     """Start ``memsearch watch`` in the background, or report the daemon already keeping the index.
 
     Idempotent: a daemon (``watch``) already holding the index gives ``already=True``. Another
-    writer (an ``index`` run) raises :class:`IndexLocked` unless ``wait``. A daemon that exits
-    at start raises :class:`MemsearchError` with the last error line of its log.
+    writer (an ``index`` run) raises :class:`IndexLocked` unless ``wait``. A daemon that cannot
+    be started, or exits at start, raises :class:`DaemonFailed` (with the last error line of its log).
     """
-    base, db_path = index_paths(root, db)
-    log_path = db_path / LOG_FILE
-    holder = verified_holder(db_path)
+    where = IndexLocation.of(root, db)
+    base, db_path, log_path = where.root, where.state, where.log_file
+    holder = verified_holder(where)
     if holder and holder.get("purpose") == "watch":
-        status = _ask_status(base, db_path)
+        status = _ask_status(where)
         return Started(pid=holder.get("pid"), root=base, db=db_path, log=log_path, already=True,
                        serving=status is not None, socket=status.get("socket") if status else None)
     if holder and not wait:
         raise IndexLocked(f"the index at {db_path} is being written by {holder_text(holder)}; "
                           f"`memsearch status {base}` tells more, `memsearch stop {base}` stops a daemon")
-    db_path.mkdir(parents=True, exist_ok=True)
-    given = str(db) if db else None
-    target = given if given and "://" in given else str(db_path)  # a remote index: its URI (db_path: its local state)
-    cmd = [sys.executable, "-m", "memsearch", "watch", str(base), "--db", target,
+    where.ensure_state()
+    cmd = [sys.executable, "-m", "memsearch", "watch", str(base), *where.watch_args(),
            "--log-file", str(log_path), "--wait", str(wait)]
     if model:
         cmd += ["--model", model]
     if debounce is not None:
         cmd += ["--debounce", str(debounce)]
+    if idle_exit:
+        cmd += ["--idle-exit", str(idle_exit)]
     offset = log_path.stat().st_size if log_path.exists() else 0
     with open(log_path, "ab") as log:  # output before logging is set up (and crashes) land here too
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                                    close_fds=True)
+        except OSError as exc:  # the interpreter is gone or not executable for this user
+            raise DaemonFailed(f"cannot start the daemon process {shown(cmd[0])}: {exc.strerror or exc}. Reinstall "
+                               "memsearch or run `memsearch watch ROOT` in the foreground") from None
     deadline = time.monotonic() + start_timeout + wait
     while True:
-        state = _read_state(db_path)
+        state = _read_state(where)
         if state and state.get("pid") == proc.pid and state.get("state") == "failed":
-            raise MemsearchError(f"the daemon failed at start: {state.get('error')} (log: {log_path})")
+            raise DaemonFailed(f"the daemon failed at start: {state.get('error')} (log: {log_path})")
         if state and state.get("pid") == proc.pid and state.get("state") != "starting":  # its watcher runs
             return Started(pid=proc.pid, root=base, db=db_path, log=log_path, serving=bool(state.get("socket")),
                            socket=state.get("socket"))
@@ -147,48 +126,45 @@ def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
                 log.seek(offset)
                 lines = [ln for ln in log.read().decode("utf-8", "replace").splitlines() if ln.strip()]
             last = next((ln for ln in reversed(lines) if "error" in ln.lower()), lines[-1] if lines else "no output")
-            raise MemsearchError(f"the daemon exited at start (status {code}): {last.removeprefix('error: ')} (log: {log_path})")
+            raise DaemonFailed(f"the daemon exited at start (status {code}): {last.removeprefix('error: ')} "
+                               f"(log: {log_path})")
         if time.monotonic() > deadline:
             return Started(pid=proc.pid, root=base, db=db_path, log=log_path, reported=False)
         time.sleep(0.1)
 
 
-def _read_state(db_path: Path) -> dict | None:
-    import json
-
-    try:
-        return json.loads((db_path / STATE_FILE).read_text())
-    except (OSError, ValueError):
-        return None
+def _read_state(where: IndexLocation) -> dict | None:
+    state = read_json(where.state_file)
+    return state if isinstance(state, dict) else None
 
 
 def daemon_status(root, db=None) -> dict:
     """What ``memsearch status`` reports, as a dict: daemon, serving and socket, index size, pending changes."""
     from ..engine.storage.store import Store
     from ..memory.tree import scan
-    from .protocol import socket_path
 
-    base, db_path = index_paths(root, db)
-    holder = verified_holder(db_path)
-    state = _read_state(db_path) or {}
+    where = IndexLocation.of(root, db)
+    base, db_path = where.root, where.state
+    holder = verified_holder(where)
+    state = _read_state(where) or {}
     running = bool(holder and holder.get("purpose") == "watch")
-    answer = _ask_status(base, db_path) if running else None
+    answer = _ask_status(where) if running else None
     info: dict = {"root": str(base), "db": str(db_path), "running": running,
                   "pid": holder.get("pid") if running else None,
                   "since": state.get("started") if running else None,
                   "state": state.get("state") if running else ("not running" if not state else f"not running (last: {state.get('state')})"),
                   "serving": answer is not None,
-                  "socket": answer.get("socket") if answer else (state.get("socket") if running else None) or str(socket_path(db_path)),
+                  "socket": answer.get("socket") if answer else (state.get("socket") if running else None) or str(where.socket),
                   "writer": holder if holder and not running else None,
                   "last_sync": state.get("last_sync"), "last_compaction": state.get("last_compaction"),
-                  "error": state.get("error"), "log": str(db_path / LOG_FILE) if (db_path / LOG_FILE).exists() else None,
+                  "error": state.get("error"), "log": str(where.log_file) if where.log_file.exists() else None,
                   "indexed": False, "files": 0, "chunks": 0, "model": None, "disk_bytes": 0, "pending": None}
     if not running and state and state.get("state") not in ("stopped", None):
         info["state"] += ": it did not stop cleanly; the next start catches up"
-    remote = _remote_uri(db)
+    remote = where.remote
     if remote:  # the tables and index.json are in the store; db_path is this machine's state for it
         info.update(db=remote, state_dir=str(db_path))
-    elif not (db_path / "index.json").is_file():
+    elif not where.meta_file.is_file():
         return info
     store = Store(remote or db_path)
     meta = store.read_meta()
@@ -211,14 +187,6 @@ def daemon_status(root, db=None) -> dict:
     return info
 
 
-def _remote_uri(db) -> str | None:
-    """The object-store address of the index (``db``, else ``MEMSEARCH_DB``), or None for a directory."""
-    from .. import settings
-
-    target = db if db else settings.get("db")
-    return str(target) if isinstance(target, str) and "://" in target else None
-
-
 @dataclass(frozen=True)
 class Stopped:
     """What ``stop`` did. ``outcome``: ``stopped``, ``not-running``, ``not-a-daemon`` (another writer
@@ -236,8 +204,9 @@ def stop(root, db=None, timeout: float = 60.0) -> Stopped:
     """SIGTERM the daemon of the index, once its pid is verified to hold the lock; wait for it to exit."""
     from ..engine.storage.lock import lock_holder
 
-    base, db_path = index_paths(root, db)
-    holder = verified_holder(db_path)
+    where = IndexLocation.of(root, db)
+    base, db_path = where.root, where.state
+    holder = verified_holder(where)
     if not holder:
         recorded = lock_holder(db_path) if db_path.is_dir() else None
         return Stopped("not-running", base, db_path, stale_pid=recorded.get("pid") if recorded else None)
@@ -249,7 +218,7 @@ def stop(root, db=None, timeout: float = 60.0) -> Stopped:
     except ProcessLookupError:
         pass
     deadline = time.monotonic() + timeout
-    while (now := verified_holder(db_path)) and now.get("pid") == pid:
+    while (now := verified_holder(where)) and now.get("pid") == pid:
         if time.monotonic() > deadline:
             return Stopped("timeout", base, db_path, pid=pid)
         time.sleep(0.1)

@@ -1,18 +1,16 @@
 """The daemon's wire protocol (version 1): where its socket lives and how one request and one reply look.
 
-**Transport.** A Unix domain stream socket, owner-only: ``DB/run/daemon.sock`` (mode 0600) in
-a folder of mode 0700 next to the index. A path longer than :data:`MAX_SOCKET_PATH` bytes
-(the kernel allows 107) is replaced by ``$XDG_RUNTIME_DIR/memsearch/<hash>.sock``, or (when that
-is unset or long too) ``<tempdir>/memsearch-<uid>/<hash>.sock``, the hash being of the index path; the daemon also
-records the path it bound in ``DB/daemon.json`` (key ``socket``), where clients look when the
-derived path is absent. There is no TCP listener. The daemon refuses peers of another uid
-(``SO_PEERCRED``); clients check the daemon's uid the same way.
+**Transport.** A Unix domain stream socket, owner-only (mode 0600, in a folder of mode 0700),
+where :attr:`memsearch.location.IndexLocation.socket` says (next to the index, or a short
+hashed path when that one is too long); the daemon also records the path it bound in its state
+file (key ``socket``), where clients look when the derived path is absent. There is no TCP listener. The daemon refuses peers of another uid
+(:func:`memsearch.platform.peer_uid`); clients check the daemon's uid the same way.
 
 **Framing: JSON lines**, as watchman's JSON protocol: each request and each reply is one line
 of compact UTF-8 JSON ended by ``\\n``; a connection may carry many requests, answered in
 order. Chosen over HTTP over the socket because a client needs only ``socket`` and ``json``
 from the standard library (no HTTP client to import on the hot path of a shell command),
-and because it is trivial to drive by hand (``socat - UNIX-CONNECT:DB/run/daemon.sock``).
+and because it is trivial to drive by hand (``socat - UNIX-CONNECT:SOCKET``).
 ``ruff server`` speaks LSP (JSON-RPC with ``Content-Length`` headers) over stdio, which suits
 one editor per process, not many short-lived shell clients; dmypy, like this daemon, keeps
 one process per tree and a status file telling clients where to connect.
@@ -47,17 +45,13 @@ another root answers ``WrongRoot``. A version other than :data:`PROTOCOL_VERSION
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 from pathlib import Path
 
-from .. import settings
-
-__all__ = ["PROTOCOL_VERSION", "METHODS", "PROTOCOL_ERRORS", "MAX_LINE_BYTES", "MAX_SOCKET_PATH",
-           "SOCKET_DIR", "SOCKET_NAME", "index_dir", "socket_path", "secure_dir", "encode", "decode",
-           "ProtocolError"]
+__all__ = ["PROTOCOL_VERSION", "METHODS", "PROTOCOL_ERRORS", "MAX_LINE_BYTES", "MAX_DEPTH", "secure_dir", "encode",
+           "decode", "json_depth", "ProtocolError"]
 
 PROTOCOL_VERSION = 1
 METHODS = ("search", "read", "ls", "core", "status", "sync")
@@ -68,49 +62,13 @@ PROTOCOL_ERRORS = ("BadRequest", "UnsupportedVersion", "UnknownMethod", "WrongRo
                    "PermissionDenied", "ServerError")
 #: Longest request line the daemon reads; a longer one is answered ``BadRequest`` and the connection closed.
 MAX_LINE_BYTES = 1 << 20
-#: Longest socket path used as is; ``sun_path`` holds 108 bytes with the final NUL (Linux), 104 on BSDs.
-MAX_SOCKET_PATH = 100
-SOCKET_DIR = "run"
-SOCKET_NAME = "daemon.sock"
-DB_DIRNAME = ".memsearch"  # as memsearch.engine.index.DB_DIRNAME (a test checks they agree)
+#: Deepest nesting of arrays and objects in one message: a request is an envelope around flat
+#: params (4 levels at most); ``json`` recurses per level and a 100,000-deep line would overflow.
+MAX_DEPTH = 16
 
 
 class ProtocolError(ValueError):
     """A line that is not a valid message of this protocol."""
-
-
-def index_dir(root: Path, db: str | os.PathLike[str] | None = None) -> Path:
-    """The index directory of the resolved ``root``: ``db``, else ``$MEMSEARCH_DB``, else ``ROOT/.memsearch``.
-
-    The same rule as :func:`memsearch.engine.index.default_db_path`, without importing the engine.
-    """
-    target = db if db else (settings.get("db") or root / DB_DIRNAME)
-    if isinstance(target, str) and "://" in target:  # a remote index: its local state directory
-        from ..engine.storage.remote import local_dir
-
-        return Path(os.path.abspath(local_dir(target)))
-    return Path(os.path.abspath(Path(target).expanduser()))
-
-
-def _short_bases() -> list[Path]:
-    bases = []
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
-        bases.append(Path(runtime) / "memsearch")
-    import tempfile
-
-    return bases + [Path(tempfile.gettempdir()) / f"memsearch-{os.getuid()}", Path("/tmp") / f"memsearch-{os.getuid()}"]
-
-
-def socket_path(db_path: str | os.PathLike[str]) -> Path:
-    """Where the daemon of the index at ``db_path`` listens (see the module docstring)."""
-    db_path = Path(os.path.abspath(db_path))
-    near = db_path / SOCKET_DIR / SOCKET_NAME
-    if len(os.fsencode(near)) <= MAX_SOCKET_PATH:
-        return near
-    name = hashlib.sha256(os.fsencode(db_path)).hexdigest()[:24] + ".sock"
-    bases = _short_bases()
-    return next((base / name for base in bases if len(os.fsencode(base / name)) <= MAX_SOCKET_PATH), bases[-1] / name)
 
 
 def secure_dir(path: Path, create: bool = False) -> Path:
@@ -142,9 +100,40 @@ def encode(message: dict) -> bytes:
 def decode(line: bytes) -> dict:
     """One protocol line back to a message; :class:`ProtocolError` when it is not a JSON object."""
     try:
-        message = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        text = line.decode("utf-8")
+        if json_depth(text, MAX_DEPTH) > MAX_DEPTH:
+            raise ProtocolError(f"a message is nested deeper than {MAX_DEPTH} levels: send one flat request object")
+        message = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        if isinstance(exc, ProtocolError):
+            raise
         raise ProtocolError(f"not a line of UTF-8 JSON: {exc}") from None
     if not isinstance(message, dict):
         raise ProtocolError(f"a message is a JSON object, not {type(message).__name__}")
     return message
+
+
+def json_depth(text: str, limit: int) -> int:
+    """Deepest bracket nesting of JSON ``text``, counted without parsing (strings skipped); the scan
+    stops once past ``limit``. The guard that keeps ``json.loads`` from recursing without bound."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    break
+        elif ch in "]}":
+            depth -= 1
+    return deepest

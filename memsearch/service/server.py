@@ -16,13 +16,13 @@ import logging
 import os
 import socket
 import stat
-import struct
 import threading
 import time
 from pathlib import Path
 from typing import Callable
 
 from ..errors import MemsearchError
+from ..platforms import peer
 from . import protocol
 from .protocol import PROTOCOL_VERSION, ProtocolError, decode, encode, secure_dir
 
@@ -34,23 +34,25 @@ log = logging.getLogger("memsearch.server")
 MAX_CLIENTS = 64
 #: A connection that sends nothing for this long is closed (a client keeps at most one open).
 IDLE_TIMEOUT_S = 60.0
-_CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 
-def _peer(conn: socket.socket) -> tuple[int, int, int]:
-    """(pid, uid, gid) of the process at the other end of a Unix socket (``SO_PEERCRED``)."""
-    return _CRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size))
 
 
-def _error(kind: str, message: str) -> dict:
-    return {"type": kind, "message": message}
+def _error(kind: str, message: str, exc: MemsearchError | None = None) -> dict:
+    """A reply's error; a memsearch error's hint travels as data (``hint``: action, path, and the bare ``text``),
+    so that the client words it for its own reader (the CLI or a model)."""
+    error = {"type": kind, "message": message}
+    if exc is not None and getattr(exc, "hint", None) is not None:
+        error["hint"] = exc.hint.to_dict() | {"text": exc.text}
+    return error
 
 
 class Server:
     """Answer protocol requests for ``index``'s root on its socket; ``start()`` then ``close()``.
 
     ``index``: the reader index searches run on. ``status``: a callable giving the daemon's
-    state for the ``status`` method. ``path``: the socket (default :func:`protocol.socket_path`).
+    state for the ``status`` method. ``path``: the socket (default: the index location's
+    :attr:`~memsearch.location.IndexLocation.socket`).
     The caller holds the index's writer lock, so no other daemon of the index is alive and a
     socket file left at ``path`` is stale.
     """
@@ -60,8 +62,8 @@ class Server:
                  sync: Callable[[list[str]], dict] | None = None):
         self.index = index
         self.root = index.root
-        self.db_path = Path(os.path.abspath(index.db_path))
-        self.path = Path(path) if path else protocol.socket_path(self.db_path)
+        self.db_path = index.where.state
+        self.path = Path(path) if path else index.where.socket
         self.status = status or (lambda: {})
         self.syncer = sync
         self.idle_timeout = idle_timeout
@@ -156,9 +158,10 @@ class Server:
 
     def _serve(self, conn: socket.socket) -> None:
         try:
-            pid, uid, _ = _peer(conn)
-            if uid != os.getuid():
-                log.warning("refused a connection from pid %d of uid %d (this daemon serves uid %d only)", pid, uid, os.getuid())
+            pid, uid = peer(conn)
+            if uid is not None and uid != os.getuid():
+                log.warning("refused a connection from pid %d of uid %d (this daemon serves uid %d only)",
+                            pid, uid, os.getuid())
                 self._refuse(conn, _error("PermissionDenied", f"this daemon serves uid {os.getuid()} only"))
                 return
             conn.settimeout(self.idle_timeout)
@@ -204,7 +207,7 @@ class Server:
         except _Refused as exc:
             reply.update(ok=False, error=_error(exc.kind, str(exc)))
         except MemsearchError as exc:  # the caller's mistake: a client raises it as its own
-            reply.update(ok=False, error=_error(type(exc).__name__, str(exc)))
+            reply.update(ok=False, error=_error(type(exc).__name__, str(exc), exc))
         except Exception as exc:  # a bug or a broken index: the client works in-process instead
             log.exception("request %r failed", message.get("method"))
             reply.update(ok=False, error=_error("ServerError", f"{type(exc).__name__}: {exc}"))
@@ -213,7 +216,8 @@ class Server:
 
     def _dispatch(self, message: dict):
         if message.get("v") != PROTOCOL_VERSION:
-            raise _Refused("UnsupportedVersion", f"protocol version {message.get('v')!r} is not served: this daemon speaks {PROTOCOL_VERSION}")
+            raise _Refused("UnsupportedVersion", f"protocol version {message.get('v')!r} is not served: "
+                                                 f"this daemon speaks {PROTOCOL_VERSION}")
         method, params = message.get("method"), message.get("params", {})
         handler = self._handlers.get(method) if isinstance(method, str) else None
         if handler is None:
@@ -257,7 +261,8 @@ class Server:
             raise _Refused("UnknownMethod", "this server does not index: it has no sync method")
         if (not isinstance(paths, list) or len(paths) > protocol.MAX_SYNC_PATHS
                 or not all(isinstance(p, str) and p and "\0" not in p for p in paths)):
-            raise _Refused("BadRequest", f"sync takes paths: a list of at most {protocol.MAX_SYNC_PATHS} relative paths")
+            raise _Refused("BadRequest",
+                           f"sync takes paths: a list of at most {protocol.MAX_SYNC_PATHS} relative paths")
         for rel in paths:
             parts = rel.split("/")
             if rel.startswith("/") or ".." in parts:

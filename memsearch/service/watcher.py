@@ -44,9 +44,9 @@ import watchfiles
 from ..memory import rootfs
 
 from .daemon import (COMPACT_EVERY_SYNCS, COMPACT_MAX_INTERVAL_S, COMPACT_QUIET_S, DEBOUNCE_ENV, DEFAULT_DEBOUNCE_MS,
-                     LOG_FILE, PID_FILE, STATE_FILE, TICK_MS, VERSION_KEEP_S, Daemon, MemoryFilter, read_state,
-                     resolve_debounce)
+                     TICK_MS, VERSION_KEEP_S, Daemon, MemoryFilter, read_state, resolve_debounce)
 from ..engine.ingest.sync import IndexReport
+from ..location import LOG_FILE, PID_FILE, STATE_FILE
 
 __all__ = ["watch", "awatch", "serve", "follow", "watch_dirs", "Daemon", "MemoryFilter", "resolve_debounce", "read_state",
            "DEBOUNCE_ENV", "DEFAULT_DEBOUNCE_MS", "STATE_FILE", "PID_FILE", "LOG_FILE", "COMPACT_QUIET_S",
@@ -88,7 +88,8 @@ def _dir_events(changes, daemon: Daemon) -> bool:
 
 def watch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | None = None, stop_event=None,
           index=None, foreign=None, include_core: bool | None = None, lock_timeout: float | None = 0.0,
-          compact: bool = True, state_file: bool = True, listen: bool = False) -> Iterator[IndexReport]:
+          compact: bool = True, state_file: bool = True, listen: bool = False,
+          idle_exit: float | None = None) -> Iterator[IndexReport]:
     """Keep the index of ``root`` fresh; yield an :class:`IndexReport` per sync (the catch-up first).
 
     ``index``: a :class:`~memsearch.engine.index.MemoryIndex` to use (else one is opened from ``db``,
@@ -96,12 +97,13 @@ def watch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | 
     ``stop_event`` (anything with ``is_set()``, e.g. :class:`threading.Event`) ends the
     generator after the batch in hand. ``lock_timeout``: seconds to wait for another writer
     (None: forever) before raising :class:`~memsearch.errors.IndexLocked`. The lock is held
-    until the generator ends or is closed. ``state_file``: write ``DB/daemon.json``. ``listen``:
-    answer clients on the index's socket too.
+    until the generator ends or is closed. ``state_file``: write the daemon's state file. ``listen``:
+    answer clients on the index's socket too. ``idle_exit``: with ``listen``, end after this many
+    seconds without a client request (None: never).
     """
     daemon = Daemon(root, db=db, model=model, debounce=debounce, index=index, foreign=foreign,
                     include_core=include_core, stop_event=stop_event, lock_timeout=lock_timeout,
-                    compact=compact, state_file=state_file, listen=listen)
+                    compact=compact, state_file=state_file, listen=listen, idle_exit=idle_exit)
     daemon.start()
     yield from follow(daemon)
 

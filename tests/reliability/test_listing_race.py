@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 from memsearch.errors import MemsearchError
 from memsearch.harness.mcp import _memory_resources

@@ -30,7 +30,8 @@ def test_a_refusal_over_350k_matches_is_bounded(tmp_path):
 def test_a_few_matches_are_all_named(tmp_path):
     root = build(tmp_path / "memory", {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n",
                                        "notes/a.md": "one\nalpha\ntwo\nalpha\nalpha beta alpha\n"})
-    with pytest.raises(NoUniqueMatch, match=r"occurs 4 times in /memories/notes/a.md, in lines 2, 4, 5, 5\. Include") as err:
+    message = r"occurs 4 times in /memories/notes/a.md, in lines 2, 4, 5, 5\. Include"
+    with pytest.raises(NoUniqueMatch, match=message) as err:
         Editor(root).str_replace("/memories/notes/a.md", "alpha", "x")
     assert err.value.lines == (2, 4, 5, 5)
 

@@ -1,4 +1,4 @@
-"""A damaged or full index: recognise the failure and name the fix (the end-to-end check is :meth:`Store.check`).
+"""A damaged or full index: recognise the failure and name the fix (:func:`translated`, behind :meth:`Store.guard`).
 
 The index is derived data: while the Markdown exists nothing in it is lost, so every kind
 of damage (a truncated or deleted data file, missing manifests or ``_indices``, garbage in a
@@ -10,12 +10,15 @@ A full disk is :class:`~memsearch.errors.StorageFull`: the previous index stays 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import re
+from typing import Iterator
 
 from ...errors import Hint, IndexDamaged, MemsearchError, StorageFull
+from .remote import RemoteDB, translate
 
-__all__ = ["disk_full", "index_error", "is_panic", "reason_of"]
+__all__ = ["disk_full", "index_error", "is_panic", "reason_of", "translated"]
 
 _FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 _FULL_TEXT = ("no space left on device", "os error 28", "disk quota exceeded", "os error 122", "file too large",
@@ -58,3 +61,18 @@ def index_error(exc: BaseException, db_path, root) -> MemsearchError:
     reason = f"the index at {db_path} is damaged ({reason_of(exc)})"
     return IndexDamaged(f"{reason}. It is derived from your Markdown, which is untouched", reason=reason,
                         hint=Hint("rebuild"))
+
+
+@contextlib.contextmanager
+def translated(db, root, remote: RemoteDB | None = None) -> Iterator[None]:
+    """Turn what LanceDB, Arrow or the disk raise inside the block into the typed error for the index
+    at ``db`` of the memory root ``root`` (a MemsearchError passes through; so does a Ctrl-C). A Rust
+    panic of a ``remote`` index's object store is that store's error (:func:`.remote.translate`)."""
+    try:
+        yield
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise index_error(exc, db, root) from None
+    except BaseException as exc:  # a Rust panic (pyo3's PanicException) derives from BaseException
+        if not is_panic(exc):
+            raise
+        raise (translate(exc, remote) if remote is not None else index_error(exc, db, root)) from None

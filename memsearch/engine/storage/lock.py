@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ...errors import IndexLocked, UnsupportedPlatform
+from ...location import HOLDER_FILE, LOCK_FILE
 from ...memory.files import atomic_write_json, read_json
 
 try:
@@ -37,8 +38,6 @@ except ImportError:  # Windows
 
 __all__ = ["WriterLock", "lock_holder"]
 
-LOCK_FILE = "writer.lock"
-HOLDER_FILE = "writer.json"
 #: How often a waiting writer retries the ``flock`` (no blocking call, so a wait can time out).
 POLL_S = 0.05
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import hashlib
 import json
 import os
 import socket
@@ -34,19 +33,16 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from ... import settings
-from ...errors import (BucketNotFound, IndexLocked, IndexMismatch, InvalidArgument, RemoteStoreError,
+from ...errors import (BucketNotFound, IndexLocked, IndexMismatch, RemoteStoreError,
                       StoreAccessDenied, StoreUnreachable)
+from ...location import LEASE_FILE, META_FILE, SCHEMES, is_remote, parse_remote
 from .lock import WriterLock
 
-__all__ = ["RemoteDB", "RemoteWriterLock", "WriterLease", "is_remote", "local_dir", "SCHEMES", "LEASE_TTL_S"]
+__all__ = ["RemoteDB", "RemoteWriterLock", "WriterLease", "is_remote", "SCHEMES", "LEASE_TTL_S"]
 
-SCHEMES = ("s3", "s3+ddb")
-META_FILE = "index.json"
-LEASE_FILE = "writer.lease.json"
 #: A lease not renewed for this long is free: a writer killed without releasing it blocks the
 #: next one at most this long. Renewed every third of it, so a renewal may be late twice.
 LEASE_TTL_S = 30.0
@@ -54,25 +50,6 @@ LEASE_TTL_S = 30.0
 CONNECT_TIMEOUT = "5s"
 REQUEST_TIMEOUT = "60s"
 MAX_RETRIES = 2
-
-
-def is_remote(db) -> bool:
-    """Whether ``db`` is an object-store address (``scheme://...``) rather than a directory."""
-    return isinstance(db, str) and "://" in db
-
-
-def local_dir(db) -> Path:
-    """Where this machine keeps an index's local state: the index directory itself, or for a
-    remote index a private directory under ``MEMSEARCH_STATE_DIR`` keyed by the URI."""
-    return RemoteDB.parse(db).state_dir() if is_remote(db) else Path(db).expanduser()
-
-
-def _state_root() -> Path:
-    configured = settings.get("state_dir")
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "memsearch"
 
 
 @dataclass(frozen=True)
@@ -87,26 +64,14 @@ class RemoteDB:
 
     @classmethod
     def parse(cls, uri: str) -> "RemoteDB":
-        parts = urlsplit(uri.strip())
-        if parts.scheme not in SCHEMES:
-            raise InvalidArgument(f"unsupported index address {uri!r}: use a directory path, or "
-                                  f"{' or '.join(s + '://bucket/prefix' for s in SCHEMES)}")
-        if not parts.netloc:
-            raise InvalidArgument(f"index address {uri!r} names no bucket: use s3://bucket/prefix")
-        prefix = parts.path.strip("/")
-        clean = f"{parts.scheme}://{parts.netloc}/{prefix}".rstrip("/") + (f"?{parts.query}" if parts.query else "")
-        return cls(clean, parts.scheme, parts.netloc, prefix, tuple(sorted(_storage_options().items())))
+        address = parse_remote(uri)
+        return cls(address.uri, address.scheme, address.bucket, address.prefix,
+                   tuple(sorted(_storage_options().items())))
 
     @property
     def storage_options(self) -> dict[str, str]:
         """What LanceDB (and the object_store crate under it) gets as ``storage_options``."""
         return dict(self.options)
-
-    def state_dir(self) -> Path:
-        digest = hashlib.sha256(self.uri.encode()).hexdigest()[:16]
-        path = _state_root() / "remote" / digest
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return path
 
     def probe(self) -> None:
         """Read ``index.json`` once: a missing bucket, bad credentials or a dead endpoint fail here, clearly."""

@@ -4,7 +4,7 @@
 
 It offers writes, vector and keyword search, reads for the in-memory copies, maintenance
 (indexes, compaction, an end-to-end check) and :meth:`Store.guard`, the one place where what
-LanceDB or the disk raises becomes a typed error (:func:`.damage.index_error`).
+LanceDB or the disk raises becomes a typed error (:func:`.damage.translated`).
 
 Reads never take a lock. Every write of a sync batch is a single LanceDB commit
 (``merge_insert`` that inserts new rows and deletes the old rows of the same files), so a
@@ -25,22 +25,22 @@ import shutil
 import warnings
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from ...errors import Hint, IndexDamaged
+from ...location import META_FILE
 from ...memory.files import atomic_write_json
-from .damage import index_error, is_panic, reason_of
+from .damage import reason_of, translated
 from .filter import Filter, sql_str
 from .remote import RemoteDB, is_remote, translate
 from .schema import CHUNKS, FILE_SCHEMA, FILES, FileState, chunk_schema
 
-__all__ = ["Store", "translated", "META_FILE", "FTS_TAIL_MAX_ROWS", "VECTOR_INDEX_MIN_ROWS", "ANN_NPROBES",
+__all__ = ["Store", "META_FILE", "FTS_TAIL_MAX_ROWS", "VECTOR_INDEX_MIN_ROWS", "ANN_NPROBES",
            "ANN_REFINE_FACTOR"]
 
-META_FILE = "index.json"
 #: Rows from which the vector column gets an ANN index (IVF_PQ, cosine). Measured with
 #: LanceDB on 2 busy cores, 384-d vectors, top 100: flat search took 19.5 ms at 10k rows,
 #: 153 ms at 50k and 327 ms at 100k, IVF_PQ 8-9 ms at each size. Past ~25k rows flat
@@ -61,21 +61,6 @@ CHECK_BATCH_ROWS = 4096
 #: 204 ms with 6.9k of 9.1k unindexed, about 28 us per tail row there (~4 us idle). 500 rows
 #: keep the tail's share near 2 ms on an idle machine.
 FTS_TAIL_MAX_ROWS = 500
-
-
-@contextlib.contextmanager
-def translated(db, root, remote: RemoteDB | None = None) -> Iterator[None]:
-    """Turn what LanceDB, Arrow or the disk raise inside the block into the typed error for the index
-    at ``db`` of the memory root ``root`` (a MemsearchError passes through; so does a Ctrl-C). A Rust
-    panic of a ``remote`` index's object store is that store's error (:func:`.remote.translate`)."""
-    try:
-        yield
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise index_error(exc, db, root) from None
-    except BaseException as exc:  # a Rust panic (pyo3's PanicException) derives from BaseException
-        if not is_panic(exc):
-            raise
-        raise (translate(exc, remote) if remote is not None else index_error(exc, db, root)) from None
 
 
 def _in_list(column: str, values: Sequence[str]) -> Iterable[str]:
@@ -192,16 +177,19 @@ class Store:
                 self._files = self.db.create_table(FILES, schema=FILE_SCHEMA)
         return self._files
 
-    def chunks_stamp(self) -> tuple | None:
-        """What changes whenever the chunks table commits a version (its ``_versions`` folder's
-        entries), read with one ``stat``; None when unknown (a remote index, no table yet)."""
+    def versions_stamp(self) -> tuple | None:
+        """What changes whenever either table commits a version (their ``_versions`` folders' entries),
+        read with two ``stat`` calls; None when unknown (a remote index, a table not created yet)."""
         if self.remote is not None:
             return None
-        try:
-            st = os.stat(self.path / f"{CHUNKS}.lance" / "_versions")
-        except OSError:
-            return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size, st.st_nlink)
+        stamp = []
+        for name in (CHUNKS, FILES):
+            try:
+                st = os.stat(self.path / f"{name}.lance" / "_versions")
+            except OSError:
+                return None
+            stamp.append((st.st_ino, st.st_mtime_ns, st.st_size, st.st_nlink))
+        return tuple(stamp)
 
     def refresh(self) -> None:
         """See the latest committed version (another process may have written)."""

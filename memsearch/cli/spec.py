@@ -1,0 +1,90 @@
+"""The arguments and options of ``memsearch search|read|ls|core``, declared once.
+
+The typer commands (:mod:`.app`) build their parameters from here (:func:`typer_param`), and
+the fast path (:mod:`.fast`) reads the same declarations to parse a plain command line before
+typer is imported. Light on purpose: no typer at import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Param", "COMMANDS", "param", "typer_param"]
+
+REQUIRED = ...
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: ``flags`` empty for a positional argument; ``flag``: an option without a value.
+    ``fast``: the fast path understands it (else a command line using it goes to typer)."""
+
+    name: str
+    flags: tuple[str, ...] = ()
+    default: Any = None
+    help: str = ""
+    flag: bool = False
+    min: int | None = None
+    max: int | None = None
+    fast: bool = True
+    metavar: str | None = None
+
+    @property
+    def positional(self) -> bool:
+        return not self.flags
+
+
+ROOT = Param("root", default=REQUIRED, help="The memory root: the directory holding the root MEMORY.md.")
+JSON = Param("as_json", ("--json",), False, "Print one JSON object instead of a readable report.", flag=True)
+LOCAL = Param("local", ("--local",), False, "Work in-process even when a daemon serves this index.", flag=True,
+              fast=False)
+NO_DAEMON = Param("no_daemon", ("--no-daemon",), False, "Do not start a daemon in the background for the calls that "
+                  "follow (default: $MEMSEARCH_AUTOSTART).", flag=True)
+DB = Param("db", ("--db",), None, "Index directory, or s3://bucket/prefix "
+           "(default: $MEMSEARCH_DB, else ROOT/.memsearch).")
+MODEL = Param("model", ("--model",), None, "Embedding model: a name from models.toml or a local model directory.")
+
+COMMANDS: dict[str, tuple[Param, ...]] = {
+    "search": (
+        ROOT,
+        Param("query", default=None, help="What to look for."),
+        Param("k", ("-k",), 10, "Number of hits.", min=1, max=1000),
+        Param("scope", ("--scope",), None, "Only this directory subtree, e.g. projects/atlas."),
+        Param("mode", ("--mode",), "hybrid", "hybrid, vector or keyword."),
+        Param("since", ("--since",), None, "Only files dated on or after YYYY-MM-DD."),
+        Param("until", ("--until",), None, "Only files dated on or before YYYY-MM-DD."),
+        Param("queries", ("--queries",), None, 'Batch: a JSONL file of {"qid", "query", "scope"?}; one JSON line '
+              "out per query.", fast=False),
+        DB, MODEL,
+        Param("no_sync", ("--no-sync",), False, "Search the index as it is, without syncing changed files first.",
+              flag=True),
+        JSON, LOCAL, NO_DAEMON,
+    ),
+    "read": (
+        ROOT,
+        Param("path", default=REQUIRED, help="A memory file, relative to the root."),
+        Param("lines", ("--lines",), None, "Line range A:B (1-based, inclusive); A: or :B too."),
+        DB, JSON, LOCAL, NO_DAEMON,
+    ),
+    "ls": (
+        ROOT,
+        Param("directory", default=".", help="A memory directory, relative to the root."),
+        DB, JSON, LOCAL, NO_DAEMON,
+    ),
+    "core": (ROOT, DB, JSON, LOCAL, NO_DAEMON),
+}
+
+
+def param(command: str, name: str) -> Param:
+    return next(p for p in COMMANDS[command] if p.name == name)
+
+
+def typer_param(command: str, name: str):
+    """The typer ``Argument`` or ``Option`` of one declared parameter (typer imported here, not at import)."""
+    import typer
+
+    p = param(command, name)
+    if p.positional:
+        return typer.Argument(p.default, help=p.help, show_default=p.default not in (None, REQUIRED))
+    return typer.Option(p.default, *p.flags, help=p.help, min=p.min, max=p.max, metavar=p.metavar)

@@ -1,0 +1,223 @@
+"""Where an index and everything beside it lives: :class:`IndexLocation`, built once from a root and a ``--db``.
+
+Every ``--db`` (and ``MEMSEARCH_DB``) goes through :meth:`IndexLocation.of`, and no other module
+spells the index's file names. Two kinds of index:
+
+* **local** (a directory; default ``ROOT/.memsearch``): the tables, ``index.json`` and this
+  machine's state files all live in it;
+* **remote** (``s3://bucket/prefix``, ``s3+ddb://bucket/prefix?...``): the tables, ``index.json``
+  and the writer lease (:data:`LEASE_FILE`) are objects under the prefix; this machine's state
+  (writer lock, daemon state, log, pid, socket) lives in a private directory under
+  ``MEMSEARCH_STATE_DIR`` (default ``$XDG_STATE_HOME/memsearch``) keyed by a hash of the URI.
+
+Beside the index (:attr:`IndexLocation.state`): ``writer.lock`` (the flock), ``writer.json`` (its
+holder), ``daemon.json`` (the daemon's state), ``daemon.pid``, ``daemon.log``,
+``daemon.start.lock`` (held by an auto-started daemon) and ``run/daemon.sock``. A socket path
+longer than :data:`MAX_SOCKET_PATH` bytes is replaced by ``$XDG_RUNTIME_DIR/memsearch/<hash>.sock``
+or ``<tempdir>/memsearch-<uid>/<hash>.sock``; the daemon records the path it bound in
+``daemon.json``. Standard library only (and memsearch's settings, errors and memory-root
+check), so the daemon's thin client can use it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from . import settings
+from .errors import InvalidArgument, shown
+from .memory.tree import resolve_root
+
+__all__ = ["IndexLocation", "RemoteAddress", "parse_remote", "is_remote", "state_root", "DB_DIRNAME", "SCHEMES",
+           "META_FILE", "LEASE_FILE", "MAX_SOCKET_PATH"]
+
+#: The index directory inside a memory root (hidden, so never memory) when no ``--db`` is given.
+DB_DIRNAME = ".memsearch"
+#: Object-store schemes an index address may use.
+SCHEMES = ("s3", "s3+ddb")
+#: The index's parameters, beside its tables (a file, or an object under the prefix).
+META_FILE = "index.json"
+#: The writer lease of a remote index, an object under its prefix.
+LEASE_FILE = "writer.lease.json"
+LOCK_FILE = "writer.lock"
+HOLDER_FILE = "writer.json"
+STATE_FILE = "daemon.json"
+PID_FILE = "daemon.pid"
+LOG_FILE = "daemon.log"
+START_FILE = "daemon.start.lock"
+SOCKET_DIR = "run"
+SOCKET_NAME = "daemon.sock"
+#: Longest socket path used as is; ``sun_path`` holds 108 bytes with the final NUL (Linux), 104 on BSDs.
+MAX_SOCKET_PATH = 100
+
+
+def is_remote(db) -> bool:
+    """Whether ``db`` is an object-store address (``scheme://...``) rather than a directory."""
+    return isinstance(db, str) and "://" in db
+
+
+@dataclass(frozen=True)
+class RemoteAddress:
+    """A parsed object-store address: the canonical ``uri`` and its parts."""
+
+    uri: str
+    scheme: str
+    bucket: str
+    prefix: str
+
+
+def parse_remote(uri: str) -> RemoteAddress:
+    """``s3://bucket/prefix`` (or ``s3+ddb://...``) in canonical form; :class:`InvalidArgument` otherwise."""
+    parts = urlsplit(uri.strip())
+    if parts.scheme not in SCHEMES:
+        raise InvalidArgument(f"unsupported index address {shown(uri)}: use a directory path, or "
+                              f"{' or '.join(s + '://bucket/prefix' for s in SCHEMES)}")
+    if not parts.netloc:
+        raise InvalidArgument(f"index address {shown(uri)} names no bucket: use s3://bucket/prefix")
+    prefix = parts.path.strip("/")
+    clean = f"{parts.scheme}://{parts.netloc}/{prefix}".rstrip("/") + (f"?{parts.query}" if parts.query else "")
+    return RemoteAddress(clean, parts.scheme, parts.netloc, prefix)
+
+
+def state_root() -> Path:
+    """Where this machine keeps the state of remote indexes: ``MEMSEARCH_STATE_DIR``, else
+    ``$XDG_STATE_HOME/memsearch``."""
+    configured = settings.get("state_dir")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "memsearch"
+
+
+def _digest(data: bytes, length: int) -> str:
+    import hashlib  # here, not at import: it loads OpenSSL (tens of ms); a call the daemon answers never needs it
+
+    return hashlib.sha256(data).hexdigest()[:length]
+
+
+def _short_bases() -> list[Path]:
+    import tempfile  # only for a socket path too long to sit beside the index
+
+    bases = []
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
+        bases.append(Path(runtime) / "memsearch")
+    uid = os.getuid()
+    return bases + [Path(tempfile.gettempdir()) / f"memsearch-{uid}", Path("/tmp") / f"memsearch-{uid}"]
+
+
+@dataclass(frozen=True)
+class IndexLocation:
+    """Where the index of one memory root lives. Build it with :meth:`of`; nothing is created on disk.
+
+    ``root``: the resolved memory root. ``state``: the absolute local directory: the index itself,
+    or for a remote index this machine's state directory for it. ``remote``: the canonical URI of
+    a remote index, else None.
+    """
+
+    root: Path
+    state: Path
+    remote: str | None = None
+
+    @classmethod
+    def of(cls, root, db=None, *, resolved: bool = False) -> "IndexLocation":
+        """The location of ``root``'s index: ``db`` (a ``--db`` value), else ``MEMSEARCH_DB``, else ``ROOT/.memsearch``.
+
+        ``resolved``: ``root`` is already the resolved memory root (skips :func:`resolve_root`).
+        Raises :class:`InvalidArgument` for a malformed address.
+        """
+        base = Path(root) if resolved else resolve_root(root)
+        if isinstance(db, IndexLocation):
+            return db if db.root == base else cls(base, db.state, db.remote)
+        target = settings.get("db", db) if db not in (None, "") else settings.get("db")
+        if target is None:
+            return cls(base, Path(os.path.abspath(base / DB_DIRNAME)))
+        if is_remote(target):
+            address = parse_remote(target)
+            return cls(base, Path(os.path.abspath(state_root() / "remote" / _digest(address.uri.encode(), 16))),
+                       address.uri)
+        return cls(base, Path(os.path.abspath(Path(target).expanduser())))
+
+    @classmethod
+    def at(cls, where: "IndexLocation | str | os.PathLike[str]") -> "IndexLocation":
+        """``where`` itself, or the location of the local index directory ``where`` (its root unknown)."""
+        if isinstance(where, IndexLocation):
+            return where
+        state = Path(os.path.abspath(Path(where).expanduser()))
+        return cls(state, state)
+
+    # --- what it is ---------------------------------------------------------------------
+    @property
+    def db(self) -> str | Path:
+        """What to hand to the storage layer: the URI of a remote index, else its directory."""
+        return self.remote if self.remote else self.state
+
+    @property
+    def label(self) -> str:
+        """The index's address for messages: the URI, else the directory."""
+        return self.remote or str(self.state)
+
+    @property
+    def address(self) -> RemoteAddress | None:
+        return parse_remote(self.remote) if self.remote else None
+
+    def ensure_state(self) -> Path:
+        """:attr:`state`, created when missing (owner-only for a remote index's private directory)."""
+        if self.remote:
+            self.state.mkdir(parents=True, exist_ok=True, mode=0o700)
+        else:
+            self.state.mkdir(parents=True, exist_ok=True)
+        return self.state
+
+    # --- the files beside it ------------------------------------------------------------
+    @property
+    def meta_file(self) -> Path | None:
+        """The local ``index.json`` (None for a remote index: it is the object :data:`META_FILE`)."""
+        return None if self.remote else self.state / META_FILE
+
+    @property
+    def lock_file(self) -> Path:
+        return self.state / LOCK_FILE
+
+    @property
+    def holder_file(self) -> Path:
+        return self.state / HOLDER_FILE
+
+    @property
+    def state_file(self) -> Path:
+        return self.state / STATE_FILE
+
+    @property
+    def pid_file(self) -> Path:
+        return self.state / PID_FILE
+
+    @property
+    def log_file(self) -> Path:
+        return self.state / LOG_FILE
+
+    @property
+    def start_file(self) -> Path:
+        """Held (``flock``) by the client starting a daemon and then by the daemon it started."""
+        return self.state / START_FILE
+
+    @property
+    def socket(self) -> Path:
+        """Where the daemon of this index listens (see the module docstring for long paths)."""
+        return socket_path(self.state)
+
+    def watch_args(self) -> list[str]:
+        """The ``--db`` arguments that name this index to another ``memsearch`` process."""
+        return ["--db", self.label]
+
+
+def socket_path(state: str | os.PathLike[str]) -> Path:
+    """The daemon socket of the index whose local directory is ``state``."""
+    state = Path(os.path.abspath(state))
+    near = state / SOCKET_DIR / SOCKET_NAME
+    if len(os.fsencode(near)) <= MAX_SOCKET_PATH:
+        return near
+    name = _digest(os.fsencode(state), 24) + ".sock"
+    bases = _short_bases()
+    return next((base / name for base in bases if len(os.fsencode(base / name)) <= MAX_SOCKET_PATH), bases[-1] / name)

@@ -1,0 +1,101 @@
+"""One routed path for search, read, ls and core: the index's daemon when it serves, otherwise in-process.
+
+The CLI, :func:`memsearch.search`, the tools and MCP all call these. Arguments are checked
+before anything else (:func:`~memsearch.engine.search.args.check_search`), so a bad call is
+refused the same way whoever would have answered it. When no daemon serves an index this
+process may write, one is started in the background for the calls that follow
+(:mod:`.autostart`) and this call is answered in-process.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Callable, ContextManager
+
+from .. import settings
+from ..engine.search.args import SearchArgs
+from ..errors import IndexLocked, StorageFull
+from ..location import IndexLocation
+from . import autostart
+from .client import ask
+
+__all__ = ["search", "read", "ls", "core", "sync_quietly"]
+
+Warn = Callable[[str], None]
+
+
+def _ask(where: IndexLocation, method: str, params: dict, *, local: bool, warn: Warn | None, model=None,
+         start: bool | None = None):
+    """The daemon's answer, or None (then answer in-process); with no daemon at all, maybe start one."""
+    if local:
+        return None
+    answer = ask(where.root, method, params, db=where, warn=warn)
+    if answer is None:
+        autostart.ensure(where, model=model, enabled=start)
+    return answer
+
+
+def sync_quietly(index, warn: Warn | None = None) -> None:
+    """Bring ``index`` up to date before an in-process search, unless another writer (a daemon) holds
+    it (it keeps the index fresh) or the disk is full (search what is there; ``warn`` says so)."""
+    try:
+        index.sync(wait=0.0)
+    except IndexLocked:
+        pass
+    except StorageFull as exc:
+        if warn is not None:
+            warn(f"not synced: {exc}")
+
+
+def search(where: IndexLocation, args: SearchArgs, *, using: Callable[[], ContextManager] | None, model=None,
+           local: bool = False, sync: bool = True, guard=None, warn: Warn | None = None,
+           start: bool | None = None) -> list[dict] | None:
+    """Hits (JSON-ready dicts) of a checked search: from the daemon, else from the index ``using()``
+    yields (synced first unless ``sync`` is False; under ``guard``, a lock, when given). ``using``
+    None: the daemon's answer or None (the CLI's fast path)."""
+    params = args.params() | {"model": settings.get("model", model)}
+    answer = _ask(where, "search", params, local=local, warn=warn, model=model, start=start)
+    if answer is not None:
+        return answer["hits"]
+    if using is None:
+        return None
+    with guard if guard is not None else nullcontext(), using() as index:
+        if sync:
+            sync_quietly(index, warn)
+        return [hit.to_dict() for hit in index.search(args)]
+
+
+def read(where: IndexLocation, path: str, lines: str | None = None, *, local: bool = False,
+         warn: Warn | None = None, start: bool | None = None, fallback: bool = True) -> dict | None:
+    """One memory file or line range (``ReadResult.to_dict()``). ``fallback`` False: the daemon's
+    answer or None (read, ls and core alike)."""
+    answer = _ask(where, "read", {"path": path, "lines": lines}, local=local, warn=warn, start=start)
+    if answer is not None or not fallback:
+        return answer
+    from ..memory.contract import read as read_file
+
+    return read_file(where.root, path, lines).to_dict()
+
+
+def ls(where: IndexLocation, path: str = ".", *, encoding: str | None = None, local: bool = False,
+       warn: Warn | None = None, start: bool | None = None, fallback: bool = True) -> dict | None:
+    """One memory directory's listing (``Listing.to_dict()``)."""
+    encoding = settings.get("encoding", encoding)
+    answer = _ask(where, "ls", {"path": path, "encoding": encoding}, local=local, warn=warn, start=start)
+    if answer is not None or not fallback:
+        return answer
+    from ..memory.contract import list_dir
+
+    return list_dir(where.root, path, encoding=encoding).to_dict()
+
+
+def core(where: IndexLocation, *, encoding: str | None = None, local: bool = False, warn: Warn | None = None,
+         start: bool | None = None, fallback: bool = True) -> dict | None:
+    """Core memory as it goes into a system prompt (``CoreMemory.to_dict()``)."""
+    encoding = settings.get("encoding", encoding)
+    answer = _ask(where, "core", {"encoding": encoding}, local=local, warn=warn, start=start)
+    if answer is not None or not fallback:
+        return answer
+    from ..memory.contract import load_core
+
+    return load_core(where.root, encoding=encoding).to_dict()

@@ -1,0 +1,135 @@
+"""The auto-started daemon (issue 22 item 1), with the real model and real processes: racing
+clients start one daemon, the call after it listens goes through it, and nobody's asking makes it exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from memsearch.location import IndexLocation
+from memsearch.service.process import daemon_status, stop, verified_holder
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+RACE = """
+import sys
+from memsearch.location import IndexLocation
+from memsearch.service.autostart import ensure
+where = IndexLocation.of(sys.argv[1])
+sys.stdin.readline()  # all racers start together
+print(ensure(where, enabled=True, idle_exit=int(sys.argv[2])), flush=True)
+"""
+
+
+def _env(**extra) -> dict:
+    return dict(os.environ, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", **extra)
+
+
+def _until(predicate, timeout: float = 240.0, step: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError(f"not within {timeout:.0f} s")
+
+
+def _serving(root) -> dict | None:
+    info = daemon_status(root)
+    return info if info["serving"] else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_racing_clients_start_one_daemon_which_exits_when_nobody_asks(examples_copy):
+    root = examples_copy
+    racers = [subprocess.Popen([sys.executable, "-c", RACE, str(root), "8"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True, env=_env()) for _ in range(4)]
+    try:
+        for proc in racers:
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        answers = [proc.communicate(timeout=120)[0].strip() for proc in racers]
+        started = [int(a) for a in answers if a != "None"]
+        assert len(started) == 1, answers  # exactly one client started a daemon
+        pid = started[0]
+        info = _until(lambda: _serving(root))
+        assert info["pid"] == pid and info["running"]
+        # a client arriving now finds it (no second daemon), and the holder is the one started
+        assert subprocess.run([sys.executable, "-c", RACE, str(root), "8"], input="go\n", capture_output=True,
+                              text=True, env=_env(), timeout=120).stdout.strip() == "None"
+        assert verified_holder(IndexLocation.of(root))["pid"] == pid
+        # idle exit: 8 s without a request, then it stops cleanly and lets go of the index
+        _until(lambda: not _alive(pid), timeout=180)
+        assert verified_holder(IndexLocation.of(root)) is None
+        assert json.loads(IndexLocation.of(root).state_file.read_text())["state"] == "stopped"
+        assert "idle exit" in IndexLocation.of(root).log_file.read_text()
+    finally:
+        stop(root, timeout=60)
+
+
+def test_the_first_cli_call_answers_in_process_and_the_next_goes_through_the_daemon(examples_copy):
+    root = examples_copy
+    env = _env(MEMSEARCH_AUTOSTART="1", MEMSEARCH_IDLE_EXIT="120")
+    try:
+        first = subprocess.run([sys.executable, "-m", "memsearch", "search", str(root), "vendor contract", "--json"],
+                               capture_output=True, text=True, env=env, timeout=300)
+        assert first.returncode == 0, first.stderr
+        local_hits = json.loads(first.stdout)["hits"]
+        _until(lambda: _serving(root))
+        second = subprocess.run([sys.executable, "-X", "importtime", "-m", "memsearch", "search", str(root),
+                                 "vendor contract", "--json"], capture_output=True, text=True, env=env, timeout=300)
+        assert second.returncode == 0, second.stderr
+        imported = {line.split("|")[-1].strip() for line in second.stderr.splitlines()
+                    if line.startswith("import time:")}
+        assert "memsearch.service.client" in imported  # the daemon answered: the engine never loaded here
+        assert "memsearch.engine.index" not in imported
+        assert json.loads(second.stdout)["hits"] == local_hits
+        # opting out: --no-daemon and MEMSEARCH_AUTOSTART=0 start nothing
+        stop(root, timeout=60)
+        for extra, flag in (({}, ["--no-daemon"]), ({"MEMSEARCH_AUTOSTART": "0"}, [])):
+            done = subprocess.run([sys.executable, "-m", "memsearch", "ls", str(root), *flag], capture_output=True,
+                                  text=True, env=dict(env, **extra), timeout=120)
+            assert done.returncode == 0, done.stderr
+            time.sleep(2)
+            assert not daemon_status(root)["running"]
+    finally:
+        stop(root, timeout=60)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere: a read-only root needs another user")
+def test_no_autostart_for_a_read_only_root(examples_copy):
+    root = examples_copy
+    os.chmod(root, 0o555)
+    try:
+        done = subprocess.run([sys.executable, "-m", "memsearch", "ls", str(root)], capture_output=True, text=True,
+                              env=_env(MEMSEARCH_AUTOSTART="1"), timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert not IndexLocation.of(root).state.exists()  # nothing written, nothing started: answered in-process
+    finally:
+        os.chmod(root, 0o755)
+
+
+@pytest.mark.slow
+def test_no_autostart_for_a_remote_index_or_when_turned_off(examples_copy, tmp_path, monkeypatch):
+    from memsearch.service.autostart import ensure
+
+    monkeypatch.setenv("MEMSEARCH_STATE_DIR", str(tmp_path / "state"))
+    remote = IndexLocation.of(examples_copy, "s3://bucket/p")
+    assert ensure(remote, enabled=True) is None and not remote.state.exists()
+    local = IndexLocation.of(examples_copy)
+    assert ensure(local, enabled=False) is None and not local.state.exists()
