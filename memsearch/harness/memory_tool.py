@@ -12,6 +12,7 @@ by :meth:`memsearch.harness.budget.Budget.memory`.
 from __future__ import annotations
 
 from ..memory.commands import MEMORY_SCHEMA  # generated from the one definition of the commands; it checks every call
+from ..memory.placement import require_memories
 
 __all__ = [
     "MEMORY_TOOL_NAME",
@@ -45,4 +46,7 @@ def run_memory(editor, arguments: dict) -> dict:
     """Run one memory-tool call (arguments already through the tool pipeline, ``command`` in them) on ``editor``."""
     args = dict(arguments)
     command = args.pop("command")
+    for name in ("path", "old_path", "new_path"):
+        if args.get(name) is not None:
+            require_memories(args[name])  # Claude's memory tool takes /memories paths only
     return editor.run(command, **args).to_dict()
