@@ -104,6 +104,7 @@ def test_core_writes_are_not_indexed_and_say_so(make_tree):
     root = make_tree(BASE)
     result = writable(root).call("memory", {"command": "create", "path": "/memories/user.md", "file_text": "# User\n\nLikes tea.\n"})
     assert result["index"]["via"] == "none" and "not indexed" in result["index"]["note"]
+    assert "memory_search does not search it" in result["result"]
     assert "Core memory is now" in result["result"]
 
 

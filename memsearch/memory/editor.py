@@ -204,6 +204,10 @@ class Editor:
                        "its MEMORY.md: edit it to say what the directory holds.")
         if core_tokens is not None:
             output += f"\nCore memory is now {core_tokens:,} of {self.budget:,} tokens."
+        if command != "delete" and "/" not in target.rel and target.is_markdown and not (index or {}).get("core_indexed"):
+            output += (f"\nThis is core memory ({target.shown}): it is in your context from the next session on "
+                       "(memory_core shows it now), and memory_search does not search it. Keep core notes short; put "
+                       f"detail you will search for in a folder, e.g. {target.show('notes/' + _name(target.rel))}.")
         return EditResult(command, target.shown, output, tuple(changed), tuple(created), core_tokens, index)
 
     # --- writing ------------------------------------------------------------------------------
