@@ -131,3 +131,31 @@ def test_real_model_batched_rows_equal_lone_encodes_bit_for_bit(real_embedder):
     for i, text in enumerate(QUERIES * 2):
         assert np.array_equal(results[i], lone[i % len(QUERIES)])
         assert np.array_equal(real_embedder.embed_query(text), lone[i % len(QUERIES)])
+
+
+@pytest.mark.slow
+def test_real_model_toolbox_searches_in_threads_equal_serial_ones(examples_copy, real_embedder):
+    """An in-process ToolBox (as ``serve --http`` runs one) answers concurrent searches; each equals its lone answer."""
+    from memsearch.engine.index import MemoryIndex
+    from memsearch.harness.tools import ToolBox
+
+    index = MemoryIndex(examples_copy, embedder=real_embedder)
+    index.sync()
+    box = ToolBox(examples_copy, index=index)
+    calls = [{"query": q, "k": 5} for q in QUERIES]
+    serial = [box.call("memory_search", c) for c in calls]
+    assert all(r["hits"] for r in serial)
+    results: dict = {}
+
+    def worker(n: int) -> None:
+        for i in range(len(calls)):
+            results[(n, i)] = box.call("memory_search", calls[(n + i) % len(calls)])
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert len(results) == 8 * len(calls)
+    for (n, i), result in results.items():
+        assert result == serial[(n + i) % len(calls)]

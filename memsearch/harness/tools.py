@@ -105,7 +105,7 @@ class ToolBox:
         self.db, self.model, self.sync = db, model, sync
         self._index = index
         self.daemon = daemon and index is None
-        self._lock = threading.RLock()  # one search (sync + query) at a time on the shared index
+        self._lock = threading.RLock()  # one sync (a search's read-your-writes, a write) at a time
         self._handlers = {
             "memory_search": self._search,
             "memory_read": self._read,

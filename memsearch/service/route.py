@@ -51,7 +51,7 @@ def search(where: IndexLocation, args: SearchArgs, *, using: Callable[[], Contex
            local: bool = False, sync: bool = True, guard=None, warn: Warn | None = None,
            start: bool | None = None) -> list[dict] | None:
     """Hits (JSON-ready dicts) of a checked search: from the daemon, else from the index ``using()``
-    yields (synced first unless ``sync`` is False; under ``guard``, a lock, when given). ``using``
+    yields (synced first unless ``sync`` is False, the sync under ``guard``, a lock, when given). ``using``
     None: the daemon's answer or None (the CLI's fast path)."""
     params = args.params() | {"model": settings.get("model", model)}
     answer = _ask(where, "search", params, local=local, warn=warn, model=model, start=start)
@@ -59,9 +59,10 @@ def search(where: IndexLocation, args: SearchArgs, *, using: Callable[[], Contex
         return answer["hits"]
     if using is None:
         return None
-    with guard if guard is not None else nullcontext(), using() as index:
-        if sync:
-            sync_quietly(index, warn)
+    with using() as index:
+        if sync:  # syncs one at a time; the searches themselves run concurrently (the index is thread-safe)
+            with guard if guard is not None else nullcontext():
+                sync_quietly(index, warn)
         return [hit.to_dict() for hit in index.search(args)]
 
 
