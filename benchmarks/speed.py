@@ -339,13 +339,33 @@ def paths_run(work: Path, locomo=None, copies=(1, 4), queries: int = 200, tail_e
                            "keyword": lambda q: index.search(q, k=10, mode="keyword"),
                            "query_embedding": index.embedder.embed_query}, qs)
         result["runs"].append({"copies": n, "chunks": report.chunks_total, "sync_s": round(time.perf_counter() - started, 1),
-                               "latency": lat, "load": os.getloadavg(),
+                               "latency": lat, "load": os.getloadavg(), "vector_top10_agreement": _exact_agreement(index, qs),
                                "hybrid_over_bare_encode": round(lat["hybrid"]["p50_ms"] / lat["bare_encode"]["p50_ms"], 3)})
         print(json.dumps(result["runs"][-1]), flush=True)
     if tail_edits:
         result["keyword_options"] = keyword_options(index, qs, tail_edits)
     result["load_end"] = os.getloadavg()
     return result
+
+
+def _exact_agreement(index, queries: list[str]) -> float | None:
+    """Mean share of the vector leg's top 10 rows (scores to 6 decimals: copies tie) that an exact scan
+    of the same in-memory copy also ranks in its top 10; None when the copy is scanned exactly anyway."""
+    import numpy as np
+
+    from memsearch.engine.search.flat import QUANTIZED_MIN_ROWS
+    from memsearch.engine.storage.store import Filter
+
+    copy = index.searcher._flat
+    if copy is None or copy.bits is None or len(copy.rows) < QUANTIZED_MIN_ROWS:
+        return None
+    shares = []
+    for q in queries:
+        vector = index.embedder.embed_query(q)
+        screened = [round(r["score"], 6) for r in copy.search(vector, 10, Filter())]
+        exact = np.sort(np.einsum("ij,j->i", copy.matrix, vector / np.linalg.norm(vector)))[::-1][:10]
+        shares.append(sum(1 for a, b in zip(screened, np.round(exact, 6)) if a == b) / 10)
+    return round(float(np.mean(shares)), 4)
 
 
 def main(argv=None) -> int:

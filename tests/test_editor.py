@@ -72,6 +72,8 @@ def test_backslash_path_is_refused(editor):
 
 # --- view --------------------------------------------------------------------------------------
 def test_view_directory_two_levels_with_sizes_hiding_non_memory(tree, editor):
+    """Hidden entries, foreign directories and directories holding no file are left out; a plain file that is
+    not Markdown (already in the tree) is listed, as Claude's memory tool lists it, so view and delete can reach it."""
     (tree / ".memsearch").mkdir()
     (tree / ".memsearch" / "x.md").write_text("index")
     (tree / "projects" / "atlas").mkdir()
@@ -83,12 +85,13 @@ def test_view_directory_two_levels_with_sizes_hiding_non_memory(tree, editor):
     out = editor.run("view", path="/memories").output
     lines = out.splitlines()
     assert lines[0] == "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:"
-    size = sum((tree / p).stat().st_size for p in BASE if not p.startswith("skills")) + 4 + 5
+    size = sum((tree / p).stat().st_size for p in BASE if not p.startswith("skills")) + 4 + 5 + 4
     assert lines[1].split("\t") == [f"{size / 1024:.1f}K" if size >= 1024 else f"{size}B", "/memories"]
     paths = [line.split("\t")[1] for line in lines[2:]]
     assert "/memories/projects/" in paths and "/memories/projects/atlas.md" in paths and "/memories/projects/atlas/" in paths
     assert "/memories/projects/atlas/MEMORY.md" not in paths  # third level
-    for hidden in (".memsearch", "skills", "image.png", "empty"):
+    assert "/memories/notes/image.png" in paths
+    for hidden in (".memsearch", "skills", "empty"):
         assert not any(hidden in p for p in paths), hidden
     row = dict(reversed(line.split("\t")) for line in lines[2:])
     assert row["/memories/persona.md"] == f"{len(BASE['persona.md'])}B"
@@ -97,16 +100,30 @@ def test_view_directory_two_levels_with_sizes_hiding_non_memory(tree, editor):
 def test_view_file_numbers_lines_and_ranges(editor):
     out = editor.run("view", path="/memories/projects/atlas.md").output
     assert out.splitlines()[0] == "Here's the content of /memories/projects/atlas.md with line numbers:"
-    assert out.splitlines()[1:] == ["     1\t# Atlas", "     2\t", "     3\talpha", "     4\tbeta", "     5\talpha"]
-    assert editor.run("view", path="projects/atlas.md", view_range=[4, -1]).output.splitlines()[1:] == ["     4\tbeta", "     5\talpha"]
+    # the final newline shows as an empty line 6, as Claude's memory tool shows it
+    assert out.split("\n")[1:] == ["     1\t# Atlas", "     2\t", "     3\talpha", "     4\tbeta", "     5\talpha", "     6\t"]
+    assert editor.run("view", path="projects/atlas.md", view_range=[4, -1]).output.split("\n")[1:] == [
+        "     4\tbeta", "     5\talpha", "     6\t"]
     assert editor.run("view", path="projects/atlas.md", view_range=[2, 3]).output.splitlines()[1:] == ["     2\t", "     3\talpha"]
-    assert editor.run("view", path="projects/atlas.md", view_range=[5, 99]).output.splitlines()[1:] == ["     5\talpha"]
+
+
+@pytest.mark.parametrize("view_range, shown", [
+    ([5, 99], ["     5\talpha", "     6\t"]),  # an end past the file: clamped
+    ([0, 2], ["     1\t# Atlas", "     2\t"]),  # a start before line 1: clamped
+    ([-3, 1], ["     1\t# Atlas"]),
+    ([9, -1], ["(no lines in view_range [9, -1]: /memories/projects/atlas.md has lines 1 to 6)"]),
+    ([4, 2], ["(no lines in view_range [4, 2]: /memories/projects/atlas.md has lines 1 to 6)"]),
+])
+def test_view_range_is_clamped_to_the_file(editor, view_range, shown):
+    assert editor.run("view", path="/memories/projects/atlas.md", view_range=view_range).output.split("\n")[1:] == shown
+
+
+def test_view_shows_an_empty_file_as_one_empty_line(tree, editor):
+    (tree / "notes/empty.md").write_text("")
+    assert editor.run("view", path="/memories/notes/empty.md").output.split("\n")[1:] == ["     1\t"]
 
 
 @pytest.mark.parametrize("view_range, words", [
-    ([0, 3], "numbered from 1"),
-    ([4, 2], "ends before it starts"),
-    ([9, -1], "has 5 lines"),
     ([1], "two line numbers"),
     ("1:3", "two line numbers"),
     ([1, True], "two line numbers"),
@@ -301,12 +318,32 @@ def test_delete_refusals(tree, editor):
         editor.run("delete", path="MEMORY.md")
     with pytest.raises(MemoryFileNotFound, match="does not exist: view /memories/notes to see what does"):
         editor.run("delete", path="/memories/notes/none.md")
-    (tree / "notes" / "photo.jpg").write_bytes(b"jpg")
-    with pytest.raises(EditRefused, match=r"holds entries that are not memory \(notes/photo.jpg\), which delete would take"):
+    (tree / "notes" / ".cache").write_bytes(b"x")
+    with pytest.raises(EditRefused, match=r"holds entries that are not memory \(notes/.cache\), which delete would take"):
         editor.run("delete", path="notes")
+    assert (tree / "notes/MEMORY.md").exists() and (tree / "MEMORY.md").exists() and (tree / "notes/.cache").exists()
+
+
+def test_files_that_are_not_markdown_can_be_viewed_deleted_or_renamed_into_memory(tree, editor):
+    """A .txt already in the tree (left by another tool): view shows it, delete removes it, the writes refuse it and
+    name the fix (rename it to .md), and a directory holding one can still be deleted."""
+    (tree / "notes" / "todo.txt").write_text("buy milk\n")
+    assert editor.run("view", path="/memories/notes/todo.txt").output.split("\n")[1:] == ["     1\tbuy milk", "     2\t"]
+    with pytest.raises(NotMemoryFile, match=r"rename it to /memories/notes/todo.md first"):
+        editor.run("str_replace", path="/memories/notes/todo.txt", old_str="milk", new_str="tea")
+    with pytest.raises(NotMemoryFile, match=r"rename it to /memories/notes/todo.md first"):
+        editor.run("insert", path="/memories/notes/todo.txt", insert_line=0, insert_text="x")
     with pytest.raises(NotMemoryFile, match="not a Markdown file"):
-        editor.run("delete", path="notes/photo.jpg")
-    assert (tree / "notes/MEMORY.md").exists() and (tree / "MEMORY.md").exists() and (tree / "notes/photo.jpg").exists()
+        editor.run("rename", old_path="/memories/notes/todo.txt", new_path="/memories/notes/todo2.txt")
+    editor.run("rename", old_path="/memories/notes/todo.txt", new_path="/memories/notes/todo.md")
+    assert (tree / "notes/todo.md").read_text() == "buy milk\n"
+    (tree / "notes" / "photo.jpg").write_bytes(b"\xff\xd8jpg")
+    with pytest.raises(EditRefused, match="not a valid UTF-8 text file"):
+        editor.run("view", path="/memories/notes/photo.jpg")
+    assert editor.run("delete", path="/memories/notes/photo.jpg").changed == ("notes/photo.jpg",)
+    (tree / "notes" / "photo.jpg").write_bytes(b"jpg")
+    editor.run("delete", path="/memories/notes")
+    assert not (tree / "notes").exists() and valid(tree)
 
 
 # --- rename ------------------------------------------------------------------------------------

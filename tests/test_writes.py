@@ -91,7 +91,7 @@ def test_writes_are_searchable_when_they_return(make_tree):
                                    "old_str": "nine", "new_str": "half past ten"}))  # JSON text, as OpenAI sends
     hits = box.call("memory_search", {"query": "half past ten", "mode": "keyword"})["hits"]
     assert hits[0]["path"] == "trips/lisbon.md" and "half past ten" in hits[0]["snippet"]
-    box.call("memory", {"command": "insert", "path": "trips/lisbon.md", "insert_line": 3, "insert_text": "Pasteis at Belem."})
+    box.call("memory", {"command": "insert", "path": "/memories/trips/lisbon.md", "insert_line": 3, "insert_text": "Pasteis at Belem."})
     assert "Pasteis" in box.call("memory_search", {"query": "pasteis", "mode": "keyword"})["hits"][0]["snippet"]
     box.call("memory", {"command": "rename", "old_path": "/memories/trips", "new_path": "/memories/travel/2026"})
     assert found(box, "tram Belem") == ["travel/2026/lisbon.md"]
@@ -104,6 +104,7 @@ def test_core_writes_are_not_indexed_and_say_so(make_tree):
     root = make_tree(BASE)
     result = writable(root).call("memory", {"command": "create", "path": "/memories/user.md", "file_text": "# User\n\nLikes tea.\n"})
     assert result["index"]["via"] == "none" and "not indexed" in result["index"]["note"]
+    assert "memory_search does not search it" in result["result"]
     assert "Core memory is now" in result["result"]
 
 
@@ -144,15 +145,15 @@ def test_library_edit_and_system_prompt(make_tree):
     result = memsearch.edit(root, "create", path="notes/berlin.md", file_text="# Berlin\n\nThe U2 line.\n",
                             index=hash_index(root))
     assert isinstance(result, memsearch.EditResult) and result.index["synced"]
-    assert memsearch.edit(root, "view", path="notes/berlin.md").output.endswith("     3\tThe U2 line.")
+    assert memsearch.edit(root, "view", path="notes/berlin.md").output.endswith("     3\tThe U2 line.\n     4\t")
     assert "write memory with the memory tool" in writable(root).system_prompt()
     assert "write memory" not in ToolBox(root).system_prompt()
 
 
 # --- random write sequences --------------------------------------------------------------------
 NAMES = ["MEMORY.md", "a.md", "b.md"]
-DIRS = ["", "x", "x/y", "z"]
-PATHS = [f"{d}/{n}" if d else n for d in DIRS for n in NAMES]
+DIRS = ["/memories", "/memories/x", "/memories/x/y", "/memories/z"]
+PATHS = [f"{d}/{n}" for d in DIRS for n in NAMES]
 WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "tea", "kayak", "\n", "# Head\n"])
 TEXT = st.lists(WORDS, min_size=0, max_size=12).map(" ".join)
 OPS = st.one_of(
@@ -163,14 +164,14 @@ OPS = st.one_of(
               st.sampled_from(PATHS), st.integers(0, 4), TEXT),
     st.builds(lambda p: {"command": "delete", "path": p}, st.sampled_from(PATHS + DIRS[1:])),
     st.builds(lambda a, b: {"command": "rename", "old_path": a, "new_path": b},
-              st.sampled_from(PATHS + DIRS[1:]), st.sampled_from(PATHS + DIRS[1:] + ["w", "w/v"])),
+              st.sampled_from(PATHS + DIRS[1:]), st.sampled_from(PATHS + DIRS[1:] + ["/memories/w", "/memories/w/v"])),
 )
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.lists(OPS, min_size=1, max_size=10))
-@example([{"command": "create", "path": "z/MEMORY.md", "file_text": ""},
-          {"command": "rename", "old_path": "z", "new_path": "x/MEMORY.md"}])  # a directory named like the index
+@example([{"command": "create", "path": "/memories/z/MEMORY.md", "file_text": ""},
+          {"command": "rename", "old_path": "/memories/z", "new_path": "/memories/x/MEMORY.md"}])  # a directory named like the index
 @pytest.mark.slow
 def test_random_writes_keep_memory_valid_and_the_index_equal_to_a_rebuild(tmp_path_factory, ops):
     root = tmp_path_factory.mktemp("memory")
@@ -195,9 +196,9 @@ def test_two_toolboxes_in_threads_lose_no_update(make_tree):
 
     def writer(box: ToolBox, name: str) -> None:
         for i in range(8):
-            out = box.dispatch("memory", {"command": "insert", "path": "notes/log.md", "insert_line": 1,
+            out = box.dispatch("memory", {"command": "insert", "path": "/memories/notes/log.md", "insert_line": 1,
                                           "insert_text": f"entry {name}{i}"})
-            box.dispatch("memory", {"command": "create", "path": f"notes/{name}/{i}.md", "file_text": f"# {name} {i}\n\nword{name}{i}\n"})
+            box.dispatch("memory", {"command": "create", "path": f"/memories/notes/{name}/{i}.md", "file_text": f"# {name} {i}\n\nword{name}{i}\n"})
             if "error" in out:
                 errors.append(out)
 
@@ -224,7 +225,7 @@ WRITER = textwrap.dedent("""
     root, name = sys.argv[1], sys.argv[2]
     box = ToolBox(root, index=MemoryIndex(root, embedder=HashEmbedder()), writable=True, sync=False)
     for i in range(10):
-        out = box.dispatch("memory", {"command": "insert", "path": "notes/log.md", "insert_line": 1, "insert_text": f"entry {name}{i}"})
+        out = box.dispatch("memory", {"command": "insert", "path": "/memories/notes/log.md", "insert_line": 1, "insert_text": f"entry {name}{i}"})
         assert "error" not in out and out["index"]["synced"], out
 """)
 

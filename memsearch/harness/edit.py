@@ -73,6 +73,8 @@ class IndexSync:
         else:
             synced, via, embedded = self._sync(index, wanted)
         result = {"synced": synced, "via": via, "files": len(wanted), "ms": _ms(started)}
+        if index.include_core and any("/" not in p for p in wanted):
+            result["core_indexed"] = True  # this index searches core memory too (--include-core)
         if embedded is not None:
             result["chunks_embedded"] = embedded
         if not synced:

@@ -13,6 +13,8 @@ commands and argument names of Claude's ``memory_20250818`` tool) on one memory 
 * keeps core memory within its budget (the validator's: ``budget=``, else ``MEMSEARCH_CORE_BUDGET``,
   else 30,000 tokens): a write that would pass it is refused with the numbers
   (:class:`CoreBudgetExceeded`) and nothing is written;
+* is private: a new file is 0600 and a new directory 0700 whatever the umask, plus the read (and
+  search) bits of a root shared for reading (:func:`~memsearch.memory.files.private_modes`);
 * runs under the root's write lock (threads and processes), and calls ``on_change`` with the paths
   it changed before returning, so the caller can bring the index in line (read-your-writes).
 
@@ -33,13 +35,13 @@ from typing import Callable, Iterator, Sequence
 from ..errors import (CoreBudgetExceeded, EditRefused, InvalidArgument, MemoryFileExists, MemoryFileNotFound,
                       MemsearchError, NoUniqueMatch, NotMemoryFile)
 from . import rootfs
-from .files import atomic_write_bytes
+from .files import atomic_write_bytes, make_dir, private_modes
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .placement import Target, check_growth, locate, require_markdown, write_lock
 from .tokens import count_tokens, encoding_name
 from .tree import INDEX_NAME, MemoryTree, foreign_dirs, printable, read_memory, resolve_root, scan, valid_name
 from .validator import core_budget
-from .viewing import match_lines, render_file, render_listing, snippet
+from .viewing import edit_lines, match_lines, render_file, render_listing, snippet
 
 __all__ = ["Editor", "EditResult", "COMMANDS", "ARGUMENTS", "index_text"]
 
@@ -99,7 +101,8 @@ class Editor:
         return scan(self.root, foreign=self.foreign)
 
     def _file(self, target: Target, command: str) -> str:
-        """The text of an existing Markdown file (a BOM is dropped: :meth:`_write` puts it back)."""
+        """The text of an existing file (a BOM is dropped: :meth:`_write` puts it back); only ``view`` takes one
+        that is not Markdown (already in the tree): the writes edit Markdown only."""
         try:
             st = os.lstat(target.path)
         except FileNotFoundError:
@@ -107,11 +110,18 @@ class Editor:
                                      "its files" + (", or create it" if command != "view" else "")) from None
         if stat.S_ISDIR(st.st_mode):
             raise InvalidArgument(f"{target.shown} is a directory; {command} works on a file: view it to list its files")
-        require_markdown(target)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotMemoryFile(f"{target.shown} is not a regular file (a link, device or pipe): view "
+                                f"{target.show(_parent(target.rel))} to see the files")
+        if command != "view":
+            require_markdown(target, command)
         raw = self._read(target.rel, target.shown)
         try:
             return raw.removeprefix(_BOM).decode("utf-8")
         except UnicodeDecodeError as exc:
+            if command == "view":
+                raise EditRefused(f"{target.shown} is not a valid UTF-8 text file (byte {exc.start}), so view cannot "
+                                  "show it: delete it if it does not belong in memory") from None
             raise EditRefused(f"{target.shown} is not valid UTF-8 (byte {exc.start}), so editing it could garble it: "
                               "re-save it as UTF-8 first; nothing was changed") from None
 
@@ -171,17 +181,15 @@ class Editor:
                 os.close(fd)
 
     def _write(self, rel: str, text: str, *, bom: bool = False) -> None:
-        """Atomic, durable whole-file write (the shared helper, by descriptor of the parent)."""
+        """Atomic, durable whole-file write (the shared helper, by descriptor of the parent); a new file is private."""
         with self._dir(_parent(rel), rel) as dir_fd:
-            atomic_write_bytes(_name(rel), (_BOM if bom else b"") + text.encode("utf-8"), dir_fd=dir_fd)
+            atomic_write_bytes(_name(rel), (_BOM if bom else b"") + text.encode("utf-8"), dir_fd=dir_fd,
+                               mode=private_modes(os.stat(self.root).st_mode)[0])
 
     def _mkdir(self, directory: str) -> None:
         with self._dir(_parent(directory), directory) as dir_fd:
-            try:
-                os.mkdir(_name(directory), dir_fd=dir_fd)
-            except FileExistsError:
-                return
-            os.fsync(dir_fd)
+            if make_dir(_name(directory), dir_fd=dir_fd, mode=private_modes(os.stat(self.root).st_mode)[1]):
+                os.fsync(dir_fd)
 
     def _finish(self, command: str, target: Target, output: str, changed: Sequence[str], created: Sequence[str] = (),
                 core_tokens: int | None = None) -> EditResult:
@@ -196,6 +204,10 @@ class Editor:
                        "its MEMORY.md: edit it to say what the directory holds.")
         if core_tokens is not None:
             output += f"\nCore memory is now {core_tokens:,} of {self.budget:,} tokens."
+        if command != "delete" and "/" not in target.rel and target.is_markdown and not (index or {}).get("core_indexed"):
+            output += (f"\nThis is core memory ({target.shown}): it is in your context from the next session on "
+                       "(memory_core shows it now), and memory_search does not search it. Keep core notes short; put "
+                       f"detail you will search for in a folder, e.g. {target.show('notes/' + _name(target.rel))}.")
         return EditResult(command, target.shown, output, tuple(changed), tuple(created), core_tokens, index)
 
     # --- writing ------------------------------------------------------------------------------
@@ -235,10 +247,9 @@ class Editor:
         found: list[str] = []
         guarded = tuple(os.path.relpath(p, self.root) for p in self.protect if self.root in p.parents)
 
-        def stray(rel: str, entry: rootfs.Entry) -> bool:
+        def stray(rel: str, entry: rootfs.Entry) -> bool:  # a plain .txt is no stray: delete removes it too
             return (entry.name.startswith(".") or not valid_name(entry.name) or entry.kind in ("link", "special")
-                    or rel in self.foreign or any(rel == p or rel.startswith(p + "/") for p in guarded)
-                    or (entry.kind == "file" and not entry.name.endswith(".md")))
+                    or rel in self.foreign or any(rel == p or rel.startswith(p + "/") for p in guarded))
 
         root_fd = rootfs.open_root(self.root)
         try:
@@ -310,19 +321,17 @@ class Editor:
         target = self._locate(path)
         with write_lock(self.root, self.lock_timeout):
             text = self._file(target, "insert")
-            lines = text.splitlines(keepends=True)
+            lines = edit_lines(text)
             if not 0 <= insert_line <= len(lines):
                 raise InvalidArgument(f"insert: insert_line {insert_line} is out of range: {target.shown} has {len(lines)} lines, "
                                       f"so give 0 (before the first line) to {len(lines)} (after the last)")
-            if lines and insert_line == len(lines) and not lines[-1].endswith(("\n", "\r")):
-                lines[-1] += "\n"
-            block = insert_text if insert_text.endswith("\n") or insert_text == "" else insert_text + "\n"
-            new_text = "".join(lines[:insert_line]) + block + "".join(lines[insert_line:])
+            block = insert_text.rstrip("\n")  # as Claude's memory tool: one block, and the file ends in a newline
+            new_text = "\n".join(lines[:insert_line] + [block] + lines[insert_line:]) + "\n"
             core = self._check_budget({target.rel: new_text}, target, "insert")
             self._write(target.rel, new_text, bom=self._has_bom(target))
-            added = block.count("\n")
-            shown = snippet(new_text, insert_line + 1, insert_line + max(added, 1))
-            return self._finish("insert", target, f"The file {target.shown} has been edited: {added} line"
+            added = block.count("\n") + 1
+            shown = snippet(new_text, insert_line + 1, insert_line + added)
+            return self._finish("insert", target, f"The file {target.shown} has been edited. {added} line"
                                 f"{'s' if added != 1 else ''} inserted after line {insert_line}. Here is the snippet "
                                 f"(with line numbers):\n{shown}", [target.rel], (), core)
 
@@ -340,18 +349,27 @@ class Editor:
                 changed = [f for f in tree.external_files if f.startswith(target.rel + "/")]
                 hidden = f".{_name(target.rel)}.deleted-{secrets.token_hex(4)}"
                 with self._dir(_parent(target.rel), target.shown) as dir_fd:
-                    os.rename(_name(target.rel), hidden, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # gone from memory at once
+                    try:
+                        os.rename(_name(target.rel), hidden, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # gone from memory at once
+                    except FileNotFoundError:
+                        raise MemoryFileNotFound(f"{target.shown} was moved or removed meanwhile: view "
+                                                 f"{target.show(_parent(target.rel))} to see what is there") from None
                     os.fsync(dir_fd)
                     shutil.rmtree(hidden, dir_fd=dir_fd, ignore_errors=True)  # by descriptor: never follows a link
                 return self._finish("delete", target, f"Successfully deleted {target.shown}", changed)
-            require_markdown(target)
             reason = self._index_needed(tree, target.rel)
             if reason:
                 raise EditRefused(f"{target.shown} cannot be deleted: {reason}. Edit it instead (str_replace or insert), "
                                   f"or delete the whole directory {target.show(_parent(target.rel))}")
-            core = self._check_budget({target.rel: None}, target, "delete")
+            core = self._check_budget({target.rel: None}, target, "delete") if target.is_markdown else None
             with self._dir(_parent(target.rel), target.shown) as dir_fd:
-                os.unlink(_name(target.rel), dir_fd=dir_fd)
+                try:  # checked by descriptor: a name swapped meanwhile for a folder or a link is left alone
+                    if not stat.S_ISREG(os.stat(_name(target.rel), dir_fd=dir_fd, follow_symlinks=False).st_mode):
+                        raise IsADirectoryError
+                    os.unlink(_name(target.rel), dir_fd=dir_fd)
+                except (FileNotFoundError, IsADirectoryError):
+                    raise MemoryFileNotFound(f"{target.shown} was moved or replaced meanwhile: view "
+                                             f"{target.show(_parent(target.rel))} to see what is there") from None
                 os.fsync(dir_fd)
             return self._finish("delete", target, f"Successfully deleted {target.shown}", [target.rel], (), core)
 
@@ -379,15 +397,14 @@ class Editor:
                 self._move(source, dest, link=False)
                 changed = created + moved + [dest.rel + f[len(source.rel):] for f in moved]
                 return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}", changed, created)
-            require_markdown(source)
-            require_markdown(dest)
+            require_markdown(dest)  # a file that is not Markdown may become memory
             filled = _parent(dest.rel) if dest.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
             reason = self._index_needed(tree, source.rel, dest.rel) if _parent(source.rel) != filled else None
             if reason:
                 raise EditRefused(f"{source.shown} cannot be moved: {reason}. Create the new file with its text instead "
                                   "(view, then create) and edit this one")
             missing = self._missing_indexes(_parent(dest.rel), filled=filled)
-            changes = {dest.rel: self._plain(source.rel), source.rel: None}
+            changes = {dest.rel: self._plain(source.rel) if source.is_markdown else self._file(source, "view"), source.rel: None}
             changes |= {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
             core = self._check_budget(changes, dest, "rename")
             created = self._make_dirs(dest, filled)

@@ -3,8 +3,9 @@
 :func:`atomic_write_bytes` writes a temporary file in the target's directory, flushes it to
 disk, renames it over the target with :func:`os.replace` and flushes the directory, so a
 reader (or the next boot after a power cut) sees either the old file or the new one, whole.
-A target that already exists keeps its permission bits; a new one gets ``0o666`` less the
-umask, like :func:`open`. The temporary name is unique per call, so threads and processes
+A target that already exists keeps its permission bits; a new one gets ``mode`` exactly when it is
+given (the umask cannot widen or narrow it; :func:`private_modes` gives memory's), else ``0o666``
+less the umask, like :func:`open`. The temporary name is unique per call, so threads and processes
 writing the same target never share one, and never longer than a file name may be.
 """
 
@@ -18,12 +19,50 @@ from pathlib import Path
 
 from .rootfs import NAME_MAX
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "read_json"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "read_json", "private_modes", "make_dir",
+           "PRIVATE_FILE_MODE", "PRIVATE_DIR_MODE"]
 
 _TMP_ATTEMPTS = 16
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, dir_fd: int | None = None) -> None:
+#: New memory files and directories are the owner's alone (memory holds private facts) ...
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_DIR_MODE = 0o700
+#: ... unless the root deliberately shares reading: a root that grants its group or others read but no write
+#: passes those read (and, for directories, search) bits on; write bits never pass. A root that others may
+#: write (0777, the mark of umask 0 rather than of a choice) shares nothing.
+_SHARED_FILE_BITS = 0o044
+_SHARED_DIR_BITS = 0o055
+_SHARED_WRITE_BITS = 0o022
+
+
+def private_modes(root_mode: int) -> tuple[int, int]:
+    """``(file mode, directory mode)`` for what a write creates under a root of ``root_mode``, whatever the umask:
+    0600/0700, plus the read (and search) bits of a root shared for reading (see above)."""
+    if root_mode & _SHARED_WRITE_BITS:
+        return PRIVATE_FILE_MODE, PRIVATE_DIR_MODE
+    return (PRIVATE_FILE_MODE | (root_mode & _SHARED_FILE_BITS),
+            PRIVATE_DIR_MODE | (root_mode & _SHARED_DIR_BITS))
+
+
+def make_dir(name: str, *, dir_fd: int, mode: int) -> bool:
+    """Create directory ``name`` in open directory ``dir_fd`` with exactly ``mode`` (``mkdir`` alone is subject to
+    the umask); False when it exists already (its mode is left alone)."""
+    try:
+        os.mkdir(name, 0o700, dir_fd=dir_fd)
+    except FileExistsError:
+        return False
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+    return True
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, dir_fd: int | None = None,
+                       mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` atomically and durably. Raises ``OSError``; the target is then untouched.
 
     ``dir_fd``: ``path`` is a name inside that open directory (every step by descriptor, so a
@@ -34,8 +73,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, dir_fd: int
     try:
         mode = stat.S_IMODE(os.stat(target, dir_fd=dir_fd, follow_symlinks=dir_fd is None).st_mode)
     except FileNotFoundError:
-        mode = None
-    fd, tmp = _create_temp(parent, target.name, dir_fd)
+        pass  # a new target: ``mode`` as given, or the umask's
+    fd, tmp = _create_temp(parent, target.name, dir_fd, 0o600 if mode is not None else 0o666)
     try:
         try:
             if mode is not None:
@@ -90,11 +129,11 @@ def _temp_name(name: str) -> str:
     return f".{stem}{token}"
 
 
-def _create_temp(parent: Path, name: str, dir_fd: int | None = None) -> tuple[int, str]:
+def _create_temp(parent: Path, name: str, dir_fd: int | None = None, mode: int = 0o666) -> tuple[int, str]:
     for _ in range(_TMP_ATTEMPTS):
         tmp = str(parent / _temp_name(name))
         try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dir_fd), tmp
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode, dir_fd=dir_fd), tmp
         except FileExistsError:
             continue
     raise FileExistsError(f"could not create a unique temporary file beside {parent / name}")

@@ -29,7 +29,7 @@ from ..errors import InvalidArgument, MemoryBusy, NotMemoryFile, PathOutsideRoot
 from . import rootfs
 from .tree import MARKDOWN_SUFFIX, printable, valid_name
 
-__all__ = ["MEMORIES_PREFIX", "Target", "to_relative", "locate", "check_growth", "require_markdown", "write_lock",
+__all__ = ["MEMORIES_PREFIX", "Target", "to_relative", "require_memories", "locate", "check_growth", "require_markdown", "write_lock",
            "LOCK_TIMEOUT_S"]
 
 #: The directory Claude's memory tool (``memory_20250818``) shows its memory under.
@@ -83,6 +83,20 @@ def to_relative(path: str) -> tuple[str, str]:
     if not styled:
         return rel, rel
     return rel, MEMORIES_PREFIX if rel == "." else f"{MEMORIES_PREFIX}/{rel}"
+
+
+def require_memories(path) -> None:
+    """Claude's memory tool takes ``/memories`` paths only: refuse a relative one, naming the path to give instead."""
+    if not isinstance(path, str):
+        return  # the argument check names the type
+    text = path.strip()
+    if text == MEMORIES_PREFIX or text.startswith(MEMORIES_PREFIX + "/"):
+        return
+    if text.startswith(("/", "~")) or os.path.isabs(text):
+        to_relative(text)  # raises: outside the memory
+    rel = "/".join(p for p in PurePosixPath(text).parts if p not in ("", "."))
+    raise PathOutsideRoot(f"path {path!r} must start with /memories, as every memory tool path does: give "
+                          f"{MEMORIES_PREFIX + ('/' + rel if rel else '')!r}")
 
 
 def _inside(path: Path, base: Path) -> bool:
@@ -156,11 +170,16 @@ def check_growth(root: Path, target: Target, directory: str) -> None:
                               "at once")
 
 
-def require_markdown(target: Target) -> None:
-    """Memory files are Markdown: refuse any other name."""
-    if not target.is_markdown:
-        raise NotMemoryFile(f"{target.shown!r} is not a Markdown file: memory files end in '.md', e.g. "
-                            f"{target.show(target.rel.rsplit('.', 1)[0] + '.md')!r}")
+def require_markdown(target: Target, editing: str | None = None) -> None:
+    """Memory files are Markdown: refuse any other name (``editing``: the command about to edit an existing file,
+    which is told to rename it to ``.md`` first)."""
+    if target.is_markdown:
+        return
+    markdown = target.show(target.rel.rsplit(".", 1)[0] + ".md" if "." in target.rel.rsplit("/", 1)[-1] else target.rel + ".md")
+    if editing:
+        raise NotMemoryFile(f"{target.shown} is not a Markdown file, and {editing} edits memory files (.md) only: "
+                            f"rename it to {markdown} first (rename keeps its text), then edit that")
+    raise NotMemoryFile(f"{target.shown!r} is not a Markdown file: memory files end in '.md', e.g. {markdown!r}")
 
 
 @contextmanager

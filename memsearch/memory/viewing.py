@@ -1,8 +1,12 @@
 """What the memory tool's ``view`` shows: a file with line numbers, or a directory two levels deep with sizes.
 
-Listings show memory only: Markdown files and the directories that hold some, never hidden
-entries, links, foreign directories or the index. A directory's size is the bytes of the
-Markdown below it.
+Lines are what Claude's memory tool shows (``anthropic``'s ``BetaLocalFilesystemMemoryTool``): the
+text split at each ``\n`` (a ``\r`` stays on its line), so a file ending in a newline shows an empty
+last line and an empty file shows line 1 empty; a ``view_range`` past either end is clamped to the
+file. Listings show the Markdown files and the other plain files already in the tree (a ``.txt`` left
+by another tool: ``view`` shows it, ``delete`` removes it, writes make ``.md`` only), and the
+directories that hold some; never hidden entries, links, foreign directories or the index. A
+directory's size is the bytes of the files listed below it.
 """
 
 from __future__ import annotations
@@ -13,17 +17,30 @@ from pathlib import Path
 from ..errors import InvalidArgument
 from . import rootfs
 from .placement import Target
-from .tree import MARKDOWN_SUFFIX, valid_name
+from .tree import valid_name
 
-__all__ = ["render_file", "render_listing", "snippet", "match_lines", "LINE_NUMBER_WIDTH", "VIEW_DEPTH",
-           "MATCH_LINES_SHOWN"]
+__all__ = ["render_file", "render_listing", "snippet", "split_lines", "edit_lines", "match_lines", "LINE_NUMBER_WIDTH", "VIEW_DEPTH",
+           "MATCH_LINES_SHOWN", "MAX_VIEW_LINES"]
 
 #: Line numbers are right-aligned to this width, then a tab (as Claude's memory tool shows them).
 LINE_NUMBER_WIDTH = 6
 #: How many directory levels ``view`` lists.
 VIEW_DEPTH = 2
+#: The most lines ``view`` shows of one file (Claude's memory tool refuses longer files too).
+MAX_VIEW_LINES = 999_999
 #: Lines of context around an edit in the snippet returned after ``str_replace`` and ``insert``.
 SNIPPET_CONTEXT = 2
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines ``view`` numbers: ``text`` split at each ``\n`` (a final newline leaves an empty last line)."""
+    return text.split("\n")
+
+
+def edit_lines(text: str) -> list[str]:
+    """The lines ``insert`` counts, as Claude's memory tool does: split at ``\n`` (a ``\r`` stays), no empty tail."""
+    lines = split_lines(text)
+    return lines[:-1] if lines[-1] == "" else lines
 
 
 def _numbered(lines: list[str], start: int, end: int) -> str:
@@ -31,29 +48,26 @@ def _numbered(lines: list[str], start: int, end: int) -> str:
 
 
 def render_file(target: Target, text: str, view_range: tuple[int, int] | None = None) -> str:
-    """``text`` with line numbers; ``view_range`` ``(start, end)`` is 1-based and inclusive, end -1 the last line."""
-    lines = text.splitlines()
+    """``text`` with line numbers; ``view_range`` ``(start, end)`` is 1-based and inclusive, end -1 the last line,
+    clamped to the file (a range wholly past its end shows no lines and says how many there are)."""
+    lines = split_lines(text)
     total = len(lines)
+    if total > MAX_VIEW_LINES:
+        raise InvalidArgument(f"{target.shown} has {total:,} lines, over view's limit of {MAX_VIEW_LINES:,}: "
+                              "split it into smaller files (memory_search finds passages in it meanwhile)")
+    header = f"Here's the content of {target.shown} with line numbers:\n"
     start, end = 1, total
     if view_range is not None:
         first, last = view_range
-        if first < 1:
-            raise InvalidArgument(f"view_range starts at line {first}, but lines are numbered from 1: give [1, -1] for the whole file")
-        if last != -1 and last < first:
-            raise InvalidArgument(f"view_range [{first}, {last}] ends before it starts: give [start, end] with start <= end, "
-                                  "or end -1 for the last line")
-        if first > max(total, 1):
-            raise InvalidArgument(f"view_range starts at line {first}, but {target.shown} has {total} lines: "
-                                  f"start at most at line {max(total, 1)}")
-        start, end = first, total if last == -1 else min(last, total)
-    return f"Here's the content of {target.shown} with line numbers:\n" + _numbered(lines, start, end)
+        start, end = max(1, first), total if last == -1 else min(last, total)
+        if start > end:
+            return header + f"(no lines in view_range [{first}, {last}]: {target.shown} has lines 1 to {total})"
+    return header + _numbered(lines, start, end)
 
 
 def snippet(text: str, first: int, last: int) -> str:
     """Lines ``first``..``last`` of ``text`` with :data:`SNIPPET_CONTEXT` lines around, numbered."""
-    lines = text.splitlines()
-    if not lines:
-        return ""
+    lines = split_lines(text)
     lo = max(1, first - SNIPPET_CONTEXT)
     hi = min(len(lines), max(last, first) + SNIPPET_CONTEXT)
     return _numbered(lines, min(lo, len(lines)), hi)
@@ -103,7 +117,7 @@ def _memory_children(listed: rootfs.Listed, foreign: tuple[str, ...],
             continue
         if entry.kind == "dir" and child not in foreign:
             out.append((child, True, 0))
-        elif entry.kind == "file" and entry.name.endswith(MARKDOWN_SUFFIX):
+        elif entry.kind == "file":
             out.append((child, False, entry.size or 0))
     return out
 
@@ -131,7 +145,7 @@ def render_listing(root: Path, target: Target, foreign: tuple[str, ...], protect
     sizes: dict[str, int | None] = {}
 
     def size_of(rel: str) -> int | None:
-        """Bytes of Markdown at or below directory ``rel``; None for one holding none (not memory)."""
+        """Bytes of the files listed at or below directory ``rel``; None for one holding none."""
         if rel not in sizes:
             found = [size if not is_dir else size_of(child) for child, is_dir, size in children.get(rel, ())]
             found = [n for n in found if n is not None]

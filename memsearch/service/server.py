@@ -160,7 +160,8 @@ class Server:
         try:
             pid, uid = peer(conn)
             if uid is not None and uid != os.getuid():
-                log.warning("refused a connection from pid %d of uid %d (this daemon serves uid %d only)", pid, uid, os.getuid())
+                log.warning("refused a connection from pid %d of uid %d (this daemon serves uid %d only)",
+                            pid, uid, os.getuid())
                 self._refuse(conn, _error("PermissionDenied", f"this daemon serves uid {os.getuid()} only"))
                 return
             conn.settimeout(self.idle_timeout)
@@ -215,7 +216,8 @@ class Server:
 
     def _dispatch(self, message: dict):
         if message.get("v") != PROTOCOL_VERSION:
-            raise _Refused("UnsupportedVersion", f"protocol version {message.get('v')!r} is not served: this daemon speaks {PROTOCOL_VERSION}")
+            raise _Refused("UnsupportedVersion", f"protocol version {message.get('v')!r} is not served: "
+                                                 f"this daemon speaks {PROTOCOL_VERSION}")
         method, params = message.get("method"), message.get("params", {})
         handler = self._handlers.get(method) if isinstance(method, str) else None
         if handler is None:
@@ -259,7 +261,8 @@ class Server:
             raise _Refused("UnknownMethod", "this server does not index: it has no sync method")
         if (not isinstance(paths, list) or len(paths) > protocol.MAX_SYNC_PATHS
                 or not all(isinstance(p, str) and p and "\0" not in p for p in paths)):
-            raise _Refused("BadRequest", f"sync takes paths: a list of at most {protocol.MAX_SYNC_PATHS} relative paths")
+            raise _Refused("BadRequest",
+                           f"sync takes paths: a list of at most {protocol.MAX_SYNC_PATHS} relative paths")
         for rel in paths:
             parts = rel.split("/")
             if rel.startswith("/") or ".." in parts:

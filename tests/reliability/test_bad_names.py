@@ -88,7 +88,8 @@ def test_index_and_search_skip_a_bad_name(tmp_path):
 def test_the_write_tool_refuses_a_bad_name(tmp_path, path):
     root = build(tmp_path / "memory", FILES)
     before = sorted(os.listdir(root)), sorted(os.listdir(root / "notes"))
-    result = ToolBox(root, writable=True).dispatch("memory", {"command": "create", "path": path, "file_text": "# x\n"})
+    shown = path if path.startswith("/memories/") else "/memories/" + path  # the tool takes /memories paths only
+    result = ToolBox(root, writable=True).dispatch("memory", {"command": "create", "path": shown, "file_text": "# x\n"})
     assert "not valid UTF-8" in result["error"]["message"]
     with pytest.raises(InvalidArgument):
         Editor(root).create(path, "# x\n")

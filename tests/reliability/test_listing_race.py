@@ -59,7 +59,7 @@ def test_listings_never_name_anything_outside_the_root(tmp_path):
     outside = build(tmp_path / "outside", {f"{LEAK}.md": "# outside\n" + "x" * 12_345, "MEMORY.md": f"# {LEAK}\n",
                                            f"{LEAK}-dir/MEMORY.md": f"# {LEAK}\n"})
     files = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n", "notes/flip/MEMORY.md": "# Flip\n",
-             "notes/flip/x.md": "# X\ninside\n", "notes/flip/keep.txt": "not memory: delete is refused\n"}
+             "notes/flip/x.md": "# X\ninside\n", "notes/flip/.keep": "hidden, not memory: delete is refused\n"}
     # Many entries listed before flip/ widen the window between listing notes/ and entering flip/.
     files |= {f"notes/a{i:03}.md": f"# A{i}\n" for i in range(150)}
     root = build(tmp_path / "memory", files)

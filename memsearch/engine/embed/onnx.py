@@ -28,7 +28,8 @@ from ... import settings
 from ...errors import ModelUnavailable
 from .batcher import QueryBatcher
 
-__all__ = ["OnnxEmbedder", "supported", "export_model", "length_batches", "EXPORT_VERSION", "QUERY_THREADS", "QUERY_PAD_RATIO"]
+__all__ = ["OnnxEmbedder", "supported", "export_model", "length_batches", "EXPORT_VERSION", "QUERY_THREADS",
+           "QUERY_PAD_RATIO"]
 
 #: Bumped when the exported graph changes (part of the cache key with the model fingerprint).
 EXPORT_VERSION = 1

@@ -148,7 +148,8 @@ class MemoryBM25:
         reuse = previous is not None and len(previous.analyzer) < ANALYZER_MAX_WORDS
         self.analyzer = previous.analyzer if reuse else Analyzer()
         known = previous._counts if reuse else {}
-        self.rows = data.select([name for name in data.column_names if name != "search_text"])
+        # one chunk: take() over the many record batches of a 100k-row read was 47 ms a search, now under 1
+        self.rows = data.select([name for name in data.column_names if name != "search_text"]).combine_chunks()
         self.texts = [t or "" for t in data.column("search_text").to_pylist()]
         n = self.n = data.num_rows
         dirs = data.column("dir").to_pylist()

@@ -177,16 +177,19 @@ class Store:
                 self._files = self.db.create_table(FILES, schema=FILE_SCHEMA)
         return self._files
 
-    def chunks_stamp(self) -> tuple | None:
-        """What changes whenever the chunks table commits a version (its ``_versions`` folder's
-        entries), read with one ``stat``; None when unknown (a remote index, no table yet)."""
+    def versions_stamp(self) -> tuple | None:
+        """What changes whenever either table commits a version (their ``_versions`` folders' entries),
+        read with two ``stat`` calls; None when unknown (a remote index, a table not created yet)."""
         if self.remote is not None:
             return None
-        try:
-            st = os.stat(self.path / f"{CHUNKS}.lance" / "_versions")
-        except OSError:
-            return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size, st.st_nlink)
+        stamp = []
+        for name in (CHUNKS, FILES):
+            try:
+                st = os.stat(self.path / f"{name}.lance" / "_versions")
+            except OSError:
+                return None
+            stamp.append((st.st_ino, st.st_mtime_ns, st.st_size, st.st_nlink))
+        return tuple(stamp)
 
     def refresh(self) -> None:
         """See the latest committed version (another process may have written)."""
