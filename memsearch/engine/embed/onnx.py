@@ -296,7 +296,9 @@ class OnnxEmbedder:
             if end < len(order) and len(encoded[order[end]].ids) <= QUERY_PAD_RATIO * len(encoded[order[start]].ids):
                 continue
             part = order[start:end]
-            vectors = self._encode([encoded[i] for i in part], "query")
+            # a group of several runs on the documents session (its default threads): searches in flight
+            # together, 16 clients through a daemon 103.7 -> 152.8 searches/s (load 7.4 / 6.7)
+            vectors = self._encode([encoded[i] for i in part], "query" if len(part) == 1 else "documents")
             if out is None:
                 out = np.empty((len(encoded), vectors.shape[1]), dtype=np.float32)
             out[part] = vectors
