@@ -353,7 +353,8 @@ def test_cli_answered_by_the_daemon_imports_neither_typer_nor_the_engine(served)
     assert json.loads(result.stdout)["hits"] == [h.to_dict() for h in index.search("vendor late", k=10)]
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
     assert "memsearch.service.client" in imported
-    assert not imported & {"typer", "torch", "lancedb", "pyarrow", "sentence_transformers", "memsearch.engine.index"}
+    assert not imported & {"typer", "torch", "lancedb", "pyarrow", "sentence_transformers", "memsearch.engine.index",
+                           "rich.console", "memsearch.engine.search.args", "subprocess"}  # JSON out: no rich
 
 
 def test_fast_path_leaves_everything_unusual_to_the_full_cli():

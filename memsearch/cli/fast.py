@@ -91,10 +91,8 @@ def run(argv: list[str]) -> int | None:
     try:
         where = IndexLocation.of(v["root"], v["db"])
         common = dict(warn=render.warn, start=start)
-        if command == "search":
-            from ..engine.search.args import check_search
-
-            args = check_search(where.root, v["query"], v["k"], v["scope"], v["mode"], v["since"], v["until"])
+        if command == "search":  # the daemon checks the arguments (a bad one comes back as its typed error)
+            args = {name: v[name] for name in ("query", "k", "scope", "mode", "since", "until")}
             hits = route.search(where, args, model=v["model"], using=None, **common)
             answer = None if hits is None else {"hits": hits}
         elif command == "read":

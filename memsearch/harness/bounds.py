@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from ..errors import InvalidArgument
+from ..service.protocol import json_depth, json_depths
 
 __all__ = ["check_request", "bounded_error", "screen_message", "BoundedBodies", "MAX_MESSAGE_CHARS", "MAX_BODY_BYTES", "MAX_MESSAGE_DEPTH", "REFUSED_TOOL", "MAX_REQUEST_CHARS", "MAX_DEPTH", "MAX_KEYS", "MAX_STRING_CHARS",
            "MAX_ERROR_CHARS", "MAX_WRITE_REQUEST_CHARS"]
@@ -42,36 +43,9 @@ MAX_INTEGER = 10 ** 15
 MAX_ERROR_CHARS = 1_000
 
 
-def _depths(text: str):
-    """The bracket nesting of JSON text after each character, counted without parsing (strings skipped)."""
-    depth = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-        yield depth
-
-
 def _depth_of_text(text: str, limit: int = MAX_DEPTH) -> int:
-    """Deepest bracket nesting of JSON text (the scan stops once past ``limit``)."""
-    deepest = 0
-    for depth in _depths(text):
-        if depth > deepest:
-            deepest = depth
-            if deepest > limit:
-                break
-    return deepest
+    """Deepest bracket nesting of JSON text (the scan stops once past ``limit``), as the daemon's socket counts it."""
+    return json_depth(text, limit)
 
 
 def check_request(tool: str, arguments: Any, *, max_chars: int = MAX_REQUEST_CHARS,
@@ -236,6 +210,6 @@ async def _refuse(send, status: int, ident, problem: str) -> None:
 def _open_depth(prefix: str) -> int:
     """Brackets open at the end of ``prefix`` (strings skipped)."""
     depth = 0
-    for depth in _depths(prefix):
+    for depth in json_depths(prefix):
         pass
     return depth

@@ -1,9 +1,11 @@
-"""The engine of the indexing daemon (the public API is :mod:`memsearch.watcher`).
+"""The daemon's engine: :class:`Daemon` turns batches of file events into syncs under the index's writer lock.
 
-:class:`MemoryFilter` decides which file events matter, :class:`Daemon` turns batches of
-events into incremental syncs under the index's writer lock, keeps ``DB/daemon.json`` up
-to date, compacts the tables on a schedule (the ``COMPACT_*`` constants below) and, with
-``listen=True``, answers clients on its socket (:class:`~memsearch.service.server.Server`).
+It keeps its state file up to date (:attr:`~memsearch.location.IndexLocation.state_file`),
+compacts the tables on a schedule (the ``COMPACT_*`` constants below), with ``listen=True``
+answers clients on its socket (:class:`~memsearch.service.server.Server`), and with
+``idle_exit`` stops once no client asked anything for that long. Which events matter is
+:class:`~memsearch.service.events.MemoryFilter`'s business; :mod:`memsearch.service.watcher`
+feeds a Daemon with watchfiles' events (public as :mod:`memsearch.watcher`).
 """
 
 from __future__ import annotations
@@ -115,7 +117,6 @@ class Daemon:
         self._state_written = 0.0
         self._busy = threading.RLock()
         self._owns_lock = False
-        self._purpose = "index"
         self._caught_up = False
         self._closing = False
         self._needs_rescan = False
@@ -133,13 +134,8 @@ class Daemon:
     # --- life cycle ---------------------------------------------------------------------
     def start(self) -> "Daemon":
         lock = self.index.lock
-        if not lock.held:
-            self._purpose, lock.purpose = lock.purpose, "watch"
-            try:
-                lock.acquire(timeout=self.lock_timeout)
-            except BaseException:
-                lock.purpose = self._purpose
-                raise
+        if not lock.held:  # the hold records "watch" as its purpose; the lock's own comes back on release
+            lock.acquire(timeout=self.lock_timeout, purpose="watch")
             self._owns_lock = True
         self._state = {"pid": os.getpid(), "root": str(self.root), "db": str(self.db_path),
                        "model": self.index.embedder.name, "debounce_ms": self.debounce, "started": _now(),
@@ -204,7 +200,6 @@ class Daemon:
                 if self._owns_lock:
                     self._owns_lock = False
                     self.index.lock.release()
-                    self.index.lock.purpose = self._purpose
                     logger.info("stopped; the index lock is released")
 
     def request_rescan(self) -> None:

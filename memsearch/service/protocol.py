@@ -51,7 +51,7 @@ import stat
 from pathlib import Path
 
 __all__ = ["PROTOCOL_VERSION", "METHODS", "PROTOCOL_ERRORS", "MAX_LINE_BYTES", "MAX_DEPTH", "secure_dir", "encode",
-           "decode", "json_depth", "ProtocolError"]
+           "decode", "json_depth", "json_depths", "ProtocolError"]
 
 PROTOCOL_VERSION = 1
 METHODS = ("search", "read", "ls", "core", "status", "sync")
@@ -113,10 +113,9 @@ def decode(line: bytes) -> dict:
     return message
 
 
-def json_depth(text: str, limit: int) -> int:
-    """Deepest bracket nesting of JSON ``text``, counted without parsing (strings skipped); the scan
-    stops once past ``limit``. The guard that keeps ``json.loads`` from recursing without bound."""
-    depth = deepest = 0
+def json_depths(text: str):
+    """The bracket nesting of JSON text after each character, counted without parsing (strings skipped)."""
+    depth = 0
     in_string = escaped = False
     for ch in text:
         if in_string:
@@ -130,10 +129,18 @@ def json_depth(text: str, limit: int) -> int:
             in_string = True
         elif ch in "[{":
             depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > limit:
-                    break
         elif ch in "]}":
             depth -= 1
+        yield depth
+
+
+def json_depth(text: str, limit: int) -> int:
+    """Deepest bracket nesting of JSON ``text`` (the scan stops once past ``limit``): the guard that keeps
+    ``json.loads`` from recursing without bound, here and in the MCP transports (:mod:`memsearch.harness.bounds`)."""
+    deepest = 0
+    for depth in json_depths(text):
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                break
     return deepest

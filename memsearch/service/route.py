@@ -10,14 +10,16 @@ process may write, one is started in the background for the calls that follow
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import Callable, ContextManager
+from typing import TYPE_CHECKING, Callable, ContextManager
 
 from .. import settings
-from ..engine.search.args import SearchArgs
 from ..errors import IndexLocked, StorageFull
 from ..location import IndexLocation
 from . import autostart
 from .client import ask
+
+if TYPE_CHECKING:  # the fast path never imports the checker: the daemon checks what it answers
+    from ..engine.search.args import SearchArgs
 
 __all__ = ["search", "read", "ls", "core", "sync_quietly"]
 
@@ -47,13 +49,16 @@ def sync_quietly(index, warn: Warn | None = None) -> None:
             warn(f"not synced: {exc}")
 
 
-def search(where: IndexLocation, args: SearchArgs, *, using: Callable[[], ContextManager] | None, model=None,
+def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[], ContextManager] | None, model=None,
            local: bool = False, sync: bool = True, guard=None, warn: Warn | None = None,
            start: bool | None = None) -> list[dict] | None:
     """Hits (JSON-ready dicts) of a checked search: from the daemon, else from the index ``using()``
     yields (synced first unless ``sync`` is False, the sync under ``guard``, a lock, when given). ``using``
-    None: the daemon's answer or None (the CLI's fast path)."""
-    params = args.params() | {"model": settings.get("model", model)}
+    None: the daemon's answer or None (the CLI's fast path, whose ``args`` may be the unchecked
+    dict of :class:`SearchArgs`'s fields: the daemon checks them before it searches)."""
+    if isinstance(args, dict) and using is not None:
+        raise TypeError("an in-process search takes checked SearchArgs")
+    params = (args if isinstance(args, dict) else args.params()) | {"model": settings.get("model", model)}
     answer = _ask(where, "search", params, local=local, warn=warn, model=model, start=start)
     if answer is not None:
         return answer["hits"]
