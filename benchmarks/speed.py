@@ -354,7 +354,7 @@ def _exact_agreement(index, queries: list[str]) -> float | None:
     import numpy as np
 
     from memsearch.engine.search.flat import QUANTIZED_MIN_ROWS
-    from memsearch.engine.storage.store import Filter
+    from memsearch.engine.storage.filter import Filter
 
     copy = index.searcher._flat
     if copy is None or copy.bits is None or len(copy.rows) < QUANTIZED_MIN_ROWS:

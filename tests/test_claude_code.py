@@ -16,7 +16,7 @@ from memsearch.harness import claude_code, clients, hooks
 from memsearch.service import process
 from tests.conftest import REPO
 
-ENV = dict(os.environ, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1")
+ENV = dict(os.environ, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", MEMSEARCH_AUTOSTART="1")  # the hooks start daemons
 FILES = {"MEMORY.md": "# Ada's memory\nAda prefers short answers.\n",
          "projects/MEMORY.md": "# Projects\nOne file per project.\n",
          "projects/atlas.md": "# Atlas\n## Decisions\nWe chose ClickHouse as the Atlas warehouse for fast scans.\n",

@@ -7,7 +7,7 @@ which Claude Code adds to the model's context. A hook never blocks or fails a se
 :data:`HOOK_BOUND_S` seconds, it prints nothing and exits 0 (the settings memsearch writes also give Claude
 Code a ``timeout`` of :data:`CLAUDE_TIMEOUT_S`).
 
-Both hooks start the index's daemon in the background when none serves (:func:`memsearch.service.process.detach`),
+Both hooks start the index's daemon in the background when none serves (:mod:`memsearch.service.autostart`),
 so prompts are answered by a warm model; the prompt hook waits for a daemon it started at most
 :data:`START_WAIT_S`, and a first prompt with no daemon running gets no hits rather than a slow answer.
 """
@@ -17,12 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from ..errors import DaemonUnavailable
+from ..location import IndexLocation
+from ..service import autostart
 from ..service.client import Client
 
 __all__ = ["HOOK_BOUND_S", "CLAUDE_TIMEOUT_S", "START_WAIT_S", "PROMPT_HITS", "PROMPT_BYTES", "CONTEXT_TOKENS",
@@ -68,14 +69,10 @@ def _cut(text: str, limit: int) -> tuple[str, bool]:
 
 
 def _start_daemon(root: Path, db: str | None) -> None:
-    """Start the index's daemon in the background and return at once: ``memsearch watch ROOT --detach`` (the
-    service layer's :func:`~memsearch.service.process.detach`, idempotent) in a process of its own session."""
-    cmd = [sys.executable, "-m", "memsearch", "watch", str(root), "--detach"] + (["--db", db] if db else [])
-    try:
-        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True)
-    except OSError:
-        pass
+    """Start the index's daemon in the background and return at once, as every other call that finds none does
+    (:func:`memsearch.service.autostart.ensure`: one daemon however many hooks race, an idle exit, the
+    ``MEMSEARCH_AUTOSTART`` opt-out, none for ``s3://`` or a read-only index)."""
+    autostart.ensure(IndexLocation.of(root, db))
 
 
 def session_context(root: Path, db: str | None = None, *, limit: int = CONTEXT_TOKENS) -> str:
