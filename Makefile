@@ -12,7 +12,7 @@ PREFIX ?= $(HOME)/.local
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run install uninstall test docs bench dist-check clean
+.PHONY: setup run install uninstall test lint docs bench dist-check clean
 
 setup: $(STAMP)
 
@@ -41,8 +41,12 @@ install: setup
 uninstall:
 	if [ "$$(readlink '$(PREFIX)/bin/memsearch')" = '$(abspath $(BIN))/memsearch' ]; then rm '$(PREFIX)/bin/memsearch'; fi
 
-test: setup docs
+test: setup lint docs
 	$(BIN)/python -m pytest -q
+
+# ruff: pycodestyle, pyflakes and import order (pyproject.toml, [tool.ruff]).
+lint: setup
+	$(BIN)/ruff check memsearch tests benchmarks
 
 # The documentation (docs/, mkdocs.yml), strictly: a broken link or anchor fails. Output: site/ (ignored).
 docs: setup

@@ -60,11 +60,26 @@ def generate(path: Path, megabytes: float, seed: int = 12) -> int:
             for block in range(rng.randint(3, 8)):
                 kind = rng.random()
                 if kind < 0.1:
-                    write("```\n" + "\n".join(f"run {rng.choice(_WORDS)} --{rng.choice(_WORDS)}" for _ in range(rng.randint(2, 6))) + "\n```\n\n")
+                    write(
+                        "```\n"
+                        + "\n".join(
+                            f"run {rng.choice(_WORDS)} --{rng.choice(_WORDS)}" for _ in range(rng.randint(2, 6))
+                        )
+                        + "\n```\n\n"
+                    )
                 elif kind < 0.25:
-                    write("".join(f"- {' '.join(rng.choices(_WORDS, k=rng.randint(4, 12)))}\n" for _ in range(rng.randint(2, 6))) + "\n")
+                    write(
+                        "".join(
+                            f"- {' '.join(rng.choices(_WORDS, k=rng.randint(4, 12)))}\n"
+                            for _ in range(rng.randint(2, 6))
+                        )
+                        + "\n"
+                    )
                 else:
-                    sentences = (" ".join(rng.choices(_WORDS, k=rng.randint(6, 18))).capitalize() + "." for _ in range(rng.randint(2, 6)))
+                    sentences = (
+                        " ".join(rng.choices(_WORDS, k=rng.randint(6, 18))).capitalize() + "."
+                        for _ in range(rng.randint(2, 6))
+                    )
                     write(" ".join(sentences) + "\n\n")
         write(f"## Section {section + 1}\n\n{LAST_CANARY}\n")
     return size
@@ -86,10 +101,16 @@ def _found(root: Path, db: Path, embedder: str) -> bool:
     from memsearch.engine.embed.embedder import HashEmbedder
     from memsearch.engine.index import MemoryIndex
 
-    index = MemoryIndex(root, db=db, embedder=HashEmbedder(dimension=384, name="hash-384")) if embedder == "hash" else MemoryIndex(root, db=db)
+    index = (
+        MemoryIndex(root, db=db, embedder=HashEmbedder(dimension=384, name="hash-384"))
+        if embedder == "hash"
+        else MemoryIndex(root, db=db)
+    )
     try:
-        return all(any(canary.split(",")[0] in hit.text for hit in index.search(canary, k=3, mode="keyword"))
-                   for canary in (FIRST_CANARY, LAST_CANARY))
+        return all(
+            any(canary.split(",")[0] in hit.text for hit in index.search(canary, k=3, mode="keyword"))
+            for canary in (FIRST_CANARY, LAST_CANARY)
+        )
     finally:
         index.close()
 
@@ -118,18 +139,31 @@ def measure(megabytes: float, embedder: str, work: Path, files: int = 1) -> dict
     if done.returncode != 0 or rss is None:
         raise SystemExit(f"indexing {megabytes:g} MB failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
     report = json.loads(done.stdout)
-    return {"embedder": embedder, "files": files, "mb": round(size / 1e6, 2), "chunks": report.get("chunks_total", report.get("chunks")),
-            "max_rss_mb": round(int(rss.group(1)) / 1024), "seconds": round(seconds, 1),
-            "canaries_found": _found(root, db, embedder), "load_before": round(load_before, 2),
-            "load_after": round(os.getloadavg()[0], 2)}
+    return {
+        "embedder": embedder,
+        "files": files,
+        "mb": round(size / 1e6, 2),
+        "chunks": report.get("chunks_total", report.get("chunks")),
+        "max_rss_mb": round(int(rss.group(1)) / 1024),
+        "seconds": round(seconds, 1),
+        "canaries_found": _found(root, db, embedder),
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bigfile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="5,20,50", help="comma-separated file sizes in MB (default 5,20,50)")
-    parser.add_argument("--embedder", choices=("hash", "model"), default="hash", help="hash (default) or the real model")
-    parser.add_argument("--files", type=int, default=1, help="split each size over this many files (default 1): "
-                        "what the index's size costs, apart from one file's")
+    parser.add_argument(
+        "--embedder", choices=("hash", "model"), default="hash", help="hash (default) or the real model"
+    )
+    parser.add_argument(
+        "--files",
+        type=int,
+        default=1,
+        help="split each size over this many files (default 1): what the index's size costs, apart from one file's",
+    )
     parser.add_argument("--out", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     if not Path("/usr/bin/time").exists():

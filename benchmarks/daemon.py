@@ -171,8 +171,11 @@ def live_phases(args, work: Path) -> dict:
     result: dict = {"tree": {"files": args.files, "seconds_to_write": round(time.perf_counter() - started, 2)}}
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads), HF_HUB_OFFLINE="1",
                TOKENIZERS_PARALLELISM="false")
-    read_proc = subprocess.Popen([sys.executable, "-m", "benchmarks.daemon", "_reader", str(root), str(db), str(control), str(args.threads)],
-                                 env=env, stderr=open(work / "reader.log", "wb"))
+    read_proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.daemon", "_reader", str(root), str(db), str(control), str(args.threads)],
+        env=env,
+        stderr=open(work / "reader.log", "wb"),
+    )
     _wait(lambda: (control / "ready").exists() or read_proc.poll() is not None, 300, "the reader")
     _write_phase(control, "full-index")
     cmd = [sys.executable, "-m", "memsearch", "watch", str(root), "--db", str(db)]
@@ -183,9 +186,12 @@ def live_phases(args, work: Path) -> dict:
     try:
         _wait(lambda: _state(db).get("syncs") or daemon.poll() is not None, args.timeout, "the catch-up (full index)")
         state = _state(db)
-        result["full_index"] = {"wall_s_from_daemon_start": round(time.perf_counter() - t0, 2),
-                                "sync_seconds": round(state["last_sync"]["seconds"], 2),
-                                "chunks": state["last_sync"]["chunks_total"], "files": state["last_sync"]["files_added"]}
+        result["full_index"] = {
+            "wall_s_from_daemon_start": round(time.perf_counter() - t0, 2),
+            "sync_seconds": round(state["last_sync"]["seconds"], 2),
+            "chunks": state["last_sync"]["chunks_total"],
+            "files": state["last_sync"]["files_added"],
+        }
         print(f"full index: {result['full_index']}", flush=True)
 
         _set_threads(args.threads)
@@ -225,9 +231,13 @@ def live_phases(args, work: Path) -> dict:
         _wait(lambda: _indexed(index, root, targets), 120, "the last rapid edits to be indexed")
         indexed_after = time.perf_counter() - written
         missing = [w for w in last.values() if not _visible(index, w)]
-        result["rapid_edits"] = {"edits": args.rapid, "files": len(targets), "seconds_writing": round(written - burst, 2),
-                                 "seconds_until_indexed_after_last_write": round(indexed_after, 2),
-                                 "last_words_not_found": len(missing)}
+        result["rapid_edits"] = {
+            "edits": args.rapid,
+            "files": len(targets),
+            "seconds_writing": round(written - burst, 2),
+            "seconds_until_indexed_after_last_write": round(indexed_after, 2),
+            "last_words_not_found": len(missing),
+        }
         _write_phase(control, "idle")
         stop_at = time.perf_counter()
         daemon.send_signal(signal.SIGTERM)
@@ -272,8 +282,12 @@ def disk_phase(work: Path, edits: int, compact: bool, debounce: int) -> dict:
         while paths[0] not in reports.get(timeout=60).changed_paths:
             pass
     seconds = time.perf_counter() - started
-    result = {"edits": edits, "seconds": round(seconds, 1), "bytes_after_edits": Store(db).disk_bytes(),
-              "versions_after_edits": len(Store(db).chunks().list_versions())}
+    result = {
+        "edits": edits,
+        "seconds": round(seconds, 1),
+        "bytes_after_edits": Store(db).disk_bytes(),
+        "versions_after_edits": len(Store(db).chunks().list_versions()),
+    }
     if compact:
         # The daemon compacts once writes pause for COMPACT_QUIET_S; pruning keeps the versions
         # of the last VERSION_KEEP_S. Measure after that compaction, then after one more edit
@@ -308,9 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=2000, help="Notes in the tree indexed under search load.")
     parser.add_argument("--edits", type=int, default=100, help="Edits timed for freshness.")
     parser.add_argument("--rapid", type=int, default=500, help="Rapid edits under search load.")
-    parser.add_argument("--disk-edits", type=int, default=1000, help="Edits of one file for the disk measure (0: skip).")
+    parser.add_argument(
+        "--disk-edits", type=int, default=1000, help="Edits of one file for the disk measure (0: skip)."
+    )
     parser.add_argument("--debounce", type=int, default=None, help="Daemon debounce in ms (default: the daemon's own).")
-    parser.add_argument("--disk-debounce", type=int, default=20, help="Debounce (ms) of the disk phase, to keep it short.")
+    parser.add_argument(
+        "--disk-debounce", type=int, default=20, help="Debounce (ms) of the disk phase, to keep it short."
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch/OpenMP threads per process.")
     parser.add_argument("--timeout", type=float, default=1800, help="Longest wait for the full index (s).")
     args = parser.parse_args(argv)
@@ -323,15 +341,23 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     started = time.perf_counter()
-    result = {"command": "python -m benchmarks.daemon " + " ".join(argv), "cpus": os.cpu_count(),
-              "loadavg_at_start": os.getloadavg(), "threads_per_process": args.threads}
+    result = {
+        "command": "python -m benchmarks.daemon " + " ".join(argv),
+        "cpus": os.cpu_count(),
+        "loadavg_at_start": os.getloadavg(),
+        "threads_per_process": args.threads,
+    }
     result.update(live_phases(args, work))
     if args.disk_edits:
         from memsearch.watcher import COMPACT_QUIET_S, VERSION_KEEP_S
 
-        result["disk"] = {"embedder": "HashEmbedder(dimension=384)", "compact_quiet_s": COMPACT_QUIET_S, "version_keep_s": VERSION_KEEP_S,
-                          "without_compaction": disk_phase(work, args.disk_edits, False, args.disk_debounce),
-                          "with_compaction": disk_phase(work, args.disk_edits, True, args.disk_debounce)}
+        result["disk"] = {
+            "embedder": "HashEmbedder(dimension=384)",
+            "compact_quiet_s": COMPACT_QUIET_S,
+            "version_keep_s": VERSION_KEEP_S,
+            "without_compaction": disk_phase(work, args.disk_edits, False, args.disk_debounce),
+            "with_compaction": disk_phase(work, args.disk_edits, True, args.disk_debounce),
+        }
         print(f"disk: {result['disk']}", flush=True)
     result["loadavg_at_end"] = os.getloadavg()
     result["seconds"] = round(time.perf_counter() - started, 1)

@@ -152,8 +152,8 @@ def run(work: Path, locomo=None, copies=(1, 4), queries: int = 200, edits: int =
 def quality(work: Path, locomo=None, configs=("keyword", "hybrid-convex", "hybrid-rrf")) -> dict:
     """LoCoMo (one index per conversation, as ``python -m benchmarks quality --corpus locomo``) scored
     with each keyword path over the same indexes: file R@5, turn recall, per split."""
-    from benchmarks.quality import CONFIGS, K, locomo_corpus, score
     from benchmarks.metrics import Span
+    from benchmarks.quality import CONFIGS, K, locomo_corpus, score
     from memsearch import MemoryIndex
     from memsearch.engine.embed.embedder import load_embedder
 

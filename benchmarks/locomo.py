@@ -97,7 +97,9 @@ def build_trees(out: Path, path=None, merged: bool = False) -> Corpus:
         a, b = conv["speaker_a"], conv["speaker_b"]
         (tree / "MEMORY.md").write_text(
             f"# Conversations between {a} and {b}\n\nChat sessions between {a} and {b}, one file per session in sessions/.\n")
-        (sessions / "MEMORY.md").write_text(f"# Sessions\n\nOne file per chat session between {a} and {b}, named by its date; one line per turn.\n")
+        (sessions / "MEMORY.md").write_text(
+            f"# Sessions\n\nOne file per chat session between {a} and {b}, named by its date; one line per turn.\n"
+        )
         where: dict[str, tuple[str, int]] = {}
         used: dict[str, int] = defaultdict(int)
         numbers = sorted(int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k))
@@ -135,6 +137,8 @@ def build_trees(out: Path, path=None, merged: bool = False) -> Corpus:
             if not evidence:
                 stats["questions_without_evidence"] += 1
                 continue
-            questions.append(Question(f"{name}-{i}", name, qa["question"], int(qa["category"]), tuple(dict.fromkeys(evidence))))
+            questions.append(
+                Question(f"{name}-{i}", name, qa["question"], int(qa["category"]), tuple(dict.fromkeys(evidence)))
+            )
     stats["questions"] = len(questions)
     return Corpus(out, names, questions, dict(stats))

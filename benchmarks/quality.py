@@ -37,8 +37,26 @@ from benchmarks import metrics
 from benchmarks.common import REPO
 from benchmarks.metrics import Item, Span
 
-__all__ = ["Question", "Corpus", "CONFIGS", "CORPORA", "examples_corpus", "locomo_corpus", "synthetic_corpus",
-           "cjk_corpus", "agentmem_corpus", "longchat_corpus", "load_corpus", "LOCOMO_TUNING", "CachingEmbedder", "run_engine", "score", "LINE_BUDGET", "TOKEN_BUDGET", "K"]
+__all__ = [
+    "Question",
+    "Corpus",
+    "CONFIGS",
+    "CORPORA",
+    "examples_corpus",
+    "locomo_corpus",
+    "synthetic_corpus",
+    "cjk_corpus",
+    "agentmem_corpus",
+    "longchat_corpus",
+    "load_corpus",
+    "LOCOMO_TUNING",
+    "CachingEmbedder",
+    "run_engine",
+    "score",
+    "LINE_BUDGET",
+    "TOKEN_BUDGET",
+    "K",
+]
 
 FIXTURE = REPO / "tests" / "fixtures" / "examples_queries.json"
 CJK_DIR = REPO / "benchmarks" / "corpora" / "cjk"
@@ -46,8 +64,12 @@ CORPORA = ("examples", "locomo", "locomo-merged", "synthetic", "cjk", "agentmem"
 #: LoCoMo conversations (in file order) of the tuning split; the rest are the held-out test split.
 LOCOMO_TUNING = 5
 #: label -> (search mode, hybrid fusion). One index serves them all.
-CONFIGS = {"keyword": ("keyword", None), "vector": ("vector", None),
-           "hybrid-convex": ("hybrid", "convex"), "hybrid-rrf": ("hybrid", "rrf")}
+CONFIGS = {
+    "keyword": ("keyword", None),
+    "vector": ("vector", None),
+    "hybrid-convex": ("hybrid", "convex"),
+    "hybrid-rrf": ("hybrid", "rrf"),
+}
 K = 50  # hits fetched per question: enough to fill the largest budget below
 LINE_BUDGET = 60
 TOKEN_BUDGET = 1000
@@ -79,18 +101,24 @@ class Corpus:
 
 
 # --- corpora ----------------------------------------------------------------------------------
-def examples_corpus(work: Path, fixture: Path = FIXTURE, tree: Path = REPO / "examples" / "memory",
-                    name: str = "examples") -> Corpus:
+def examples_corpus(
+    work: Path, fixture: Path = FIXTURE, tree: Path = REPO / "examples" / "memory", name: str = "examples"
+) -> Corpus:
     root = work / f"{name}-memory"
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(tree, root, ignore=shutil.ignore_patterns(".memsearch"))
     data = json.loads(fixture.read_text())
     if data.get("version") != 1:
         raise ValueError(f"{fixture}: unknown fixture version {data.get('version')!r} (expected 1)")
-    questions = [Question(q["id"], q["query"],
-                          tuple(Item(e["path"], tuple(e["lines"]) if e.get("lines") else None) for e in q["expected"]),
-                          q.get("category"))
-                 for q in data["queries"]]
+    questions = [
+        Question(
+            q["id"],
+            q["query"],
+            tuple(Item(e["path"], tuple(e["lines"]) if e.get("lines") else None) for e in q["expected"]),
+            q.get("category"),
+        )
+        for q in data["queries"]
+    ]
     return Corpus(name, {"": root}, questions, {"questions": len(questions)})
 
 
@@ -105,8 +133,10 @@ def agentmem_corpus(work: Path) -> Corpus:
 
     root = work / "agentmem-memory"
     stats = agentmem.build(root)
-    qs = [Question(qid, query, (Item(path, (line, line)),), category, "", split)
-          for qid, query, category, path, line, split in agentmem.questions(root)]
+    qs = [
+        Question(qid, query, (Item(path, (line, line)),), category, "", split)
+        for qid, query, category, path, line, split in agentmem.questions(root)
+    ]
     return Corpus("agentmem", {"": root}, qs, stats | {"questions": len(qs)})
 
 
@@ -115,8 +145,10 @@ def longchat_corpus(work: Path) -> Corpus:
     from benchmarks import longchat
 
     trees, planted, stats = longchat.build(work / "longchat")
-    qs = [Question(p.qid, p.query, tuple(Item(path, (n, n)) for path, n in p.items), p.category, p.tree, p.split)
-          for p in planted]
+    qs = [
+        Question(p.qid, p.query, tuple(Item(path, (n, n)) for path, n in p.items), p.category, p.tree, p.split)
+        for p in planted
+    ]
     return Corpus("longchat", trees, qs, stats)
 
 
@@ -128,9 +160,17 @@ def locomo_corpus(work: Path, data=None, merged: bool = False) -> Corpus:
     built = build_trees(out, data, merged=merged)
     trees = {"": built.root} if merged else {name: built.root / name for name in built.conversations}
     tuning = set(built.conversations[:LOCOMO_TUNING])
-    questions = [Question(q.qid, q.question, tuple(Item(p, (n, n)) for p, n in q.evidence), CATEGORIES[q.category],
-                          "" if merged else q.conversation, "tune" if q.conversation in tuning else "test")
-                 for q in built.questions]
+    questions = [
+        Question(
+            q.qid,
+            q.question,
+            tuple(Item(p, (n, n)) for p, n in q.evidence),
+            CATEGORIES[q.category],
+            "" if merged else q.conversation,
+            "tune" if q.conversation in tuning else "test",
+        )
+        for q in built.questions
+    ]
     return Corpus("locomo-merged" if merged else "locomo", trees, questions, built.stats)
 
 
@@ -194,8 +234,9 @@ class CachingEmbedder:
         return self.inner.embed_query(text)
 
 
-def run_engine(corpus: Corpus, embedder, work: Path, configs=tuple(CONFIGS), k: int = K,
-               progress: Progress | None = None) -> dict:
+def run_engine(
+    corpus: Corpus, embedder, work: Path, configs=tuple(CONFIGS), k: int = K, progress: Progress | None = None
+) -> dict:
     """Index each tree once, search every question with every config.
 
     Returns {"hits": {config: {qid: [Span]}}, "index": {...}, "ms_per_query": {config: ms}}.
@@ -230,8 +271,11 @@ def run_engine(corpus: Corpus, embedder, work: Path, configs=tuple(CONFIGS), k: 
             if progress and (done % 20 == 0 or done == total):
                 progress(f"{corpus.name}: search", done, total)
         ms[config] = round(1000 * (time.perf_counter() - started) / max(len(corpus.questions), 1), 2)
-    return {"hits": hits, "ms_per_query": ms,
-            "index": {"trees": len(corpus.trees), "chunks": chunks, "seconds": round(index_s, 2)}}
+    return {
+        "hits": hits,
+        "ms_per_query": ms,
+        "index": {"trees": len(corpus.trees), "chunks": chunks, "seconds": round(index_s, 2)},
+    }
 
 
 # --- scoring ----------------------------------------------------------------------------------
@@ -252,16 +296,22 @@ class LineTokens:
         if key not in self._files:
             file = self.corpus.trees[tree] / path
             lines = file.read_text(encoding="utf-8", errors="replace").split("\n") if file.is_file() else []
-            self._files[key] = [(len(x) if self.chars else len(self.enc.encode_ordinary(x))) if x.strip() else 0
-                                for x in lines]
+            self._files[key] = [
+                (len(x) if self.chars else len(self.enc.encode_ordinary(x))) if x.strip() else 0 for x in lines
+            ]
         counts = self._files[key]
         return counts[line - 1] + 1 if 0 < line <= len(counts) else 1  # +1: the newline
 
 
-def question_scores(hits: list[Span], q: Question, tokens: Callable[[str, int], int],
-                    chars: Callable[[str, int], int] | None = None) -> dict:
+def question_scores(
+    hits: list[Span], q: Question, tokens: Callable[[str, int], int], chars: Callable[[str, int], int] | None = None
+) -> dict:
     items = q.items
-    extra = {} if chars is None else {f"turn_recall@{CHAR_BUDGET}chars": metrics.token_budget_recall(hits, items, CHAR_BUDGET, chars)}
+    extra = (
+        {}
+        if chars is None
+        else {f"turn_recall@{CHAR_BUDGET}chars": metrics.token_budget_recall(hits, items, CHAR_BUDGET, chars)}
+    )
     return extra | {
         "file_recall@3": metrics.file_recall(hits, items, 3),
         "file_recall@5": metrics.file_recall(hits, items, 5),
@@ -282,8 +332,11 @@ def score(corpus: Corpus, hits: dict[str, dict[str, list]]) -> dict:
     out = {}
     for config, by_qid in hits.items():
         rows, cats = [], []
-        curves = {"file_recall@k": {k: [] for k in FILE_KS}, "turn_recall@lines": {b: [] for b in LINE_BUDGETS},
-                  "turn_recall@tokens": {b: [] for b in TOKEN_BUDGETS}}
+        curves = {
+            "file_recall@k": {k: [] for k in FILE_KS},
+            "turn_recall@lines": {b: [] for b in LINE_BUDGETS},
+            "turn_recall@tokens": {b: [] for b in TOKEN_BUDGETS},
+        }
         for q in corpus.questions:
             found = [metrics.span(h) for h in by_qid.get(q.qid, [])]
             tokens = lambda p, n, t=q.tree: line_tokens(t, p, n)  # noqa: E731
@@ -296,19 +349,25 @@ def score(corpus: Corpus, hits: dict[str, dict[str, list]]) -> dict:
                 curves["turn_recall@lines"][b].append(metrics.line_budget_recall(found, q.items, b))
             for b in TOKEN_BUDGETS:
                 curves["turn_recall@tokens"][b].append(metrics.token_budget_recall(found, q.items, b, tokens))
-        out[config] = {"scores": metrics.summarize(rows, cats),
-                       "curves": {name: {str(x): round(metrics.mean(v), 4) for x, v in c.items()} for name, c in curves.items()}}
+        out[config] = {
+            "scores": metrics.summarize(rows, cats),
+            "curves": {name: {str(x): round(metrics.mean(v), 4) for x, v in c.items()} for name, c in curves.items()},
+        }
         splits = sorted({q.split for q in corpus.questions if q.split}, key=lambda x: (x != "tune", x))
         if splits:
             out[config]["splits"] = {
-                split: metrics.summarize([r for r, q in zip(rows, corpus.questions) if q.split == split],
-                                         [q.category for q in corpus.questions if q.split == split])
-                for split in splits}
+                split: metrics.summarize(
+                    [r for r, q in zip(rows, corpus.questions) if q.split == split],
+                    [q.category for q in corpus.questions if q.split == split],
+                )
+                for split in splits
+            }
     return out
 
 
-def run_corpus(name: str, work: Path, embedder, *, locomo=None, size: int = 1000, peers=None,
-               progress: Progress | None = None) -> dict:
+def run_corpus(
+    name: str, work: Path, embedder, *, locomo=None, size: int = 1000, peers=None, progress: Progress | None = None
+) -> dict:
     """Build one corpus, run the engine's ablations (and peers), score everything."""
     corpus = load_corpus(name, work, locomo=locomo, size=size)
     engine = run_engine(corpus, embedder, work, progress=progress)
@@ -319,6 +378,12 @@ def run_corpus(name: str, work: Path, embedder, *, locomo=None, size: int = 1000
         peer_runs[peer.name] = {k: v for k, v in result.items() if k != "hits"}
         if result.get("hits") is not None:
             hits[f"peer:{peer.name}"] = result["hits"]
-    return {"corpus": name, "questions": len(corpus.questions), "data_stats": corpus.stats,
-            "index": engine["index"], "ms_per_query": engine["ms_per_query"], "peers": peer_runs,
-            "results": score(corpus, hits)}
+    return {
+        "corpus": name,
+        "questions": len(corpus.questions),
+        "data_stats": corpus.stats,
+        "index": engine["index"],
+        "ms_per_query": engine["ms_per_query"],
+        "peers": peer_runs,
+        "results": score(corpus, hits),
+    }

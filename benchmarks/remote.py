@@ -190,7 +190,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.remote", description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=1, help="Repeat the example tree's external memory this many times.")
     parser.add_argument("--rounds", type=int, default=40, help="Warm searches per store (cold: a quarter of it).")
-    parser.add_argument("--parts", default="remote", help="Comma-separated: remote (disk vs SeaweedFS), ray (Ray vs one process), roots (many tenants in one process), service (many tenants behind one `serve --roots --http`, from a client).")
+    parser.add_argument(
+        "--parts",
+        default="remote",
+        help="Comma-separated: remote (disk vs SeaweedFS), "
+            "ray (Ray vs one process), roots (many tenants in one process), "
+        "service (many tenants behind one `serve --roots --http`, from a client).",
+    )
     parser.add_argument("--workers", type=int, default=2, help="Ray workers (one model each).")
     parser.add_argument("--roots", type=int, default=100, help="Tenant roots for the roots part.")
     args = parser.parse_args(argv)

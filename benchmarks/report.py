@@ -75,11 +75,19 @@ def machine() -> dict:
         threads = None
     return {
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": platform.platform(), "cpu": _cpu_model(), "cores": os.cpu_count(), "memory_gb": memory_gb,
-        "torch_threads": threads, "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "platform": platform.platform(),
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "memory_gb": memory_gb,
+        "torch_threads": threads,
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
         "python": platform.python_version(),
-        "versions": {n: _version(n) for n in ("agent-memsearch", "torch", "sentence-transformers", "lancedb", "pyarrow", "tiktoken", "numpy")},
-        "git_commit": _git("rev-parse", "HEAD"), "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "versions": {
+            n: _version(n)
+            for n in ("agent-memsearch", "torch", "sentence-transformers", "lancedb", "pyarrow", "tiktoken", "numpy")
+        },
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
         "command": " ".join([_program(), *sys.argv[1:]]),
     }
 
@@ -95,10 +103,15 @@ def _f(x, digits: int = 3) -> str:
 def _quality_section(q: dict) -> list[str]:
     name = q["corpus"]
     lines = [f"### {name}", ""]
-    lines.append(f"{q['questions']:,} questions; {q['index']['chunks']:,} chunks in {q['index']['trees']} tree(s), "
-                 f"indexed in {q['index']['seconds']} s. Default configuration: **{DEFAULT_CONFIG}**.")
-    lines += ["", "| configuration | " + " | ".join(label for _, label in MEASURES) + " | ms/query |",
-              "|---|" + "---:|" * (len(MEASURES) + 1)]
+    lines.append(
+        f"{q['questions']:,} questions; {q['index']['chunks']:,} chunks in {q['index']['trees']} tree(s), "
+        f"indexed in {q['index']['seconds']} s. Default configuration: **{DEFAULT_CONFIG}**."
+    )
+    lines += [
+        "",
+        "| configuration | " + " | ".join(label for _, label in MEASURES) + " | ms/query |",
+        "|---|" + "---:|" * (len(MEASURES) + 1),
+    ]
     for config, res in q["results"].items():
         row = res["scores"]["all"]
         ms = q["ms_per_query"].get(config)
@@ -112,20 +125,32 @@ def _quality_section(q: dict) -> list[str]:
             lines.append(f"\nPeer **{peer}** did not run: {info['error']}")
             continue
         theirs = q["results"].get(f"peer:{peer}", {}).get("scores", {}).get("all", {})
-        ratios = ", ".join(f"{label} x{ours[key] / theirs[key]:.2f}" for key, label in MEASURES
-                           if theirs.get(key) and ours.get(key) is not None)
-        lines.append(f"\nPeer **{peer}** ({info.get('version')}; {info.get('settings')}): {_f(info.get('units'))} units indexed in "
-                     f"{_f(info.get('index_seconds'), 1)} s, {_f(info.get('ms_per_query'), 1)} ms/query. "
-                     f"memsearch {DEFAULT_CONFIG} / {peer}: {ratios}.")
+        ratios = ", ".join(
+            f"{label} x{ours[key] / theirs[key]:.2f}"
+            for key, label in MEASURES
+            if theirs.get(key) and ours.get(key) is not None
+        )
+        lines.append(
+            f"\nPeer **{peer}** ({info.get('version')}; {info.get('settings')}): {_f(info.get('units'))} units indexed in "
+            f"{_f(info.get('index_seconds'), 1)} s, {_f(info.get('ms_per_query'), 1)} ms/query. "
+            f"memsearch {DEFAULT_CONFIG} / {peer}: {ratios}."
+        )
     cats = [c for c in next(iter(q["results"].values()))["scores"] if c != "all"]
     if cats:
         configs = list(q["results"])
-        lines += ["", "Per question category, turn recall within 60 lines (file R@5 in brackets):", "",
-                  "| category | n | " + " | ".join(configs) + " |", "|---|---:|" + "---:|" * len(configs)]
+        lines += [
+            "",
+            "Per question category, turn recall within 60 lines (file R@5 in brackets):",
+            "",
+            "| category | n | " + " | ".join(configs) + " |",
+            "|---|---:|" + "---:|" * len(configs),
+        ]
         for cat in cats:
             n = q["results"][configs[0]]["scores"][cat]["n"]
-            cells = [f"{_f(q['results'][c]['scores'][cat]['turn_recall@60lines'])} ({_f(q['results'][c]['scores'][cat]['file_recall@5'], 2)})"
-                     for c in configs]
+            cells = [
+                f"{_f(q['results'][c]['scores'][cat]['turn_recall@60lines'])} ({_f(q['results'][c]['scores'][cat]['file_recall@5'], 2)})"
+                for c in configs
+            ]
             lines.append(f"| {cat} | {n} | " + " | ".join(cells) + " |")
     lines += _split_section(q)
     lines += ["", f"![recall on {name}](recall-{name}.png)", ""]
@@ -138,21 +163,33 @@ def _split_section(q: dict) -> list[str]:
     if not configs:
         return []
     splits = ["all"] + list(q["results"][configs[0]]["splits"])
-    lines = ["", "Every engine constant was chosen on the tuning split; the held-out test split was only scored:", "",
-             "| configuration | questions | n | " + " | ".join(label for _, label in SPLIT_MEASURES) + " |",
-             "|---|---|---:|" + "---:|" * len(SPLIT_MEASURES)]
+    lines = [
+        "",
+        "Every engine constant was chosen on the tuning split; the held-out test split was only scored:",
+        "",
+        "| configuration | questions | n | " + " | ".join(label for _, label in SPLIT_MEASURES) + " |",
+        "|---|---|---:|" + "---:|" * len(SPLIT_MEASURES),
+    ]
     for config in configs:
         for split in splits:
             res = q["results"][config]
             row = res["scores"]["all"] if split == "all" else res["splits"][split]["all"]
             label = f"**{config}**" if config == DEFAULT_CONFIG else config
-            lines.append(f"| {label} | {SPLIT_LABELS.get(split, split)} | {row['n']} | "
-                         + " | ".join(_f(row.get(key)) for key, _ in SPLIT_MEASURES) + " |")
+            lines.append(
+                f"| {label} | {SPLIT_LABELS.get(split, split)} | {row['n']} | "
+                + " | ".join(_f(row.get(key)) for key, _ in SPLIT_MEASURES)
+                + " |"
+            )
     default = q["results"].get(DEFAULT_CONFIG)
     if default and "splits" in default:
         cats = [c for c in default["scores"] if c != "all"]
-        lines += ["", f"**{DEFAULT_CONFIG}** per category, all ten / held-out test (file R@5, file R@10, turn recall 60 lines, MRR@10):", "",
-                  "| category | n (all / test) | all ten | held-out test |", "|---|---:|---|---|"]
+        lines += [
+            "",
+            f"**{DEFAULT_CONFIG}** per category, all ten / held-out test (file R@5, file R@10, turn recall 60 lines, MRR@10):",
+            "",
+            "| category | n (all / test) | all ten | held-out test |",
+            "|---|---:|---|---|",
+        ]
         for cat in cats:
             every, test = default["scores"][cat], default["splits"].get("test", {}).get(cat, {})
             cell = lambda r: " / ".join(_f(r.get(key)) for key, _ in SPLIT_MEASURES) if r else "-"  # noqa: E731
@@ -162,34 +199,56 @@ def _split_section(q: dict) -> list[str]:
 
 def _speed_section(sizes: list[dict], daemon: dict | None) -> list[str]:
     ok = [s for s in sizes if "error" not in s]
-    lines = ["## Speed and cost", "",
-             "Synthetic trees (benchmarks/synthetic.py, seed 1); each size in a fresh process. Throughput: chunks embedded "
-             "and written per second by a full index, against `SentenceTransformer.encode` alone on a sample of the same "
-             "texts (ratio 1.0 = indexing costs nothing beyond the model). Latency: warm, k=10, query embedding included.", "",
-             "| chunks | files | index chunks/s | raw encode chunks/s | ratio | full index s | no-op re-sync ms | one-edit re-sync ms (chunks embedded) "
-             "| hybrid p50/p95 ms | keyword p50/p95 ms | vector p50/p95 ms | index on disk MB | peak RSS MB |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "## Speed and cost",
+        "",
+        "Synthetic trees (benchmarks/synthetic.py, seed 1); each size in a fresh process. Throughput: chunks embedded "
+        "and written per second by a full index, against `SentenceTransformer.encode` alone on a sample of the same "
+        "texts (ratio 1.0 = indexing costs nothing beyond the model). Latency: warm, k=10, query embedding included.",
+        "",
+        "| chunks | files | index chunks/s | raw encode chunks/s | ratio | "
+        "full index s | no-op re-sync ms | one-edit re-sync ms (chunks embedded) "
+        "| hybrid p50/p95 ms | keyword p50/p95 ms | vector p50/p95 ms | index on disk MB | peak RSS MB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for s in ok:
         lat = s["latency"]
         pp = lambda c: f"{_f(lat[c]['p50_ms'], 1)} / {_f(lat[c]['p95_ms'], 1)}" if c in lat else "-"  # noqa: E731
         r = s["resync"]
-        lines.append(f"| {s['chunks']:,} | {s['files']:,} | {_f(s['index_chunks_per_s'], 1)} | {_f(s['raw_chunks_per_s'], 1)} | "
-                     f"{_f(s['ratio_to_raw'], 2)} | {_f(s['index_s'], 1)} | {_f(1000 * r['noop_resync_s_median'], 1)} | "
-                     f"{_f(1000 * r['edit_resync_s'], 0)} ({r['edit_chunks_embedded']}) | {pp(DEFAULT_CONFIG)} | {pp('keyword')} | "
-                     f"{pp('vector')} | {_f(s['index_disk_mb'], 1)} | {_f(s['peak_rss_mb'], 0)} |")
+        lines.append(
+            f"| {s['chunks']:,} | {s['files']:,} | {_f(s['index_chunks_per_s'], 1)} | {_f(s['raw_chunks_per_s'], 1)} | "
+            f"{_f(s['ratio_to_raw'], 2)} | {_f(s['index_s'], 1)} | {_f(1000 * r['noop_resync_s_median'], 1)} | "
+            f"{_f(1000 * r['edit_resync_s'], 0)} ({r['edit_chunks_embedded']}) | {pp(DEFAULT_CONFIG)} | {pp('keyword')} | "
+            f"{pp('vector')} | {_f(s['index_disk_mb'], 1)} | {_f(s['peak_rss_mb'], 0)} |"
+        )
     for s in sizes:
         if "error" in s:
             lines.append(f"\nSize {s['nominal_chunks']:,} failed: {s['error']}")
     if ok:
         configs = list(ok[0]["quality"]["results"])
-        lines += ["", "Retrieval quality on the same synthetic trees (planted facts; file R@5 / MRR@10):", "",
-                  "| chunks | questions | " + " | ".join(configs) + " |", "|---:|---:|" + "---:|" * len(configs)]
+        lines += [
+            "",
+            "Retrieval quality on the same synthetic trees (planted facts; file R@5 / MRR@10):",
+            "",
+            "| chunks | questions | " + " | ".join(configs) + " |",
+            "|---:|---:|" + "---:|" * len(configs),
+        ]
         for s in ok:
             res = s["quality"]["results"]
-            cells = [f"{_f(res[c]['scores']['all']['file_recall@5'], 3)} / {_f(res[c]['scores']['all']['mrr@10'], 3)}" for c in configs]
+            cells = [
+                f"{_f(res[c]['scores']['all']['file_recall@5'], 3)} / {_f(res[c]['scores']['all']['mrr@10'], 3)}"
+                for c in configs
+            ]
             lines.append(f"| {s['chunks']:,} | {s['quality']['questions']} | " + " | ".join(cells) + " |")
-        lines += ["", "![latency against size](latency.png)", "", "![throughput against size](throughput.png)", "",
-                  "![re-sync, disk and memory against size](cost.png)", ""]
+        lines += [
+            "",
+            "![latency against size](latency.png)",
+            "",
+            "![throughput against size](throughput.png)",
+            "",
+            "![re-sync, disk and memory against size](cost.png)",
+            "",
+        ]
     if daemon:
         lines += ["### Daemon freshness (`memsearch watch`)", ""]
         if "error" in daemon:
@@ -197,11 +256,13 @@ def _speed_section(sizes: list[dict], daemon: dict | None) -> list[str]:
         else:
             f = daemon.get("freshness_s", {})
             rapid = daemon.get("rapid_edits", {})
-            lines.append(f"Tree of {daemon.get('tree', {}).get('files', '?')} notes. Write-to-searchable over {f.get('n')} edits: "
-                         f"p50 {_f(f.get('p50'), 2)} s, p95 {_f(f.get('p95'), 2)} s, max {_f(f.get('max'), 2)} s "
-                         f"({f.get('misses', 0)} missed; debounce {f.get('debounce_ms')} ms). {rapid.get('edits', '?')} rapid edits: "
-                         f"all indexed {_f(rapid.get('seconds_until_indexed_after_last_write'), 2)} s after the last write, "
-                         f"{rapid.get('last_words_not_found', '?')} last words not found.")
+            lines.append(
+                f"Tree of {daemon.get('tree', {}).get('files', '?')} notes. Write-to-searchable over {f.get('n')} edits: "
+                f"p50 {_f(f.get('p50'), 2)} s, p95 {_f(f.get('p95'), 2)} s, max {_f(f.get('max'), 2)} s "
+                f"({f.get('misses', 0)} missed; debounce {f.get('debounce_ms')} ms). {rapid.get('edits', '?')} rapid edits: "
+                f"all indexed {_f(rapid.get('seconds_until_indexed_after_last_write'), 2)} s after the last write, "
+                f"{rapid.get('last_words_not_found', '?')} last words not found."
+            )
         lines.append("")
     return lines
 
@@ -209,19 +270,28 @@ def _speed_section(sizes: list[dict], daemon: dict | None) -> list[str]:
 def render_markdown(results: dict) -> str:
     m = results["machine"]
     v = m["versions"]
-    lines = ["# memsearch benchmark report", "",
-             f"Run {m['date']} on commit `{(m.get('git_commit') or '?')[:12]}`{' (with uncommitted changes)' if m.get('git_dirty') else ''}: "
-             f"`{m['command']}`.", "",
-             f"Machine: {m['cpu']}, {m['cores']} cores, {m.get('memory_gb')} GB, {m['platform']}; load average at start "
-             f"{m['loadavg']}{', at end ' + str(results.get('loadavg_end')) if results.get('loadavg_end') else ''}. Python {m['python']}, "
-             f"torch {v.get('torch')} ({m.get('torch_threads')} threads), sentence-transformers {v.get('sentence-transformers')}, "
-             f"lancedb {v.get('lancedb')}. Model: {results.get('model', '?')}. Took {results.get('seconds', '?')} s.", ""]
+    lines = [
+        "# memsearch benchmark report",
+        "",
+        f"Run {m['date']} on commit `{(m.get('git_commit') or '?')[:12]}`{' (with uncommitted changes)' if m.get('git_dirty') else ''}: "
+        f"`{m['command']}`.",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m.get('memory_gb')} GB, {m['platform']}; load average at start "
+        f"{m['loadavg']}{', at end ' + str(results.get('loadavg_end')) if results.get('loadavg_end') else ''}. Python {m['python']}, "
+        f"torch {v.get('torch')} ({m.get('torch_threads')} threads), sentence-transformers {v.get('sentence-transformers')}, "
+        f"lancedb {v.get('lancedb')}. Model: {results.get('model', '?')}. Took {results.get('seconds', '?')} s.",
+        "",
+    ]
     if results.get("quality"):
-        lines += ["## Retrieval quality", "",
-                  "Measures (benchmarks/metrics.py): file R@k = share of the question's evidence files among the first k distinct "
-                  "files; turn recall = share of evidence turns (lines) among the lines read in rank order within a budget of 60 "
-                  "lines or 1,000 tokens; MRR@10 and nDCG@10 over hits, a hit being relevant when it covers an evidence line. "
-                  "Peers (`peer:`) ran on the same trees and questions, scored by the same code.", ""]
+        lines += [
+            "## Retrieval quality",
+            "",
+            "Measures (benchmarks/metrics.py): file R@k = share of the question's evidence files among the first k distinct "
+            "files; turn recall = share of evidence turns (lines) among the lines read in rank order within a budget of 60 "
+            "lines or 1,000 tokens; MRR@10 and nDCG@10 over hits, a hit being relevant when it covers an evidence line. "
+            "Peers (`peer:`) ran on the same trees and questions, scored by the same code.",
+            "",
+        ]
         for q in results["quality"]:
             lines += _quality_section(q)
     if results.get("speed"):
@@ -242,14 +312,25 @@ def plot(results: dict, out: Path) -> list[str]:
     for q in results.get("quality", []):
         fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
         for config, res in q["results"].items():
-            style = dict(linestyle="--" if config.startswith("peer:") else "-", marker="o", markersize=3, label=config,
-                         linewidth=2.4 if config == DEFAULT_CONFIG else 1.4)
+            style = dict(
+                linestyle="--" if config.startswith("peer:") else "-",
+                marker="o",
+                markersize=3,
+                label=config,
+                linewidth=2.4 if config == DEFAULT_CONFIG else 1.4,
+            )
             c = res["curves"]["file_recall@k"]
             a.plot([int(x) for x in c], list(c.values()), **style)
             c = res["curves"]["turn_recall@tokens"]
             b.plot([int(x) for x in c], list(c.values()), **style)
         a.set(title=f"{q['corpus']}: file recall@k", xlabel="k (distinct files)", ylabel="recall", ylim=(0, 1.02))
-        b.set(title=f"{q['corpus']}: turn recall within a token budget", xlabel="tokens read", ylabel="recall", xscale="log", ylim=(0, 1.02))
+        b.set(
+            title=f"{q['corpus']}: turn recall within a token budget",
+            xlabel="tokens read",
+            ylabel="recall",
+            xscale="log",
+            ylim=(0, 1.02),
+        )
         budgets = [int(x) for x in next(iter(q["results"].values()))["curves"]["turn_recall@tokens"]]
         b.set_xticks(budgets, [f"{x:,}" for x in budgets])
         b.minorticks_off()
@@ -266,8 +347,15 @@ def plot(results: dict, out: Path) -> list[str]:
         x = [s["chunks"] for s in sizes]
         fig, ax = plt.subplots(figsize=(6.5, 4.2))
         for config in sizes[0]["latency"]:
-            line, = ax.plot(x, [s["latency"][config]["p50_ms"] for s in sizes], marker="o", label=f"{config} p50")
-            ax.plot(x, [s["latency"][config]["p95_ms"] for s in sizes], marker="x", linestyle=":", color=line.get_color(), label=f"{config} p95")
+            (line,) = ax.plot(x, [s["latency"][config]["p50_ms"] for s in sizes], marker="o", label=f"{config} p50")
+            ax.plot(
+                x,
+                [s["latency"][config]["p95_ms"] for s in sizes],
+                marker="x",
+                linestyle=":",
+                color=line.get_color(),
+                label=f"{config} p95",
+            )
         ax.set(title="query latency against size (k=10, warm)", xlabel="chunks", ylabel="ms", xscale="log")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
@@ -276,8 +364,12 @@ def plot(results: dict, out: Path) -> list[str]:
         plt.close(fig)
         fig, ax = plt.subplots(figsize=(6.5, 4.2))
         ax.plot(x, [s["index_chunks_per_s"] for s in sizes], marker="o", label="memsearch index (chunk, embed, write)")
-        ax.plot(x, [s["raw_chunks_per_s"] for s in sizes], marker="s", linestyle="--", label="raw model encode, same texts")
-        ax.set(title="indexing throughput against size", xlabel="chunks", ylabel="chunks / s", xscale="log", ylim=(0, None))
+        ax.plot(
+            x, [s["raw_chunks_per_s"] for s in sizes], marker="s", linestyle="--", label="raw model encode, same texts"
+        )
+        ax.set(
+            title="indexing throughput against size", xlabel="chunks", ylabel="chunks / s", xscale="log", ylim=(0, None)
+        )
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()

@@ -126,7 +126,10 @@ def run(what: str = "all", corpora=None, sizes=None, out: Path = Path("bench-res
                 if bar:
                     bar("daemon freshness", 1, 1)
     if what in ("speed", "all") and 100_000 not in sizes:
-        notes.append("100,000 chunks is opt-in (`python -m benchmarks speed --size 1000,10000,100000`): its full index took 6,090 s on 2 busy cores, about 25 min idle (estimated)")
+        notes.append(
+            "100,000 chunks is opt-in (`python -m benchmarks speed --size 1000,10000,100000`): "
+            "its full index took 6,090 s on 2 busy cores, about 25 min idle (estimated)"
+        )
     results["seconds"] = round(time.perf_counter() - started, 1)
     results["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     paths = report.write(results, out)
@@ -135,14 +138,26 @@ def run(what: str = "all", corpora=None, sizes=None, out: Path = Path("bench-res
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description="memsearch benchmarks: retrieval quality and speed")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description="memsearch benchmarks: retrieval quality and speed"
+    )
     parser.add_argument("what", nargs="?", default="all", choices=("quality", "speed", "all"))
-    parser.add_argument("--corpus", action="append", help="examples, locomo, locomo-merged, synthetic, cjk, agentmem, longchat (comma-separated or repeated)")
+    parser.add_argument(
+        "--corpus",
+        action="append",
+        help="examples, locomo, locomo-merged, synthetic, cjk, agentmem, longchat (comma-separated or repeated)",
+    )
     parser.add_argument("--size", action="append", help="synthetic sizes in chunks (default 1000,10000)")
     parser.add_argument("--out", default="bench-results", type=Path)
-    parser.add_argument("--locomo", help="path of locomo10.json (default ../shared/data/locomo10.json or $MEMSEARCH_LOCOMO)")
-    parser.add_argument("--peers", default="auto", choices=("auto", "setup", "off"),
-                        help="auto: run the peers whose venvs exist; setup: create missing venvs first (pip); off")
+    parser.add_argument(
+        "--locomo", help="path of locomo10.json (default ../shared/data/locomo10.json or $MEMSEARCH_LOCOMO)"
+    )
+    parser.add_argument(
+        "--peers",
+        default="auto",
+        choices=("auto", "setup", "off"),
+        help="auto: run the peers whose venvs exist; setup: create missing venvs first (pip); off",
+    )
     parser.add_argument("--no-daemon", action="store_true", help="skip the daemon freshness run")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)

@@ -214,7 +214,8 @@ def daemon_freshness(work: Path, files: int = 300, edits: int = 20, rapid: int =
         tail = (proc.stderr or proc.stdout).strip().splitlines()
         return {"error": f"exit {proc.returncode}: {tail[-1] if tail else ''}"}
     data = json.loads((out / "daemon.json").read_text())
-    keep = ("command", "tree", "full_index", "freshness_s", "rapid_edits", "reader_during_full_index", "reader_during_rapid_edits", "seconds")
+    keep = ("command", "tree", "full_index", "freshness_s", "rapid_edits", "reader_during_full_index",
+            "reader_during_rapid_edits", "seconds")
     return {k: data[k] for k in keep if k in data}
 
 
@@ -261,8 +262,11 @@ def encoders(texts: list[str], queries: list[str], rounds: int = 3) -> dict:
 
     from memsearch.engine.embed.embedder import load_embedder
 
-    models = {"torch": load_embedder(backend="torch"), "onnx-fp32": load_embedder(backend="onnx", quantize="none"),
-              "onnx-int8": load_embedder(backend="onnx", quantize="int8")}
+    models = {
+        "torch": load_embedder(backend="torch"),
+        "onnx-fp32": load_embedder(backend="onnx", quantize="none"),
+        "onnx-int8": load_embedder(backend="onnx", quantize="int8"),
+    }
     out = {name: {} for name in models}
     load_start = os.getloadavg()
     for name, lat in interleaved({n: m.embed_query for n, m in models.items()}, queries).items():
@@ -282,8 +286,14 @@ def encoders(texts: list[str], queries: list[str], rounds: int = 3) -> dict:
         out[name]["query_cosine_min"] = round(float((q * reference_q).sum(axis=1).min()), 4)
     for name in models:
         out[name]["documents_over_torch"] = round(out[name]["documents_per_s"] / out["torch"]["documents_per_s"], 2)
-    return {"texts": len(texts), "queries": len(queries), "rounds": rounds, "load_start": load_start,
-            "load_end": os.getloadavg(), "results": out}
+    return {
+        "texts": len(texts),
+        "queries": len(queries),
+        "rounds": rounds,
+        "load_start": load_start,
+        "load_end": os.getloadavg(),
+        "results": out,
+    }
 
 
 def keyword_options(index, queries: list[str], edits: int = 1000) -> dict:
@@ -294,12 +304,23 @@ def keyword_options(index, queries: list[str], edits: int = 1000) -> dict:
     table, flt, n = index.store.chunks(), Filter(), 50
 
     def fast(q):
-        return table.search(q, query_type="fts", fts_columns="search_text").fast_search().limit(n).select(["id", "_score"]).to_list()
+        return (
+            table.search(q, query_type="fts", fts_columns="search_text")
+            .fast_search()
+            .limit(n)
+            .select(["id", "_score"])
+            .to_list()
+        )
 
-    out = {"rows": table.count_rows(), "cold": interleaved({"fts": lambda q: index.searcher.keyword(q, n, flt), "fts_fast_search": fast}, queries)}
+    out = {
+        "rows": table.count_rows(),
+        "cold": interleaved({"fts": lambda q: index.searcher.keyword(q, n, flt), "fts_fast_search": fast}, queries),
+    }
     for ix in table.list_indices():
         table.prewarm_index(ix.name)
-    out["prewarmed"] = interleaved({"fts": lambda q: index.searcher.keyword(q, n, flt), "fts_fast_search": fast}, queries)
+    out["prewarmed"] = interleaved(
+        {"fts": lambda q: index.searcher.keyword(q, n, flt), "fts_fast_search": fast}, queries
+    )
     notes = index.root / "bench-edits"
     notes.mkdir(exist_ok=True)
     for i in range(edits):
@@ -307,8 +328,11 @@ def keyword_options(index, queries: list[str], edits: int = 1000) -> dict:
         index.sync(only=[f"bench-edits/e{i % 50:02}.md"])
     table = index.store.chunks()
     stats = table.index_stats(next(ix.name for ix in table.list_indices() if tuple(ix.columns) == ("search_text",)))
-    out["after_edits"] = {"edits": edits, "unindexed_rows": getattr(stats, "num_unindexed_rows", None),
-                          **interleaved({"fts": lambda q: index.searcher.keyword(q, n, flt)}, queries)}
+    out["after_edits"] = {
+        "edits": edits,
+        "unindexed_rows": getattr(stats, "num_unindexed_rows", None),
+        **interleaved({"fts": lambda q: index.searcher.keyword(q, n, flt)}, queries),
+    }
     return out
 
 
@@ -334,13 +358,27 @@ def paths_run(work: Path, locomo=None, copies=(1, 4), queries: int = 200, tail_e
                 shutil.copytree(root, target, ignore=shutil.ignore_patterns("copy-*", ".memsearch"))
         started = time.perf_counter()
         report = index.sync()
-        lat = interleaved({"bare_encode": reference, "hybrid": lambda q: index.search(q, k=10),
-                           "vector": lambda q: index.search(q, k=10, mode="vector"),
-                           "keyword": lambda q: index.search(q, k=10, mode="keyword"),
-                           "query_embedding": index.embedder.embed_query}, qs)
-        result["runs"].append({"copies": n, "chunks": report.chunks_total, "sync_s": round(time.perf_counter() - started, 1),
-                               "latency": lat, "load": os.getloadavg(), "vector_top10_agreement": _exact_agreement(index, qs),
-                               "hybrid_over_bare_encode": round(lat["hybrid"]["p50_ms"] / lat["bare_encode"]["p50_ms"], 3)})
+        lat = interleaved(
+            {
+                "bare_encode": reference,
+                "hybrid": lambda q: index.search(q, k=10),
+                "vector": lambda q: index.search(q, k=10, mode="vector"),
+                "keyword": lambda q: index.search(q, k=10, mode="keyword"),
+                "query_embedding": index.embedder.embed_query,
+            },
+            qs,
+        )
+        result["runs"].append(
+            {
+                "copies": n,
+                "chunks": report.chunks_total,
+                "sync_s": round(time.perf_counter() - started, 1),
+                "latency": lat,
+                "load": os.getloadavg(),
+                "vector_top10_agreement": _exact_agreement(index, qs),
+                "hybrid_over_bare_encode": round(lat["hybrid"]["p50_ms"] / lat["bare_encode"]["p50_ms"], 3),
+            }
+        )
         print(json.dumps(result["runs"][-1]), flush=True)
     if tail_edits:
         result["keyword_options"] = keyword_options(index, qs, tail_edits)
@@ -386,7 +424,9 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv[1:])
         args.out.mkdir(parents=True, exist_ok=True)
         if argv[0] == "paths":
-            result = paths_run(args.out, args.locomo, [int(c) for c in args.copies.split(",")], args.queries, args.tail_edits)
+            result = paths_run(
+                args.out, args.locomo, [int(c) for c in args.copies.split(",")], args.queries, args.tail_edits
+            )
         else:
             from benchmarks.quality import locomo_corpus
 
@@ -399,8 +439,11 @@ def main(argv=None) -> int:
         print(json.dumps(result, indent=2))
         return 0
     if len(argv) != 4 or argv[0] != "_size":
-        print("usage: python -m benchmarks speed [--size 1000,10000] [--out DIR] "
-              "(python -m benchmarks.speed only runs one size for it: _size CHUNKS WORK OUT.json)", file=sys.stderr)
+        print(
+            "usage: python -m benchmarks speed [--size 1000,10000] [--out DIR] "
+            "(python -m benchmarks.speed only runs one size for it: _size CHUNKS WORK OUT.json)",
+            file=sys.stderr,
+        )
         return 2
     chunks, work, out = int(argv[1]), Path(argv[2]), Path(argv[3])
     out.write_text(json.dumps(size_run(work, chunks), indent=2))

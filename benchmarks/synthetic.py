@@ -35,12 +35,17 @@ _WORDS = (
 _NAMES = "Maya Kenji Priya Diego Lena Tomas Aiko Omar Sara Felix Nadia Ravi".split()
 _THINGS = "atlas billing riverline sdk website search ingest ledger forecaster gateway scheduler vault".split()
 _SERVICES = "api worker ingest scheduler gateway billing".split()
-_CODE = ["```bash\nmake deploy ENV=staging\nkubectl rollout status deploy/api\n```",
-         "```python\ndef retry(fn, attempts=3):\n    for i in range(attempts):\n        try:\n            return fn()\n        except TimeoutError:\n            continue\n```",
-         "```sql\nSELECT region, count(*) FROM events GROUP BY region;\n```"]
-_QUERIES = ["who owns the {code} rollout and what is its error budget",
-            "what is the error budget of {code}, and who is its owner",
-            "{code} rollout: owner and error budget minutes"]
+_CODE = [
+    "```bash\nmake deploy ENV=staging\nkubectl rollout status deploy/api\n```",
+    "```python\ndef retry(fn, attempts=3):\n    for i in range(attempts):\n"
+    "        try:\n            return fn()\n        except TimeoutError:\n            continue\n```",
+    "```sql\nSELECT region, count(*) FROM events GROUP BY region;\n```",
+]
+_QUERIES = [
+    "who owns the {code} rollout and what is its error budget",
+    "what is the error budget of {code}, and who is its owner",
+    "{code} rollout: owner and error budget minutes",
+]
 
 
 @dataclass(frozen=True)
@@ -96,8 +101,10 @@ def _log(rng: random.Random, title: str, fact: str, day: dt.date) -> tuple[list[
     fact_line = len(lines)
     lines += ["", "## Raw lines", "", "```text"]
     for _ in range(rng.randint(3, 8)):
-        lines.append(f"{day.isoformat()}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00Z "
-                     f"{rng.choice(['INFO', 'WARN', 'ERROR'])} {rng.choice(_SERVICES)} {' '.join(rng.choice(_WORDS) for _ in range(6))}")
+        lines.append(
+            f"{day.isoformat()}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00Z "
+            f"{rng.choice(['INFO', 'WARN', 'ERROR'])} {rng.choice(_SERVICES)} {' '.join(rng.choice(_WORDS) for _ in range(6))}"
+        )
     lines += ["```", ""]
     return lines, fact_line
 
@@ -115,11 +122,17 @@ def generate(root: Path, files: int, seed: int = 0) -> list[Planted]:
     root.mkdir(parents=True, exist_ok=True)
     (root / "MEMORY.md").write_text("# Memory\n\nGenerated agent memory: projects/, notes/, logs/, people/.\n")
     (root / "persona.md").write_text("# Persona\n\nConcise, careful, cites sources.\n")
-    (root / "human.md").write_text("# Human: Maya\n\n- Tech lead of the platform team; prefers short answers.\n"
-                                   "- Timezone Europe/Lisbon; no meetings on Wednesdays.\n")
+    (root / "human.md").write_text(
+        "# Human: Maya\n\n- Tech lead of the platform team; prefers short answers.\n"
+        "- Timezone Europe/Lisbon; no meetings on Wednesdays.\n"
+    )
     planted: list[Planted] = []
-    dirs = {"projects": "Projects, one folder each.", "notes": "Dated daily notes, one folder per year.",
-            "logs": "Service logs, by year and month.", "people": "Colleagues."}
+    dirs = {
+        "projects": "Projects, one folder each.",
+        "notes": "Dated daily notes, one folder per year.",
+        "logs": "Service logs, by year and month.",
+        "people": "Colleagues.",
+    }
     for d, text in dirs.items():
         _index(root / d, d.title(), text)
     start = dt.date(2024, 1, 1)
@@ -144,7 +157,11 @@ def generate(root: Path, files: int, seed: int = 0) -> list[Planted]:
             project = rng.choice(_THINGS)
             _index(root / "projects" / project, project.title(), f"Everything about the {project} project.")
             if rng.random() < 0.3:
-                _index(root / "projects" / project / "decisions", f"{project.title()} decisions", "One record per decision.")
+                _index(
+                    root / "projects" / project / "decisions",
+                    f"{project.title()} decisions",
+                    "One record per decision.",
+                )
                 rel = f"projects/{project}/decisions/{code}.md"
             else:
                 rel = f"projects/{project}/{code}.md"

@@ -143,7 +143,6 @@ def expand(out: Path, locomo=None) -> Path:
         rows = data["trees"][key]["rows"]
         df = Counter(w for r in rows for w in set(_words(r["text"])))
         with MemoryIndex(root, db=out / "db" / key, embedder=embedder) as index:
-            table = index.store.chunks()
             for q in corpus.questions:
                 if q.tree != key:
                     continue
@@ -240,18 +239,22 @@ def line_vectors(mix):
         chunk_cos = tree["matrix"] @ qv
         rows = []
         for i, r in enumerate(tree["rows"]):
-            best = max((line_cos.get((r["path"], r["start_line"] + j), -1.0) for j in range(r["end_line"] - r["start_line"] + 1)), default=-1.0)
+            lines = range(r["end_line"] - r["start_line"] + 1)
+            best = max((line_cos.get((r["path"], r["start_line"] + j), -1.0) for j in lines), default=-1.0)
             best = best if best > -1 else float(chunk_cos[i])
             rows.append(dict(r, score=(1 - mix) * float(chunk_cos[i]) + mix * best))
         rows.sort(key=lambda r: -r["score"])
         return fusion.hybrid("convex", q.query, rows[:POOL], kw)
+
     return run
 
 
 def bm25_power(p):
     """BM25 scores raised to ``p`` before fusion (p < 1 flattens, p > 1 sharpens the keyword side)."""
+
     def run(q, vec, kw, ctx):
         return fusion.hybrid("convex", q.query, vec, [dict(r, score=r["score"] ** p) for r in kw])
+
     return run
 
 
@@ -271,6 +274,7 @@ def speaker(gain):
             share = sum(x.split(":", 1)[0] in names for x in lines) / max(len(lines), 1)
             out.append(dict(r, score=r["score"] + gain * top * share))
         return _rank(out)
+
     return run
 
 
@@ -281,11 +285,13 @@ def length_weight(short_w, long_w, words=6):
     def run(q, vec, kw, ctx):
         w = short_w if len(re.findall(r"\w+", q.query)) <= words else long_w
         return fusion.date_boost(fusion.convex(vec, kw, w), fusion.query_dates(q.query))
+
     return run
 
 
 def file_cap(cap, depth=10):
     """At most ``cap`` chunks of one file among the first ``depth``; the rest move just below them."""
+
     def run(q, vec, kw, ctx):
         ranked = baseline(q, vec, kw, ctx)
         head, tail, count = [], [], {}
@@ -293,11 +299,13 @@ def file_cap(cap, depth=10):
             count[r["path"]] = count.get(r["path"], 0) + 1
             (head if count[r["path"]] <= cap and len(head) < depth else tail).append(r)
         return head + tail
+
     return run
 
 
 def rm3(terms, share):
     """BM25 side: max-normalised score of the query + ``share`` x that of the expanded query."""
+
     def run(q, vec, kw, ctx):
         more = ctx["expanded"][q.qid][terms]
         top, top2 = (max((r["score"] for r in x), default=0.0) or 1.0 for x in (kw, more))
@@ -306,8 +314,11 @@ def rm3(terms, share):
         for r in more:
             scores[r["id"]] = scores.get(r["id"], 0.0) + share * r["score"] / top2
             rows.setdefault(r["id"], r)
-        keyword = sorted((dict(rows[i], score=v) for i, v in scores.items()), key=lambda r: (-r["score"], r["path"], r["start_line"]))
+        keyword = sorted(
+            (dict(rows[i], score=v) for i, v in scores.items()), key=lambda r: (-r["score"], r["path"], r["start_line"])
+        )
         return fusion.hybrid("convex", q.query, vec, keyword)
+
     return run
 
 
@@ -316,14 +327,22 @@ def before(q, vec, kw, ctx):
     return fusion.date_boost(fusion.convex(vec, kw, fusion.vector_weight(q.query)), fusion.query_dates(q.query))
 
 
-def shaped(stub=fusion.STUB_WEIGHT, floor=fusion.YIELD_FLOOR, latest=fusion.LATEST_BOOST, latest_floor=fusion.LATEST_FLOOR,
-           weak=fusion.WEAK_KEYWORD_VECTOR_WEIGHT, full=fusion.FULL_COVERAGE):
+def shaped(
+    stub=fusion.STUB_WEIGHT,
+    floor=fusion.YIELD_FLOOR,
+    latest=fusion.LATEST_BOOST,
+    latest_floor=fusion.LATEST_FLOOR,
+    weak=fusion.WEAK_KEYWORD_VECTOR_WEIGHT,
+    full=fusion.FULL_COVERAGE,
+):
     """The agent-memory rules with other constants: stub weight, yield floor, latest boost, adaptive weight."""
+
     def run(q, vec, kw, ctx):
         ranked = fusion.convex(vec, kw, fusion.vector_weight(q.query, keyword=kw, weak=weak, full=full))
         ranked = fusion.date_boost(ranked, fusion.query_dates(q.query))
         ranked = fusion.latest_boost(ranked, q.query, boost=latest, floor=latest_floor)
         return fusion.memory_md_yield(ranked, stub_weight=stub, floor=floor)
+
     return run
 
 
@@ -336,8 +355,11 @@ def wants_coverage(query: str) -> bool:
 
     global _COVERAGE
     if _COVERAGE is None:
-        _COVERAGE = re.compile(r"\b(?:summari[sz]e|summary|recap|in (?:which|what) order|what order|across (?:our|the|all|my|"
-                               r"these)?\s*(?:chats|sessions|conversations|notes)|over (?:time|the (?:weeks|months)))\b", re.I)
+        _COVERAGE = re.compile(
+            r"\b(?:summari[sz]e|summary|recap|in (?:which|what) order|what order|across (?:our|the|all|my|"
+            r"these)?\s*(?:chats|sessions|conversations|notes)|over (?:time|the (?:weeks|months)))\b",
+            re.I,
+        )
     return bool(_COVERAGE.search(query))
 
 
@@ -347,6 +369,7 @@ def coverage(cap, depth=10):
 
     def run(q, vec, kw, ctx):
         return capped(q, vec, kw, ctx) if wants_coverage(q.query) else baseline(q, vec, kw, ctx)
+
     return run
 
 
@@ -354,8 +377,12 @@ VARIANTS = {"baseline": baseline, "before": before}
 VARIANTS |= {f"coverage-{c}-{d}": coverage(c, d) for c in (1, 2) for d in (10, 20)}
 VARIANTS |= {f"stub-{w}": shaped(stub=w) for w in (1.0, 0.5, 0.0)}
 VARIANTS |= {f"yield-{f}": shaped(floor=f) for f in (0.0, 0.5, 99.0)}
-VARIANTS |= {f"latest-{b}-{f}": shaped(latest=b, latest_floor=f) for b in (0.0, 0.15, 0.3, 0.5) for f in (0.3, 0.5, 0.7)}
-VARIANTS |= {f"adaptive-{w}-{f}": shaped(weak=w, full=f) for w in (0.4, 0.6, 0.7, 0.8, 0.9) for f in (0.4, 0.5, 0.6, 0.8, 1.0)}
+VARIANTS |= {
+    f"latest-{b}-{f}": shaped(latest=b, latest_floor=f) for b in (0.0, 0.15, 0.3, 0.5) for f in (0.3, 0.5, 0.7)
+}
+VARIANTS |= {
+    f"adaptive-{w}-{f}": shaped(weak=w, full=f) for w in (0.4, 0.6, 0.7, 0.8, 0.9) for f in (0.4, 0.5, 0.6, 0.8, 1.0)
+}
 VARIANTS |= {f"rm3-{t}-{a}": rm3(t, a) for t in EXPAND_TERMS for a in (0.2, 0.5, 1.0)}
 VARIANTS |= {f"file-cap-{c}": file_cap(c) for c in (1, 2, 3)}
 VARIANTS |= {f"bm25-power-{p}": bm25_power(p) for p in (0.5, 0.75, 1.5)}
@@ -389,10 +416,17 @@ def evaluate(out: Path, names=None, locomo=None, by_category: bool = False) -> d
         hits = {}
         for q in corpus.questions:
             d = data["questions"][q.qid]
-            ctx = {"tree": data["trees"][q.tree], "vector": d["vector"], "question": q, "lines": lines.get(q.tree),
-                   "expanded": expanded}
+            ctx = {
+                "tree": data["trees"][q.tree],
+                "vector": d["vector"],
+                "question": q,
+                "lines": lines.get(q.tree),
+                "expanded": expanded,
+            }
             ranked = VARIANTS[name](q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]], ctx)
-            hits[q.qid] = [Span(h["path"], h["start_line"], h["end_line"]) for h in fusion.merge_rows(ranked, quality.K)]
+            hits[q.qid] = [
+                Span(h["path"], h["start_line"], h["end_line"]) for h in fusion.merge_rows(ranked, quality.K)
+            ]
         scored = quality.score(corpus, {name: hits})[name]
         row = {}
         for split, summary in [*scored.get("splits", {}).items(), ("all", scored["scores"])]:

@@ -28,10 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.common import REPO, bench_embedder
 from memsearch import MemoryIndex
 from memsearch.tools import ToolBox
-
-from benchmarks.common import REPO, bench_embedder
 
 EXAMPLES = REPO / "examples" / "memory"
 TARGET_MS = 300.0

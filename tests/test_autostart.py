@@ -13,7 +13,6 @@ import pytest
 
 from memsearch.location import IndexLocation
 from memsearch.service.process import daemon_status, stop, verified_holder
-
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from memsearch.engine.search.bm25 import Analyzer, MemoryBM25
-from memsearch.engine.search.cjk import keyword_text
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
+from memsearch.engine.search.bm25 import Analyzer, MemoryBM25
+from memsearch.engine.search.cjk import keyword_text
 from memsearch.engine.storage.filter import Filter
 from memsearch.engine.storage.schema import HIT_COLUMNS
 
@@ -62,7 +62,6 @@ def same(expected, got) -> None:
 
 
 def test_analysis_and_scores_match_lancedb(index):
-    table = index.store.chunks()
     assert index.store.fulltext_tail() == 0  # all rows in LanceDB's full-text index
     copy = MemoryBM25(index.store.read(_COLUMNS + ["search_text"]), "test")
     matched = 0

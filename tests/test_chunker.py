@@ -60,7 +60,13 @@ def test_heading_paths_and_fence_headings_ignored():
 
 
 def test_fence_is_never_cut_when_it_fits():
-    body = "# T\n\n" + "\n\n".join(f"para {i} " + "word " * 30 for i in range(6)) + "\n\n```\n" + "\n".join(f"code line {i}" for i in range(20)) + "\n```\n"
+    body = (
+        "# T\n\n"
+        + "\n\n".join(f"para {i} " + "word " * 30 for i in range(6))
+        + "\n\n```\n"
+        + "\n".join(f"code line {i}" for i in range(20))
+        + "\n```\n"
+    )
     _, chunks = chunks_of(body, max_tokens=120)
     fence = [c for c in chunks if "```" in c.text]
     assert len(fence) == 1 and fence[0].text.count("```") == 2

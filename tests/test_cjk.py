@@ -8,11 +8,10 @@ import shutil
 
 import pytest
 
+from memsearch.engine.embed.models import resolve_model
+from memsearch.engine.index import MemoryIndex
 from memsearch.engine.search.cjk import cjk_share, keyword_text
 from memsearch.engine.search.fusion import CJK_VECTOR_WEIGHT, VECTOR_WEIGHT, convex, vector_weight
-from memsearch.engine.index import MemoryIndex
-from memsearch.engine.embed.models import resolve_model
-
 from tests.conftest import REPO
 
 CJK_CORPUS = REPO / "benchmarks" / "corpora" / "cjk"

@@ -14,9 +14,9 @@ import threading
 
 import pytest
 
-from memsearch.engine.storage import lock as lock_module
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
+from memsearch.engine.storage import lock as lock_module
 from memsearch.errors import IndexLocked, IndexMismatch
 from memsearch.harness import api
 

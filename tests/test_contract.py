@@ -6,9 +6,9 @@ import datetime as dt
 
 import pytest
 
+from memsearch.errors import InvalidArgument, MemoryFileNotFound, NotMemoryFile, PathOutsideRoot
 from memsearch.memory.contract import MemoryRef, list_dir, load_core, memory_chain, memory_ref, parse_lines, read
 from memsearch.memory.document import decode, parse_date
-from memsearch.errors import InvalidArgument, MemoryFileNotFound, NotMemoryFile, PathOutsideRoot
 
 TREE = {
     "MEMORY.md": "# Root index\n\nPoints to projects/ and notes/.\n",
@@ -108,7 +108,9 @@ def test_read_refuses_link_out_of_root(make_tree, tmp_path):
         read(root, "notes/leak.md")
 
 
-@pytest.mark.parametrize("text,expected", [("3:7", (3, 7)), ("3:", (3, None)), (":7", (1, 7)), ("4", (4, 4)), ("2-5", (2, 5)), (None, None)])
+@pytest.mark.parametrize(
+    "text,expected", [("3:7", (3, 7)), ("3:", (3, None)), (":7", (1, 7)), ("4", (4, 4)), ("2-5", (2, 5)), (None, None)]
+)
 def test_parse_lines(text, expected):
     assert parse_lines(text) == expected
 
@@ -144,15 +146,24 @@ def test_one_decoder_drops_bom_and_replaces_bad_bytes():
     assert decode(b"caf\xe9\n") == "caf\ufffd\n"
 
 
-@pytest.mark.parametrize("value, expected", [
-    (None, None), ("", None), ("2026-08-12", "2026-08-12"), (" 2026-08-12 ", "2026-08-12"),
-    (dt.date(2026, 8, 12), "2026-08-12"), (dt.datetime(2026, 8, 12, 23, 59), "2026-08-12"),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (None, None),
+        ("", None),
+        ("2026-08-12", "2026-08-12"),
+        (" 2026-08-12 ", "2026-08-12"),
+        (dt.date(2026, 8, 12), "2026-08-12"),
+        (dt.datetime(2026, 8, 12, 23, 59), "2026-08-12"),
+    ],
+)
 def test_one_date_parser(value, expected):
     assert parse_date(value, "since") == expected
 
 
-@pytest.mark.parametrize("bad", ["2026-02-31", "last week", "12/08/2026", "20260812", "2026-W33-1", 20260812, "２０２６-08-12"])
+@pytest.mark.parametrize(
+    "bad", ["2026-02-31", "last week", "12/08/2026", "20260812", "2026-W33-1", 20260812, "２０２６-08-12"]
+)
 def test_one_date_parser_names_the_argument(bad):
     with pytest.raises(InvalidArgument, match=r"^until .* is not a calendar date: use YYYY-MM-DD"):
         parse_date(bad, "until")

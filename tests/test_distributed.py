@@ -83,15 +83,33 @@ def test_missing_ray_names_the_install_command(make_tree):
     """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == ["error: --ray needs Ray, which is not installed: pip install 'agent-memsearch[ray]' (or: pip install 'ray>=2.9')"]
+    assert result.stderr.strip().splitlines() == [
+        "error: --ray needs Ray, which is not installed: pip install 'agent-memsearch[ray]' (or: pip install 'ray>=2.9')"
+    ]
 
 
 @pytest.mark.slow
 def test_real_model_cli_ray_local_equals_single_process(examples_copy, tmp_path, real_embedder):
     pytest.importorskip("ray")
     ray_db, single_db = tmp_path / "ray", tmp_path / "single"
-    result = subprocess.run([sys.executable, "-m", "memsearch", "index", str(examples_copy), "--db", str(ray_db), "--ray", "local", "--json"],
-                            capture_output=True, text=True, cwd=REPO, timeout=900)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memsearch",
+            "index",
+            str(examples_copy),
+            "--db",
+            str(ray_db),
+            "--ray",
+            "local",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["chunks_embedded"] > 0
     single = MemoryIndex(examples_copy, db=single_db, embedder=real_embedder)
@@ -101,4 +119,6 @@ def test_real_model_cli_ray_local_equals_single_process(examples_copy, tmp_path,
     assert {k: v for k, v in a.items() if k != "vector"} == {k: v for k, v in b.items() if k != "vector"}
     assert np.allclose(a["vector"], b["vector"], atol=1e-5)
     query = "which warehouse did we choose for Atlas and why"
-    assert [(h.path, h.start_line) for h in single.search(query)] == [(h.path, h.start_line) for h in distributed.search(query)]
+    assert [(h.path, h.start_line) for h in single.search(query)] == [
+        (h.path, h.start_line) for h in distributed.search(query)
+    ]

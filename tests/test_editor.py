@@ -6,8 +6,16 @@ import os
 
 import pytest
 
-from memsearch.errors import (CoreBudgetExceeded, EditRefused, InvalidArgument, MemoryFileExists, MemoryFileNotFound,
-                              NoUniqueMatch, NotMemoryFile, PathOutsideRoot)
+from memsearch.errors import (
+    CoreBudgetExceeded,
+    EditRefused,
+    InvalidArgument,
+    MemoryFileExists,
+    MemoryFileNotFound,
+    NotMemoryFile,
+    NoUniqueMatch,
+    PathOutsideRoot,
+)
 from memsearch.memory.editor import Editor, index_text
 from memsearch.memory.placement import to_relative
 from memsearch.memory.validator import validate
@@ -275,12 +283,19 @@ def test_insert_after_unterminated_last_line(tree, editor):
     assert (tree / "notes/a.md").read_text() == "one\ntwo\nthree\n"
 
 
-@pytest.mark.parametrize("line, error, words", [
-    (6, InvalidArgument, r"insert_line 6 is out of range: /memories/projects/atlas.md has 5 lines, so give 0 \(before the first line\) to 5"),
-    (-1, InvalidArgument, "out of range"),
-    ("2", InvalidArgument, "must be a whole number"),
-    (True, InvalidArgument, "must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "line, error, words",
+    [
+        (
+            6,
+            InvalidArgument,
+            r"insert_line 6 is out of range: /memories/projects/atlas.md has 5 lines, so give 0 \(before the first line\) to 5",
+        ),
+        (-1, InvalidArgument, "out of range"),
+        ("2", InvalidArgument, "must be a whole number"),
+        (True, InvalidArgument, "must be a whole number"),
+    ],
+)
 def test_insert_errors(editor, line, error, words):
     with pytest.raises(error, match=words):
         editor.run("insert", path="/memories/projects/atlas.md", insert_line=line, insert_text="x")
@@ -293,7 +308,10 @@ def test_insert_accepts_integral_float(tree, editor):
 
 # --- delete ------------------------------------------------------------------------------------
 def test_delete_file_and_directory(tree, editor):
-    assert editor.run("delete", path="/memories/notes/2026-08-12.md").output == "Successfully deleted /memories/notes/2026-08-12.md"
+    assert (
+        editor.run("delete", path="/memories/notes/2026-08-12.md").output
+        == "Successfully deleted /memories/notes/2026-08-12.md"
+    )
     assert not (tree / "notes/2026-08-12.md").exists()
     result = editor.run("delete", path="/memories/projects")
     assert set(result.changed) == {"projects/MEMORY.md", "projects/atlas.md"}
@@ -311,15 +329,20 @@ def test_delete_a_memory_md_that_is_no_longer_needed(tree, editor):
 def test_delete_refusals(tree, editor):
     with pytest.raises(EditRefused, match="the memory root cannot be deleted"):
         editor.run("delete", path="/memories")
-    with pytest.raises(EditRefused, match=r"notes/MEMORY.md cannot be deleted: notes/ still holds 2026-08-12.md, and every "
-                                           r"memory directory needs its MEMORY.md\. Edit it instead"):
+    with pytest.raises(
+        EditRefused,
+        match=r"notes/MEMORY.md cannot be deleted: notes/ still holds 2026-08-12.md, and every "
+        r"memory directory needs its MEMORY.md\. Edit it instead",
+    ):
         editor.run("delete", path="/memories/notes/MEMORY.md")
     with pytest.raises(EditRefused, match="the memory root always needs its MEMORY.md"):
         editor.run("delete", path="MEMORY.md")
     with pytest.raises(MemoryFileNotFound, match="does not exist: view /memories/notes to see what does"):
         editor.run("delete", path="/memories/notes/none.md")
     (tree / "notes" / ".cache").write_bytes(b"x")
-    with pytest.raises(EditRefused, match=r"holds entries that are not memory \(notes/.cache\), which delete would take"):
+    with pytest.raises(
+        EditRefused, match=r"holds entries that are not memory \(notes/.cache\), which delete would take"
+    ):
         editor.run("delete", path="notes")
     assert (tree / "notes/MEMORY.md").exists() and (tree / "MEMORY.md").exists() and (tree / "notes/.cache").exists()
 
@@ -328,7 +351,10 @@ def test_files_that_are_not_markdown_can_be_viewed_deleted_or_renamed_into_memor
     """A .txt already in the tree (left by another tool): view shows it, delete removes it, the writes refuse it and
     name the fix (rename it to .md), and a directory holding one can still be deleted."""
     (tree / "notes" / "todo.txt").write_text("buy milk\n")
-    assert editor.run("view", path="/memories/notes/todo.txt").output.split("\n")[1:] == ["     1\tbuy milk", "     2\t"]
+    assert editor.run("view", path="/memories/notes/todo.txt").output.split("\n")[1:] == [
+        "     1\tbuy milk",
+        "     2\t",
+    ]
     with pytest.raises(NotMemoryFile, match=r"rename it to /memories/notes/todo.md first"):
         editor.run("str_replace", path="/memories/notes/todo.txt", old_str="milk", new_str="tea")
     with pytest.raises(NotMemoryFile, match=r"rename it to /memories/notes/todo.md first"):
@@ -348,8 +374,12 @@ def test_files_that_are_not_markdown_can_be_viewed_deleted_or_renamed_into_memor
 
 # --- rename ------------------------------------------------------------------------------------
 def test_rename_file_into_new_directory(tree, editor):
-    result = editor.run("rename", old_path="/memories/notes/2026-08-12.md", new_path="/memories/archive/2026/standup.md")
-    assert result.output.startswith("Successfully renamed /memories/notes/2026-08-12.md to /memories/archive/2026/standup.md")
+    result = editor.run(
+        "rename", old_path="/memories/notes/2026-08-12.md", new_path="/memories/archive/2026/standup.md"
+    )
+    assert result.output.startswith(
+        "Successfully renamed /memories/notes/2026-08-12.md to /memories/archive/2026/standup.md"
+    )
     assert result.created == ("archive/MEMORY.md", "archive/2026/MEMORY.md")
     assert (tree / "archive/2026/standup.md").read_text() == BASE["notes/2026-08-12.md"]
     assert not (tree / "notes/2026-08-12.md").exists()
@@ -364,7 +394,9 @@ def test_rename_directory(tree, editor):
 
 
 def test_rename_refusals(tree, editor):
-    with pytest.raises(MemoryFileExists, match="The destination /memories/persona.md already exists: rename never overwrites"):
+    with pytest.raises(
+        MemoryFileExists, match="The destination /memories/persona.md already exists: rename never overwrites"
+    ):
         editor.run("rename", old_path="/memories/notes/2026-08-12.md", new_path="/memories/persona.md")
     with pytest.raises(MemoryFileNotFound, match="does not exist"):
         editor.run("rename", old_path="notes/none.md", new_path="notes/b.md")
@@ -393,8 +425,11 @@ def test_rename_lone_memory_md_in_place_is_refused(make_tree):
 def test_core_budget_refuses_with_numbers_and_advice(tree):
     editor = Editor(tree, budget=40)
     before = {p: (tree / p).read_text() for p in ("MEMORY.md", "persona.md")}
-    with pytest.raises(CoreBudgetExceeded, match=r"would be [0-9,]+ tokens, over its budget of 40 \(it is [0-9]+ now; this write "
-                                                 r"adds [0-9,]+\)\. Nothing was written\. Move the detail into a subdirectory") as err:
+    with pytest.raises(
+        CoreBudgetExceeded,
+        match=r"would be [0-9,]+ tokens, over its budget of 40 \(it is [0-9]+ now; this write "
+        r"adds [0-9,]+\)\. Nothing was written\. Move the detail into a subdirectory",
+    ) as err:
         editor.run("insert", path="/memories/persona.md", insert_line=2, insert_text="word " * 100)
     assert err.value.budget == 40 and err.value.tokens > 40
     with pytest.raises(CoreBudgetExceeded, match="create /memories/notes/big.md"):
@@ -418,13 +453,20 @@ def test_core_budget_from_environment(tree, monkeypatch):
 
 
 # --- arguments ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("command, args, words", [
-    ("edit", {"path": "a.md"}, "unknown memory command 'edit': choose one of view, create, str_replace, insert, delete, rename"),
-    ("create", {"path": "a.md"}, "create needs 'file_text': call it with path, file_text"),
-    ("create", {"path": "a.md", "file_text": "x", "old_str": "y"}, "create takes path, file_text; not 'old_str'"),
-    ("create", {"path": 3, "file_text": "x"}, "'path' must be a string"),
-    ("rename", {"old_path": "a.md"}, "rename needs 'new_path'"),
-])
+@pytest.mark.parametrize(
+    "command, args, words",
+    [
+        (
+            "edit",
+            {"path": "a.md"},
+            "unknown memory command 'edit': choose one of view, create, str_replace, insert, delete, rename",
+        ),
+        ("create", {"path": "a.md"}, "create needs 'file_text': call it with path, file_text"),
+        ("create", {"path": "a.md", "file_text": "x", "old_str": "y"}, "create takes path, file_text; not 'old_str'"),
+        ("create", {"path": 3, "file_text": "x"}, "'path' must be a string"),
+        ("rename", {"old_path": "a.md"}, "rename needs 'new_path'"),
+    ],
+)
 def test_argument_errors(editor, command, args, words):
     with pytest.raises(InvalidArgument, match=words):
         editor.run(command, **args)
@@ -495,7 +537,9 @@ def test_a_writer_that_holds_the_root_too_long_gives_memory_busy(tree):
     from memsearch.memory.placement import write_lock
 
     with write_lock(tree):  # another writer (this thread, its own descriptor: flock conflicts like another process)
-        with pytest.raises(MemoryBusy, match=r"another writer has held the memory at .* for over 0.2 s: retry the call"):
+        with pytest.raises(
+            MemoryBusy, match=r"another writer has held the memory at .* for over 0.2 s: retry the call"
+        ):
             Editor(tree, lock_timeout=0.2).run("create", path="notes/x.md", file_text="x")
     assert not (tree / "notes/x.md").exists()
     Editor(tree, lock_timeout=0.2).run("create", path="notes/x.md", file_text="x")  # free again

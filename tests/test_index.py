@@ -13,16 +13,17 @@ import textwrap
 
 import pytest
 
-from memsearch.engine.ingest.chunker import ChunkerConfig
 from memsearch.engine.embed.embedder import HashEmbedder
-from memsearch.errors import IndexMismatch, InvalidArgument, PathOutsideRoot
 from memsearch.engine.index import MemoryIndex
+from memsearch.engine.ingest.chunker import ChunkerConfig
+from memsearch.errors import IndexMismatch, InvalidArgument, PathOutsideRoot
 
 TREE = {
     "MEMORY.md": "# Root\n\nCore memory about the team.\n",
     "persona.md": "# Persona\nHelpful.\n",
     "projects/MEMORY.md": "# Projects\n\nAll active projects.\n",
-    "projects/atlas.md": "# Atlas\n\n## Decisions\n\nWe chose ClickHouse for the warehouse because of compression.\n\n## Team\n\nMaya leads Atlas with Kenji.\n",
+    "projects/atlas.md": "# Atlas\n\n## Decisions\n\nWe chose ClickHouse for the warehouse because of compression.\n\n"
+    "## Team\n\nMaya leads Atlas with Kenji.\n",
     "projects/atlas/MEMORY.md": "# Atlas internals\n\nSchema and incidents of Atlas.\n",
     "projects/atlas/incidents.md": "# Incidents\n\n## INC-7\n\nThe ingest job crashed with error code 252 on a full disk.\n",
     "projects/o'brien's plan.md": "# Quote plan\n\nApostrophes in names must not break filters.\n",
@@ -99,9 +100,14 @@ def test_delete_and_rename(index):
 def test_scope_and_dates(index):
     index.sync()
     assert set(paths(index.search("deploy", k=10, mode="keyword", scope="notes"))) == {
-        "notes/2026-08-04.md", "notes/2026-09-25.md", "notes/undated.md"}
+        "notes/2026-08-04.md",
+        "notes/2026-09-25.md",
+        "notes/undated.md",
+    }
     assert all(p.startswith("notes/") for p in paths(index.search("deploy", k=10, scope="notes/")))
-    assert paths(index.search("deploy", k=10, mode="keyword", since="2026-09-01", until="2026-09-30")) == ["notes/2026-09-25.md"]
+    assert paths(index.search("deploy", k=10, mode="keyword", since="2026-09-01", until="2026-09-30")) == [
+        "notes/2026-09-25.md"
+    ]
     assert paths(index.search("deploy", k=10, mode="keyword", since="2026-10-01")) == ["notes/undated.md"]
     scoped = index.search("Atlas", k=10, scope="projects/atlas")
     assert scoped and all(h.dir == "projects/atlas" for h in scoped)
@@ -121,8 +127,13 @@ def test_filters_are_injection_safe(index):
 
 def test_bad_arguments(index):
     index.sync()
-    for kwargs in ({"query": ""}, {"query": "x", "k": 0}, {"query": "x", "mode": "fuzzy"}, {"query": "x", "k": "3"},
-                   {"query": "x", "since": "2026-10-01", "until": "2026-01-01"}):
+    for kwargs in (
+        {"query": ""},
+        {"query": "x", "k": 0},
+        {"query": "x", "mode": "fuzzy"},
+        {"query": "x", "k": "3"},
+        {"query": "x", "since": "2026-10-01", "until": "2026-01-01"},
+    ):
         with pytest.raises(InvalidArgument):
             index.search(**kwargs)
     assert index.search("the and of", k=3, mode="keyword") == []  # stop words only: no hits, no error
@@ -144,7 +155,9 @@ def test_memory_md_and_chain_at_depths(index):
 def test_overlapping_hits_are_merged(make_tree, tmp_path):
     body = "# Log\n" + "\n".join(f"line {i}: deploy pipeline status ok" for i in range(80))
     root = make_tree({"MEMORY.md": "", "logs/MEMORY.md": "# Logs", "logs/run.md": body})
-    index = MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder(), chunker=ChunkerConfig(max_tokens=60, overlap_lines=2))
+    index = MemoryIndex(
+        root, db=tmp_path / "db", embedder=HashEmbedder(), chunker=ChunkerConfig(max_tokens=60, overlap_lines=2)
+    )
     index.sync()
     hits = index.search("deploy pipeline status", k=10)
     spans = [(h.start_line, h.end_line) for h in hits if h.path == "logs/run.md"]
@@ -170,6 +183,7 @@ def test_empty_index_searches_cleanly(make_tree, tmp_path):
 
 
 # --- the real model, end to end ---------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_real_model_examples_quality(examples_copy, real_embedder, tmp_path):
@@ -222,12 +236,33 @@ def test_real_cli_index_search_no_network(examples_copy, tmp_path):
     indexed = run("index", str(examples_copy), "--db", str(tmp_path / "db"), "--json")
     assert indexed.returncode == 0, indexed.stderr
     assert json.loads(indexed.stdout)["files_added"] >= 25
-    found = run("search", str(examples_copy), "leaked API key in a public repository", "--db", str(tmp_path / "db"), "--json", "-k", "3")
+    found = run(
+        "search",
+        str(examples_copy),
+        "leaked API key in a public repository",
+        "--db",
+        str(tmp_path / "db"),
+        "--json",
+        "-k",
+        "3",
+    )
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)["hits"]
-    assert hits and {"path", "start_line", "end_line", "heading", "text", "score", "date", "memory_md", "memory_chain"} <= set(hits[0])
+    assert hits and {
+        "path",
+        "start_line",
+        "end_line",
+        "heading",
+        "text",
+        "score",
+        "date",
+        "memory_md",
+        "memory_chain",
+    } <= set(hits[0])
     queries = tmp_path / "q.jsonl"
-    queries.write_text('{"qid": "a", "query": "Stripe webhook signature"}\n{"qid": "b", "query": "flood model", "scope": "projects"}\n')
+    queries.write_text(
+        '{"qid": "a", "query": "Stripe webhook signature"}\n{"qid": "b", "query": "flood model", "scope": "projects"}\n'
+    )
     batch = run("search", str(examples_copy), "--queries", str(queries), "--db", str(tmp_path / "db"), "-k", "2")
     assert batch.returncode == 0, batch.stderr
     lines = [json.loads(x) for x in batch.stdout.splitlines()]
@@ -248,8 +283,18 @@ def test_in_memory_vector_search_matches_lancedb(index):
     flat = FlatVectors(index.store.read(list(HIT_COLUMNS) + ["vector"]), table.version)
     vector = index.embedder.embed_query("deploy broke the API")
     compared = 0
-    for flt in (Filter(), Filter(scope="notes"), Filter(since="2026-09-01"), Filter(scope="projects", until="2026-01-01")):
-        q = table.search(vector, vector_column_name="vector").distance_type("cosine").limit(5).select(["id", "_distance"])
+    for flt in (
+        Filter(),
+        Filter(scope="notes"),
+        Filter(since="2026-09-01"),
+        Filter(scope="projects", until="2026-01-01"),
+    ):
+        q = (
+            table.search(vector, vector_column_name="vector")
+            .distance_type("cosine")
+            .limit(5)
+            .select(["id", "_distance"])
+        )
         if flt.sql():
             q = q.where(flt.sql(), prefilter=True)
         expected = [(r["id"], round(1 - r["_distance"], 4)) for r in q.to_list()]
@@ -259,7 +304,12 @@ def test_in_memory_vector_search_matches_lancedb(index):
             continue
         compared += 1
         # every id carries its own exact score (LanceDB's, over all rows the filter keeps) ...
-        q_all = table.search(vector, vector_column_name="vector").distance_type("cosine").limit(10_000).select(["id", "_distance"])
+        q_all = (
+            table.search(vector, vector_column_name="vector")
+            .distance_type("cosine")
+            .limit(10_000)
+            .select(["id", "_distance"])
+        )
         if flt.sql():
             q_all = q_all.where(flt.sql(), prefilter=True)
         true_score = {r["id"]: round(1 - r["_distance"], 4) for r in q_all.to_list()}

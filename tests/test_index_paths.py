@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from memsearch.engine import index as index_module
-from memsearch.engine.storage import store as store_module
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
+from memsearch.engine.storage import store as store_module
 from memsearch.service.daemon import Daemon
 
 MIN_ROWS = 300  # the threshold these tests run at (the real one is VECTOR_INDEX_MIN_ROWS)

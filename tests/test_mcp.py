@@ -82,15 +82,26 @@ def test_stdio_session_lists_tools_and_resources_and_calls_search_and_read(root,
             templates = (await client.list_resource_templates()).resource_templates
             assert [t.uri_template for t in templates] == ["memory://file/{path}"]
 
-            found = payload(await client.call_tool("memory_search", {"query": "materialized view that keeps the newest grid value", "k": 3}))
+            found = payload(
+                await client.call_tool(
+                    "memory_search", {"query": "materialized view that keeps the newest grid value", "k": 3}
+                )
+            )
             top = found["hits"][0]
             assert top["path"] == "projects/atlas/schema.md"  # nested two levels down
-            assert top["memory_md"]["path"] == "projects/atlas/MEMORY.md" and top["memory_md"]["title"] == "Atlas: deeper memory"
+            assert (
+                top["memory_md"]["path"] == "projects/atlas/MEMORY.md"
+                and top["memory_md"]["title"] == "Atlas: deeper memory"
+            )
             assert "Detail for the Atlas pipeline" in top["memory_md"]["summary"]
 
-            passage = payload(await client.call_tool("memory_read", {"path": top["path"], "start_line": top["start_line"], "end_line": top["end_line"]}))
+            passage = payload(
+                await client.call_tool(
+                    "memory_read", {"path": top["path"], "start_line": top["start_line"], "end_line": top["end_line"]}
+                )
+            )
             lines = (root / top["path"]).read_text().splitlines(keepends=True)
-            assert passage["text"] == "".join(lines[top["start_line"] - 1: top["end_line"]])
+            assert passage["text"] == "".join(lines[top["start_line"] - 1 : top["end_line"]])
             assert passage["total_lines"] == len(lines)
 
             listing = payload(await client.call_tool("memory_list", {"path": "projects"}))
@@ -120,8 +131,13 @@ def test_streamable_http_on_loopback(root):
     from mcp import Client
 
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "memsearch", "serve", str(root), "--http", "--port", str(port), "--no-warm"],
-                              env=os.environ | ENV, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memsearch", "serve", str(root), "--http", "--port", str(port), "--no-warm"],
+        env=os.environ | ENV,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for_port(port, server, "the HTTP server", timeout=30)
 
@@ -138,6 +154,12 @@ def test_streamable_http_on_loopback(root):
 
 
 def test_http_refuses_a_non_loopback_host(root):
-    result = subprocess.run([sys.executable, "-m", "memsearch", "serve", str(root), "--http", "--host", "0.0.0.0"],
-                            capture_output=True, text=True, env=os.environ | ENV, cwd=REPO, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "memsearch", "serve", str(root), "--http", "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        env=os.environ | ENV,
+        cwd=REPO,
+        timeout=60,
+    )
     assert result.returncode == 2 and "not a loopback address" in result.stderr and "Traceback" not in result.stderr

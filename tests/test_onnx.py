@@ -15,7 +15,6 @@ from memsearch.engine.embed import onnx
 from memsearch.engine.embed.embedder import SentenceTransformerEmbedder, load_embedder, locate, model_fingerprint
 from memsearch.engine.embed.models import resolve_model
 from memsearch.errors import InvalidArgument
-
 from tests.conftest import EXAMPLES, REPO
 
 SAMPLE_QUERIES = ["which warehouse did we choose for Atlas and why", "hello world", "When did Caroline go to the support group?",

@@ -6,13 +6,13 @@ examples/memory) is ``make dist-check``, run by ``.ci/run``: it needs pip and mi
 
 from __future__ import annotations
 
-import pytest
-
 import ast
 import re
 import sys
 import tomllib
 from importlib.metadata import packages_distributions
+
+import pytest
 
 from tests.conftest import REPO
 

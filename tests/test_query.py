@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from memsearch.engine.search.fusion import DATE_BOOST, IDENTIFIER_VECTOR_WEIGHT, VECTOR_WEIGHT, date_boost, hybrid, vector_weight
+from memsearch.engine.search.fusion import (
+    DATE_BOOST,
+    IDENTIFIER_VECTOR_WEIGHT,
+    VECTOR_WEIGHT,
+    date_boost,
+    hybrid,
+    vector_weight,
+)
 from memsearch.engine.search.query import DateRange, has_identifier, is_identifier, query_dates
 
 

@@ -12,7 +12,6 @@ import pytest
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.tools import MEMORY_TOOL, ToolBox
-
 from tests.conftest import build
 
 FILES = {"MEMORY.md": "# Memory\n\nCore.\n", "notes/MEMORY.md": "# Notes\n\nWork notes.\n"}

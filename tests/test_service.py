@@ -100,7 +100,11 @@ def test_a_bad_call_raises_the_error_the_library_raises(served):
     for method, params, local in (
         ("read", {"path": "../outside.md"}, lambda: read(root, "../outside.md")),
         ("read", {"path": "notes/nope.md"}, lambda: read(root, "notes/nope.md")),
-        ("search", {"query": "x", "since": "2026-13-40"}, lambda: MemoryIndex(root, embedder=HashEmbedder()).search("x", since="2026-13-40")),
+        (
+            "search",
+            {"query": "x", "since": "2026-13-40"},
+            lambda: MemoryIndex(root, embedder=HashEmbedder()).search("x", since="2026-13-40"),
+        ),
         ("search", {"query": "  "}, lambda: MemoryIndex(root, embedder=HashEmbedder()).search("  ")),
     ):
         with pytest.raises(errors.MemsearchError) as remote:
@@ -113,21 +117,35 @@ def test_a_bad_call_raises_the_error_the_library_raises(served):
 def test_malformed_requests_get_error_replies_and_the_server_keeps_serving(served):
     root, _, server = served
     ok = b'{"v": 1, "id": 9, "method": "status"}\n'
-    replies = raw(server.path,
-                  b"this is not json\n", b"[1, 2, 3]\n", b"\xff\xfe\n", b"\n",
-                  b'{"v": 2, "id": 1, "method": "status"}\n',
-                  b'{"v": 1, "id": 2, "method": "drop_tables"}\n',
-                  b'{"v": 1, "id": 3, "method": "search", "params": []}\n',
-                  b'{"v": 1, "id": 4, "method": "search", "params": {"query": "x", "rm": true}}\n',
-                  b'{"v": 1, "id": 5, "method": "read", "params": {}}\n',
-                  b'{"v": 1, "id": 6, "method": "status", "root": "/somewhere/else"}\n',
-                  b'{"v": 1, "id": 7, "method": "search", "params": {"query": "x", "model": "another-model"}}\n',
-                  ok)
+    replies = raw(
+        server.path,
+        b"this is not json\n",
+        b"[1, 2, 3]\n",
+        b"\xff\xfe\n",
+        b"\n",
+        b'{"v": 2, "id": 1, "method": "status"}\n',
+        b'{"v": 1, "id": 2, "method": "drop_tables"}\n',
+        b'{"v": 1, "id": 3, "method": "search", "params": []}\n',
+        b'{"v": 1, "id": 4, "method": "search", "params": {"query": "x", "rm": true}}\n',
+        b'{"v": 1, "id": 5, "method": "read", "params": {}}\n',
+        b'{"v": 1, "id": 6, "method": "status", "root": "/somewhere/else"}\n',
+        b'{"v": 1, "id": 7, "method": "search", "params": {"query": "x", "model": "another-model"}}\n',
+        ok,
+    )
     kinds = [(r["id"], r["ok"], r.get("error", {}).get("type")) for r in replies]
-    assert kinds == [(None, False, "BadRequest"), (None, False, "BadRequest"), (None, False, "BadRequest"),
-                     (1, False, "UnsupportedVersion"), (2, False, "UnknownMethod"), (3, False, "BadRequest"),
-                     (4, False, "BadRequest"), (5, False, "BadRequest"), (6, False, "WrongRoot"),
-                     (7, False, "WrongModel"), (9, True, None)]
+    assert kinds == [
+        (None, False, "BadRequest"),
+        (None, False, "BadRequest"),
+        (None, False, "BadRequest"),
+        (1, False, "UnsupportedVersion"),
+        (2, False, "UnknownMethod"),
+        (3, False, "BadRequest"),
+        (4, False, "BadRequest"),
+        (5, False, "BadRequest"),
+        (6, False, "WrongRoot"),
+        (7, False, "WrongModel"),
+        (9, True, None),
+    ]
     assert all(r["error"]["message"] for r in replies if not r["ok"])
     # a line over the limit: an error reply, that connection closed, the server still serves others
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -165,7 +183,9 @@ def test_concurrent_clients_while_the_index_is_written(served):
     for t in threads:
         t.join(30)
     assert not errors_seen, errors_seen[:3]
-    assert any(h["path"] == "notes/extra4.md" for h in Client(root).call("search", query="vendor sent note 4", k=10)["hits"])
+    assert any(
+        h["path"] == "notes/extra4.md" for h in Client(root).call("search", query="vendor sent note 4", k=10)["hits"]
+    )
 
 
 def test_long_index_paths_get_a_short_hashed_socket_recorded_for_clients(make_tree, tmp_path, monkeypatch):
@@ -184,7 +204,9 @@ def test_long_index_paths_get_a_short_hashed_socket_recorded_for_clients(make_tr
         # a client with another XDG_RUNTIME_DIR finds the path the daemon recorded in daemon.json
         (deep / "daemon.json").write_text(json.dumps({"socket": str(server.path)}))
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "nowhere"))
-        assert Client(root, deep).path == server.path and Client(root, deep).call("status")["socket"] == str(server.path)
+        assert Client(root, deep).path == server.path and Client(root, deep).call("status")["socket"] == str(
+            server.path
+        )
     assert not server.path.exists()
     shutil.rmtree(runtime)
 
@@ -254,13 +276,16 @@ def test_daemon_killed_mid_request_then_the_client_falls_back(make_tree, tmp_pat
     root = make_tree(TREE)
     MemoryIndex(root, embedder=HashEmbedder()).sync()
     entered = tmp_path / "entered"
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_SERVER, str(root), str(entered)], env=ENV,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_SERVER, str(root), str(entered)], env=ENV, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout.readline().strip() == "ready"
         warnings: list[str] = []
         answer: list = []
-        asking = threading.Thread(target=lambda: answer.append(ask(root, "search", {"query": "kayaks"}, warn=warnings.append, timeout=30)))
+        asking = threading.Thread(
+            target=lambda: answer.append(ask(root, "search", {"query": "kayaks"}, warn=warnings.append, timeout=30))
+        )
         asking.start()
         deadline = time.monotonic() + 20
         while not entered.exists():
@@ -281,7 +306,9 @@ def test_daemon_killed_mid_request_then_the_client_falls_back(make_tree, tmp_pat
         proc.wait(10)
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv to act as another user")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv to act as another user"
+)
 def test_another_uid_cannot_reach_the_socket_and_is_refused_by_peer_credentials(served, tmp_path):
     root, _, server = served
     probe = textwrap.dedent("""
@@ -298,7 +325,17 @@ def test_another_uid_cannot_reach_the_socket_and_is_refused_by_peer_credentials(
             pass  # refused before the request was sent: the reply is waiting
         print(json.loads(s.makefile("rb").readline())["error"]["type"])
     """)
-    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-I", "-c", probe, str(server.path)]
+    as_nobody = [
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        sys.executable,
+        "-I",
+        "-c",
+        probe,
+        str(server.path),
+    ]
     # 1. the file modes alone keep another user out (the folder is 0700, the socket 0600)
     assert subprocess.run(as_nobody, capture_output=True, text=True, timeout=60).stdout.strip() == "EACCES"
     # 2. even with the modes opened up, the daemon refuses a peer of another uid (SO_PEERCRED)
@@ -320,9 +357,14 @@ def test_stop_never_signals_a_stale_pid_that_another_live_process_now_has(make_t
     (db / "writer.lock").touch()
     bystander = subprocess.Popen(["sleep", "60"])
     try:  # what a kill -9 leaves behind when the pid is later given to an unrelated process
-        (db / "writer.json").write_text(json.dumps({"pid": bystander.pid, "purpose": "watch", "since": "2026-01-01T00:00:00"}))
+        (db / "writer.json").write_text(
+            json.dumps({"pid": bystander.pid, "purpose": "watch", "since": "2026-01-01T00:00:00"})
+        )
         assert verified_holder(db) is None
-        run = lambda *a: subprocess.run([sys.executable, "-m", "memsearch", *a], capture_output=True, text=True, timeout=120, env=ENV)  # noqa: E731
+        def run(*a):
+            return subprocess.run(
+                [sys.executable, "-m", "memsearch", *a], capture_output=True, text=True, timeout=120, env=ENV
+            )
         stopped = run("stop", str(root), "--timeout", "2")
         assert stopped.returncode == 0, stopped.stderr
         assert "no memsearch daemon is running" in stopped.stdout and f"process {bystander.pid}" in stopped.stdout
@@ -337,9 +379,11 @@ def test_stop_never_signals_a_stale_pid_that_another_live_process_now_has(make_t
 
 
 def test_the_client_path_imports_nothing_heavy():
-    code = ("import sys, memsearch.service.client, memsearch.service.protocol, memsearch.cli.fast, memsearch.cli.render, "
-            "memsearch.harness.api, memsearch.harness.tools; "
-            "print([m for m in ('torch', 'lancedb', 'pyarrow', 'sentence_transformers', 'typer', 'watchfiles') if m in sys.modules])")
+    code = (
+        "import sys, memsearch.service.client, memsearch.service.protocol, memsearch.cli.fast, memsearch.cli.render, "
+        "memsearch.harness.api, memsearch.harness.tools; "
+        "print([m for m in ('torch', 'lancedb', 'pyarrow', 'sentence_transformers', 'typer', 'watchfiles') if m in sys.modules])"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=ENV)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
@@ -347,14 +391,28 @@ def test_the_client_path_imports_nothing_heavy():
 
 def test_cli_answered_by_the_daemon_imports_neither_typer_nor_the_engine(served):
     root, index, _ = served
-    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "memsearch", "search", str(root), "vendor late", "--json"],
-                            capture_output=True, text=True, timeout=120, env=ENV)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "memsearch", "search", str(root), "vendor late", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["hits"] == [h.to_dict() for h in index.search("vendor late", k=10)]
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
     assert "memsearch.service.client" in imported
-    assert not imported & {"typer", "torch", "lancedb", "pyarrow", "sentence_transformers", "memsearch.engine.index",
-                           "rich.console", "memsearch.engine.search.args", "subprocess"}  # JSON out: no rich
+    assert not imported & {
+        "typer",
+        "torch",
+        "lancedb",
+        "pyarrow",
+        "sentence_transformers",
+        "memsearch.engine.index",
+        "rich.console",
+        "memsearch.engine.search.args",
+        "subprocess",
+    }  # JSON out: no rich
 
 
 def test_fast_path_leaves_everything_unusual_to_the_full_cli():
@@ -364,11 +422,26 @@ def test_fast_path_leaves_everything_unusual_to_the_full_cli():
     assert command == "search" and values["root"] == "r" and values["query"] == "q"
     assert values["k"] == 3 and values["mode"] == "keyword" and values["as_json"] is True and values["scope"] is None
     assert parse(["search", "r", "--", "-dash"])[1]["query"] == "-dash"
-    assert parse(["ls", "r"]) == ("ls", {"root": "r", "directory": ".", "db": None, "as_json": False, "local": False,
-                                         "no_daemon": False})
-    for argv in (["search", "r", "q", "--help"], ["search", "r", "q", "--json=1"], ["search", "r", "q", "-kx"], ["search", "r", "--queries", "f"], ["search", "r", "q", "--local"],
-                 ["search", "r", "q", "-k", "0"], ["search", "r", "q", "-k", "x"], ["search", "r"], ["read", "r"],
-                 ["search", "r", "q", "extra"], ["search", "r", "q", "--scope"], ["core", "r", "--jsn"], ["index", "r"], []):
+    assert parse(["ls", "r"]) == (
+        "ls",
+        {"root": "r", "directory": ".", "db": None, "as_json": False, "local": False, "no_daemon": False},
+    )
+    for argv in (
+        ["search", "r", "q", "--help"],
+        ["search", "r", "q", "--json=1"],
+        ["search", "r", "q", "-kx"],
+        ["search", "r", "--queries", "f"],
+        ["search", "r", "q", "--local"],
+        ["search", "r", "q", "-k", "0"],
+        ["search", "r", "q", "-k", "x"],
+        ["search", "r"],
+        ["read", "r"],
+        ["search", "r", "q", "extra"],
+        ["search", "r", "q", "--scope"],
+        ["core", "r", "--jsn"],
+        ["index", "r"],
+        [],
+    ):
         assert parse(argv) is None, argv
 
 
@@ -384,15 +457,20 @@ def test_sync_requests_are_checked_and_run_by_the_daemons_syncer(make_tree):
 
     plain = Server(index, path=root.parent / "plain.sock").start()
     try:  # a server that does not index refuses sync
-        assert raw(plain.path, b'{"v": 1, "id": 1, "method": "sync", "params": {"paths": ["a.md"]}}\n')[0]["error"]["type"] == "UnknownMethod"
+        assert (
+            raw(plain.path, b'{"v": 1, "id": 1, "method": "sync", "params": {"paths": ["a.md"]}}\n')[0]["error"]["type"]
+            == "UnknownMethod"
+        )
     finally:
         plain.close()
     with Server(index, sync=syncer) as server:
-        bad = [b'{"v": 1, "id": 1, "method": "sync", "params": {"paths": "people/bob.md"}}\n',
-               b'{"v": 1, "id": 2, "method": "sync", "params": {"paths": ["../outside.md"]}}\n',
-               b'{"v": 1, "id": 3, "method": "sync", "params": {"paths": ["/etc/passwd"]}}\n',
-               b'{"v": 1, "id": 4, "method": "sync", "params": {"paths": [1]}}\n',
-               b'{"v": 1, "id": 5, "method": "sync", "params": {"paths": ["x.md"], "then": "drop"}}\n']
+        bad = [
+            b'{"v": 1, "id": 1, "method": "sync", "params": {"paths": "people/bob.md"}}\n',
+            b'{"v": 1, "id": 2, "method": "sync", "params": {"paths": ["../outside.md"]}}\n',
+            b'{"v": 1, "id": 3, "method": "sync", "params": {"paths": ["/etc/passwd"]}}\n',
+            b'{"v": 1, "id": 4, "method": "sync", "params": {"paths": [1]}}\n',
+            b'{"v": 1, "id": 5, "method": "sync", "params": {"paths": ["x.md"], "then": "drop"}}\n',
+        ]
         assert [r["error"]["type"] for r in raw(server.path, *bad)] == ["BadRequest"] * 5
         assert asked == []
         (root / "people" / "bob.md").write_text("# Bob\n\nBob now likes canoes.\n")

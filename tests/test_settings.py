@@ -46,9 +46,9 @@ def test_foreign_list_and_none():
 
 @pytest.mark.slow
 def test_bad_batch_size_is_one_line_from_the_cli(tmp_path, monkeypatch):
+    import os
     import subprocess
     import sys
-    import os
 
     (tmp_path / "MEMORY.md").write_text("# m\n")
     env = dict(os.environ, MEMSEARCH_BATCH_CHUNKS="lots")

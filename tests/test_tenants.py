@@ -81,7 +81,9 @@ def test_serve_roots_needs_http_and_one_kind_of_root(parent):
 
 def status_of(url: str) -> int:
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=b"{}", headers={"content-type": "application/json"}), timeout=10) as answer:
+        with urllib.request.urlopen(
+            urllib.request.Request(url, data=b"{}", headers={"content-type": "application/json"}), timeout=10
+        ) as answer:
             return answer.status
     except urllib.error.HTTPError as exc:
         return exc.code
@@ -99,6 +101,13 @@ def test_each_tenant_sees_only_its_own_memory_through_one_server(parent):
         escape = call(server.url("ada"), "memory_read", {"path": "../bob/notes/decisions.md"})
         assert escape["error"]["type"] == "PathOutsideRoot"
         base = f"http://127.0.0.1:{server.port}"
-        for path in ("/tenants/nobody/mcp", "/tenants/.hidden/mcp", "/tenants/link/mcp", "/tenants/%2e%2e/mcp", "/mcp", "/tenants/ada/x"):
+        for path in (
+            "/tenants/nobody/mcp",
+            "/tenants/.hidden/mcp",
+            "/tenants/link/mcp",
+            "/tenants/%2e%2e/mcp",
+            "/mcp",
+            "/tenants/ada/x",
+        ):
             assert status_of(base + path) == 404, path
         assert (parent / "ada" / ".memsearch").is_dir() and not (parent / ".memsearch").exists()

@@ -15,12 +15,19 @@ import sys
 import jsonschema
 import pytest
 
-from memsearch.memory.contract import load_core, list_dir
-from memsearch.errors import (InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile,
-                              PathOutsideRoot)
 from memsearch.engine.storage.lock import WriterLock
-from memsearch.tools import (TOOL_NAMES, TOOLS, ToolBox, ToolSpec, UnknownTool, anthropic_tools, openai_tools,
-                             validate_arguments)
+from memsearch.errors import InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile, PathOutsideRoot
+from memsearch.memory.contract import list_dir, load_core
+from memsearch.tools import (
+    TOOL_NAMES,
+    TOOLS,
+    ToolBox,
+    ToolSpec,
+    UnknownTool,
+    anthropic_tools,
+    openai_tools,
+    validate_arguments,
+)
 from tests.conftest import EXAMPLES, REPO
 
 NAME = r"^[a-zA-Z0-9_-]{1,64}$"
@@ -134,7 +141,18 @@ def test_bad_export_shape_is_caught_by_the_shape_schemas():
 # --- argument validation --------------------------------------------------------------------------------
 CASES = [
     ("memory_search", {"query": "atlas"}, True),
-    ("memory_search", {"query": "atlas", "k": 3, "scope": "projects", "mode": "keyword", "since": "2026-08-01", "until": "2026-09-01"}, True),
+    (
+        "memory_search",
+        {
+            "query": "atlas",
+            "k": 3,
+            "scope": "projects",
+            "mode": "keyword",
+            "since": "2026-08-01",
+            "until": "2026-09-01",
+        },
+        True,
+    ),
     ("memory_search", {"query": "atlas", "k": 3.0}, True),
     ("memory_search", {}, False),
     ("memory_search", {"query": ""}, False),
@@ -179,18 +197,32 @@ def test_nulls_are_omitted_and_whole_floats_become_integers():
     assert validate_arguments("memory_read", '{"path": "a.md", "end_line": null}') == {"path": "a.md"}
 
 
-@pytest.mark.parametrize("tool, args, message", [
-    ("memory_search", {"query": "a", "since": "last week"},
-     "memory_search: argument 'since' must be a date YYYY-MM-DD, e.g. 2026-08-12, got 'last week'"),
-    ("memory_search", {"query": "a", "k": "5"}, "memory_search: argument 'k' must be an integer, got string '5'"),
-    ("memory_search", {"query": "a", "k": True}, "memory_search: argument 'k' must be an integer, got boolean True"),
-    ("memory_search", {"query": "a", "k": 0}, "memory_search: argument 'k' must be from 1 to 50, got 0"),
-    ("memory_search", {"query": ""}, "memory_search: argument 'query' must not be empty"),
-    ("memory_read", {"path": "a.md", "start_line": 0}, "memory_read: argument 'start_line' must be at least 1, got 0"),
-    ("memory_read", {"path": ["a.md"]}, "memory_read: argument 'path' must be a string, got array ['a.md']"),
-    ("memory_list", {"dir": "x", "path": 3}, "memory_list: unknown argument 'dir'; arguments: path, offset"),
-    ("memory_core", [1], "memory_core: arguments must be a JSON object, got array"),
-])
+@pytest.mark.parametrize(
+    "tool, args, message",
+    [
+        (
+            "memory_search",
+            {"query": "a", "since": "last week"},
+            "memory_search: argument 'since' must be a date YYYY-MM-DD, e.g. 2026-08-12, got 'last week'",
+        ),
+        ("memory_search", {"query": "a", "k": "5"}, "memory_search: argument 'k' must be an integer, got string '5'"),
+        (
+            "memory_search",
+            {"query": "a", "k": True},
+            "memory_search: argument 'k' must be an integer, got boolean True",
+        ),
+        ("memory_search", {"query": "a", "k": 0}, "memory_search: argument 'k' must be from 1 to 50, got 0"),
+        ("memory_search", {"query": ""}, "memory_search: argument 'query' must not be empty"),
+        (
+            "memory_read",
+            {"path": "a.md", "start_line": 0},
+            "memory_read: argument 'start_line' must be at least 1, got 0",
+        ),
+        ("memory_read", {"path": ["a.md"]}, "memory_read: argument 'path' must be a string, got array ['a.md']"),
+        ("memory_list", {"dir": "x", "path": 3}, "memory_list: unknown argument 'dir'; arguments: path, offset"),
+        ("memory_core", [1], "memory_core: arguments must be a JSON object, got array"),
+    ],
+)
 def test_messages_name_the_argument_and_what_it_accepts(tool, args, message):
     with pytest.raises(InvalidArgument) as raised:
         validate_arguments(tool, args)
@@ -199,21 +231,39 @@ def test_messages_name_the_argument_and_what_it_accepts(tool, args, message):
 
 def test_every_schema_keyword_gets_a_message_naming_its_argument():
     """Schemas beyond today's four tools (numbers, booleans, arrays, nested objects) validate the same way."""
-    spec = ToolSpec("memory_edit", "test", {
-        "type": "object", "additionalProperties": False, "required": ["ops"],
-        "properties": {
-            "ratio": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
-            "dry_run": {"type": "boolean"},
-            "tag": {"type": "string", "maxLength": 3, "pattern": "^[a-z]+$"},
-            "ops": {"type": "array", "minItems": 1, "maxItems": 2, "items": {
-                "type": "object", "additionalProperties": False, "required": ["text"],
-                "properties": {"text": {"type": "string"}, "op": {"const": "append"}}}},
-        }})
+    spec = ToolSpec(
+        "memory_edit",
+        "test",
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["ops"],
+            "properties": {
+                "ratio": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                "dry_run": {"type": "boolean"},
+                "tag": {"type": "string", "maxLength": 3, "pattern": "^[a-z]+$"},
+                "ops": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 2,
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["text"],
+                        "properties": {"text": {"type": "string"}, "op": {"const": "append"}},
+                    },
+                },
+            },
+        },
+    )
     ok = {"ops": [{"text": "x", "op": "append"}], "ratio": 0.5, "dry_run": False, "tag": "ab"}
     assert spec.validate(ok) == ok
     cases = [
         ({"ops": [{"text": "x"}], "ratio": 0}, "argument 'ratio' must be greater than 0 and at most 1, got 0"),
-        ({"ops": [{"text": "x"}], "dry_run": "no"}, "argument 'dry_run' must be a boolean (true or false), got string 'no'"),
+        (
+            {"ops": [{"text": "x"}], "dry_run": "no"},
+            "argument 'dry_run' must be a boolean (true or false), got string 'no'",
+        ),
         ({"ops": [{"text": "x"}], "tag": "abcd"}, "argument 'tag' must be at most 3 characters long, got 4"),
         ({"ops": [{"text": "x"}], "tag": "AB"}, "argument 'tag' must be a string matching ^[a-z]+$, got 'AB'"),
         ({"ops": []}, "argument 'ops' must hold at least 1 item, got 0"),
@@ -236,35 +286,38 @@ def test_validation_does_not_import_jsonschema_at_import_time():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
 
 
-@pytest.mark.parametrize("name, args, error, words", [
-    ("memory_delete", {"path": "x.md"}, UnknownTool, "memory_search, memory_read"),
-    ("memory_search", {}, InvalidArgument, "missing required argument 'query'"),
-    ("memory_read", {"start_line": 1}, InvalidArgument, "missing required argument 'path'"),
-    ("memory_search", {"query": "a", "k": "5"}, InvalidArgument, "'k' must be an integer"),
-    ("memory_search", {"query": "a", "k": 500}, InvalidArgument, "from 1 to 50"),
-    ("memory_search", {"query": "a", "mode": "fuzzy"}, InvalidArgument, "'hybrid', 'vector', 'keyword'"),
-    ("memory_search", {"query": "a", "since": "2026-02-31"}, InvalidArgument, "not a calendar date"),
-    ("memory_search", {"query": "a", "since": "2026-09-01", "until": "2026-08-01"}, InvalidArgument, "swap them"),
-    ("memory_search", {"query": "   "}, InvalidArgument, "empty"),
-    ("memory_search", {"query": "a", "scope": "../.."}, PathOutsideRoot, "leaves the memory root"),
-    ("memory_search", {"query": "a", "scope": "/etc"}, PathOutsideRoot, "absolute"),
-    ("memory_search", {"query": "a", "scope": "projetcs"}, MemoryFileNotFound, "not a directory"),
-    ("memory_read", {"path": "../../etc/passwd"}, PathOutsideRoot, "leaves the memory root"),
-    ("memory_read", {"path": "notes/../../outside.md"}, PathOutsideRoot, "'..'"),
-    ("memory_read", {"path": "/etc/passwd"}, PathOutsideRoot, "absolute"),
-    ("memory_read", {"path": "~/notes.md"}, PathOutsideRoot, "absolute"),
-    ("memory_read", {"path": "escape.md"}, PathOutsideRoot, "link"),
-    ("memory_read", {"path": "skills/release-notes/SKILL.md"}, NotMemoryFile, "foreign"),
-    ("memory_read", {"path": "projects/atlas/diagram.txt"}, NotMemoryFile, "not a Markdown"),
-    ("memory_read", {"path": "notes/2030-01-01.md"}, MemoryFileNotFound, "no memory file"),
-    ("memory_read", {"path": "notes/MEMORY.md", "start_line": 500}, InvalidArgument, "past the end"),
-    ("memory_read", {"path": "notes/MEMORY.md", "start_line": 5, "end_line": 2}, InvalidArgument, "start <= end"),
-    ("memory_list", {"path": ".."}, PathOutsideRoot, "leaves the memory root"),
-    ("memory_list", {"path": "skills"}, NotMemoryFile, "foreign"),
-    ("memory_list", {"path": "projects", "offset": 99}, InvalidArgument, "past the end"),
-    ("memory_core", "[1, 2]", InvalidArgument, "JSON object"),
-    ("memory_core", "{not json", InvalidArgument, "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "name, args, error, words",
+    [
+        ("memory_delete", {"path": "x.md"}, UnknownTool, "memory_search, memory_read"),
+        ("memory_search", {}, InvalidArgument, "missing required argument 'query'"),
+        ("memory_read", {"start_line": 1}, InvalidArgument, "missing required argument 'path'"),
+        ("memory_search", {"query": "a", "k": "5"}, InvalidArgument, "'k' must be an integer"),
+        ("memory_search", {"query": "a", "k": 500}, InvalidArgument, "from 1 to 50"),
+        ("memory_search", {"query": "a", "mode": "fuzzy"}, InvalidArgument, "'hybrid', 'vector', 'keyword'"),
+        ("memory_search", {"query": "a", "since": "2026-02-31"}, InvalidArgument, "not a calendar date"),
+        ("memory_search", {"query": "a", "since": "2026-09-01", "until": "2026-08-01"}, InvalidArgument, "swap them"),
+        ("memory_search", {"query": "   "}, InvalidArgument, "empty"),
+        ("memory_search", {"query": "a", "scope": "../.."}, PathOutsideRoot, "leaves the memory root"),
+        ("memory_search", {"query": "a", "scope": "/etc"}, PathOutsideRoot, "absolute"),
+        ("memory_search", {"query": "a", "scope": "projetcs"}, MemoryFileNotFound, "not a directory"),
+        ("memory_read", {"path": "../../etc/passwd"}, PathOutsideRoot, "leaves the memory root"),
+        ("memory_read", {"path": "notes/../../outside.md"}, PathOutsideRoot, "'..'"),
+        ("memory_read", {"path": "/etc/passwd"}, PathOutsideRoot, "absolute"),
+        ("memory_read", {"path": "~/notes.md"}, PathOutsideRoot, "absolute"),
+        ("memory_read", {"path": "escape.md"}, PathOutsideRoot, "link"),
+        ("memory_read", {"path": "skills/release-notes/SKILL.md"}, NotMemoryFile, "foreign"),
+        ("memory_read", {"path": "projects/atlas/diagram.txt"}, NotMemoryFile, "not a Markdown"),
+        ("memory_read", {"path": "notes/2030-01-01.md"}, MemoryFileNotFound, "no memory file"),
+        ("memory_read", {"path": "notes/MEMORY.md", "start_line": 500}, InvalidArgument, "past the end"),
+        ("memory_read", {"path": "notes/MEMORY.md", "start_line": 5, "end_line": 2}, InvalidArgument, "start <= end"),
+        ("memory_list", {"path": ".."}, PathOutsideRoot, "leaves the memory root"),
+        ("memory_list", {"path": "skills"}, NotMemoryFile, "foreign"),
+        ("memory_list", {"path": "projects", "offset": 99}, InvalidArgument, "past the end"),
+        ("memory_core", "[1, 2]", InvalidArgument, "JSON object"),
+        ("memory_core", "{not json", InvalidArgument, "not valid JSON"),
+    ],
+)
 def test_bad_calls_raise_typed_errors_and_dispatch_returns_error_objects(root, escape_link, name, args, error, words):
     box = ToolBox(root, index=NoIndex())  # a refused search never loads the model
     with pytest.raises(error) as raised:
@@ -284,9 +337,16 @@ def test_read_whole_file_and_line_range(root):
     box = ToolBox(root, index=NoIndex())
     text = (root / "projects/atlas/MEMORY.md").read_text()
     whole = box.call("memory_read", {"path": "projects/atlas/MEMORY.md"})
-    assert whole == {"path": "projects/atlas/MEMORY.md", "start_line": 1, "end_line": len(text.splitlines()),
-                     "total_lines": len(text.splitlines()), "text": text}
-    part = box.call("memory_read", '{"path": "projects/atlas/MEMORY.md", "start_line": 3, "end_line": 4, "end_line": null}')
+    assert whole == {
+        "path": "projects/atlas/MEMORY.md",
+        "start_line": 1,
+        "end_line": len(text.splitlines()),
+        "total_lines": len(text.splitlines()),
+        "text": text,
+    }
+    part = box.call(
+        "memory_read", '{"path": "projects/atlas/MEMORY.md", "start_line": 3, "end_line": 4, "end_line": null}'
+    )
     assert part["start_line"] == 3 and part["end_line"] == len(text.splitlines())  # null means omitted
     part = box.call("memory_read", {"path": "projects/atlas/MEMORY.md", "start_line": 3, "end_line": 4})
     assert part["text"] == "".join(text.splitlines(keepends=True)[2:4]) and "note" not in part
@@ -317,8 +377,14 @@ def test_list_surfaces_child_memory_directories_with_their_summaries(root):
     assert [f["path"] for f in top["files"]] == ["MEMORY.md", "human.md", "persona.md"]
     projects = box.call("memory_list", {"path": "projects/"})
     assert projects["memory_md"] == "projects/MEMORY.md" and projects["title"] == "Projects"
-    assert projects["dirs"] == [{"path": "projects/atlas", "memory_md": "projects/atlas/MEMORY.md",
-                                 "title": "Atlas: deeper memory", "summary": list_dir(root, "projects/atlas").summary}]
+    assert projects["dirs"] == [
+        {
+            "path": "projects/atlas",
+            "memory_md": "projects/atlas/MEMORY.md",
+            "title": "Atlas: deeper memory",
+            "summary": list_dir(root, "projects/atlas").summary,
+        }
+    ]
     assert "projects/atlas.md" in [f["path"] for f in projects["files"]]
     assert "truncated" not in projects
 
@@ -375,7 +441,9 @@ def test_search_hits_carry_path_lines_heading_snippet_date_and_nearest_memory_md
     top = hits[0]
     assert set(top) == {"path", "start_line", "end_line", "heading", "date", "score", "snippet", "memory_md", "stale"}
     assert top["path"] == "projects/atlas/schema.md"
-    assert top["memory_md"]["path"] == "projects/atlas/MEMORY.md" and top["memory_md"]["title"] == "Atlas: deeper memory"
+    assert (
+        top["memory_md"]["path"] == "projects/atlas/MEMORY.md" and top["memory_md"]["title"] == "Atlas: deeper memory"
+    )
     lines = (root / top["path"]).read_text().splitlines()
     assert top["snippet"].splitlines()[0] == lines[top["start_line"] - 1]
     assert "Materialized views" in top["heading"]
@@ -431,7 +499,9 @@ def test_harness_example_runs_search_then_list_then_read(box, root):
     harness = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(harness)
     lines: list[str] = []
-    transcript = harness.run(root, "How do we keep the latest grid values fast in ClickHouse?", toolbox=box, out=lines.append)
+    transcript = harness.run(
+        root, "How do we keep the latest grid values fast in ClickHouse?", toolbox=box, out=lines.append
+    )
     calls = [m["tool_call"]["name"] for m in transcript if "tool_call" in m]
     assert calls == ["memory_search", "memory_list", "memory_read"]
     results = [m["content"] for m in transcript if m["role"] == "tool"]

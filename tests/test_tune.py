@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
+
+import pytest
 
 from benchmarks import quality, tune
 from benchmarks.common import EMBEDDER_ENV

@@ -22,14 +22,14 @@ from pathlib import Path
 import pytest
 import watchfiles
 
-from memsearch.service import daemon as engine
 from memsearch import watcher
 from memsearch.engine.embed.embedder import HashEmbedder, load_embedder
-from memsearch.errors import IndexLocked, InvalidArgument
 from memsearch.engine.index import MemoryIndex
 from memsearch.engine.storage.lock import HOLDER_FILE, lock_holder
 from memsearch.engine.storage.store import Store
+from memsearch.errors import IndexLocked, InvalidArgument
 from memsearch.memory.tree import scan
+from memsearch.service import daemon as engine
 from memsearch.watcher import Daemon, MemoryFilter, read_state, resolve_debounce
 
 pytestmark = pytest.mark.slow
@@ -216,8 +216,13 @@ def test_renames_of_files_and_folders(make_tree, tmp_path):
         assert until(lambda: run.touched("people/robert.md"), what="the rename's report")[-1].chunks_embedded == 0  # vectors reused
 
         os.rename(root / "notes", root / "journal")
-        until(lambda: {"journal/atlas.md", "journal/MEMORY.md"} <= set(indexed(db)) and not any(p.startswith("notes/") for p in indexed(db)),
-              what="a folder rename")
+        until(
+            lambda: (
+                {"journal/atlas.md", "journal/MEMORY.md"} <= set(indexed(db))
+                and not any(p.startswith("notes/") for p in indexed(db))
+            ),
+            what="a folder rename",
+        )
 
         shutil.move(root / "journal", outside / "journal")  # out of the root: gone
         until(lambda: not any(p.startswith("journal/") for p in indexed(db)), what="a folder moved out")
@@ -316,13 +321,21 @@ def test_second_writer_refused_and_stale_lock_taken_over(make_tree):
         with pytest.raises(IndexLocked, match=str(os.getpid())):
             hash_index(root).sync(wait=0.0)
     # a writer killed with SIGKILL leaves its pid record behind, but no lock
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import time
         from memsearch.engine.storage.lock import WriterLock
         WriterLock({str(db)!r}, purpose="index").acquire()
         print("held", flush=True)
         time.sleep(60)
-    """)], stdout=subprocess.PIPE, text=True)
+    """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout.readline().strip() == "held"
     assert lock_holder(db)["pid"] == holder.pid
     holder.kill()
@@ -370,15 +383,25 @@ def test_search_in_another_process_while_the_daemon_writes(make_tree, tmp_path):
     files = [f"notes/live{i}.md" for i in range(3)]
 
     def content(version: int) -> str:
-        return "# Live\n\n" + "".join(f"## Part {p}\n\npart {p} version {version} words here.\n\n" for p in range(parts))
+        return "# Live\n\n" + "".join(
+            f"## Part {p}\n\npart {p} version {version} words here.\n\n" for p in range(parts)
+        )
 
     root = make_tree(BASE | {f: content(0) for f in files})
     db = root / ".memsearch"
     stop = tmp_path / "stop-reader"
     with Running(root, hash_index(root)):
-        reader = subprocess.Popen([sys.executable, "-c", READER, str(root), str(db), str(stop), str(parts)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        until(lambda: stop.with_suffix(".ready").exists() or reader.poll() is not None, timeout=120, what="the reader's first search")
+        reader = subprocess.Popen(
+            [sys.executable, "-c", READER, str(root), str(db), str(stop), str(parts)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        until(
+            lambda: stop.with_suffix(".ready").exists() or reader.poll() is not None,
+            timeout=120,
+            what="the reader's first search",
+        )
         for version in range(1, 31):
             for f in files:
                 (root / f).write_text(content(version))
@@ -414,7 +437,9 @@ DAEMON = textwrap.dedent("""
 def big_tree(make_tree, n: int) -> Path:
     files = dict(BASE)
     for i in range(n):
-        files[f"log/{i // 100:02d}/{i:04d}.md"] = f"# Day {i}\n\n## Morning\n\nentry {i} coffee\n\n## Evening\n\nentry {i} tea\n"
+        files[f"log/{i // 100:02d}/{i:04d}.md"] = (
+            f"# Day {i}\n\n## Morning\n\nentry {i} coffee\n\n## Evening\n\nentry {i} tea\n"
+        )
     for d in range(n // 100 + 1):
         files[f"log/{d:02d}/MEMORY.md"] = f"# Log {d}\n"
     files["log/MEMORY.md"] = "# Log\n"
@@ -431,7 +456,12 @@ def files_indexed(db: Path) -> int:
 
 def rows(db: Path) -> tuple[list, list]:
     store = Store(db)
-    chunks = store.chunks().to_arrow().select(["id", "path", "start_line", "end_line", "text", "embed_hash", "vector"]).to_pylist()
+    chunks = (
+        store.chunks()
+        .to_arrow()
+        .select(["id", "path", "start_line", "end_line", "text", "embed_hash", "vector"])
+        .to_pylist()
+    )
     files = store.files().to_arrow().select(["path", "file_hash", "size", "mtime_ns", "chunks"]).to_pylist()
     return sorted(chunks, key=lambda r: r["id"]), sorted(files, key=lambda r: r["path"])
 
@@ -439,7 +469,9 @@ def rows(db: Path) -> tuple[list, list]:
 def start_daemon(root: Path, db: Path, log: Path) -> subprocess.Popen:
     with open(log, "wb") as out:
         env = dict(os.environ, MEMSEARCH_BATCH_CHUNKS="64")  # many small commits: a stop lands mid-sync
-        return subprocess.Popen([sys.executable, "-c", DAEMON, str(root), str(db)], stdout=out, stderr=subprocess.STDOUT, env=env)
+        return subprocess.Popen(
+            [sys.executable, "-c", DAEMON, str(root), str(db)], stdout=out, stderr=subprocess.STDOUT, env=env
+        )
 
 
 @pytest.mark.parametrize("how", ["sigterm", "sigkill"])

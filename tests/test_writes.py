@@ -11,7 +11,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 import memsearch
 from memsearch.engine.embed.embedder import HashEmbedder
@@ -198,7 +199,8 @@ def test_two_toolboxes_in_threads_lose_no_update(make_tree):
         for i in range(8):
             out = box.dispatch("memory", {"command": "insert", "path": "/memories/notes/log.md", "insert_line": 1,
                                           "insert_text": f"entry {name}{i}"})
-            box.dispatch("memory", {"command": "create", "path": f"/memories/notes/{name}/{i}.md", "file_text": f"# {name} {i}\n\nword{name}{i}\n"})
+            text = f"# {name} {i}\n\nword{name}{i}\n"
+            box.dispatch("memory", {"command": "create", "path": f"/memories/notes/{name}/{i}.md", "file_text": text})
             if "error" in out:
                 errors.append(out)
 
@@ -225,7 +227,8 @@ WRITER = textwrap.dedent("""
     root, name = sys.argv[1], sys.argv[2]
     box = ToolBox(root, index=MemoryIndex(root, embedder=HashEmbedder()), writable=True, sync=False)
     for i in range(10):
-        out = box.dispatch("memory", {"command": "insert", "path": "/memories/notes/log.md", "insert_line": 1, "insert_text": f"entry {name}{i}"})
+        args = {"command": "insert", "path": "/memories/notes/log.md", "insert_line": 1, "insert_text": f"entry {name}{i}"}
+        out = box.dispatch("memory", args)
         assert "error" not in out and out["index"]["synced"], out
 """)
 
@@ -234,7 +237,10 @@ WRITER = textwrap.dedent("""
 def test_two_processes_lose_no_update(make_tree):
     root = make_tree(dict(BASE, **{"notes/log.md": "# Log\n"}))
     hash_index(root).sync()
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(root), name], stderr=subprocess.PIPE, text=True) for name in "pq"]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(root), name], stderr=subprocess.PIPE, text=True)
+        for name in "pq"
+    ]
     for proc in procs:
         assert proc.wait(120) == 0, proc.stderr.read()
     log = (root / "notes/log.md").read_text().splitlines()

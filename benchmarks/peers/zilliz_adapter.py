@@ -61,9 +61,14 @@ def main(job_path: str) -> int:
             if n % 50 == 0 or n == len(questions):
                 print(f"@progress {n} {len(questions)}", flush=True)
     query_s = time.perf_counter() - started
-    stats = {"version": f"memsearch (zilliztech) {version('memsearch')}, pymilvus {version('pymilvus')}, milvus-lite {version('milvus-lite')}",
-             "units": chunks, "index_seconds": round(index_s, 2), "ms_per_query": round(1000 * query_s / max(len(questions), 1), 2),
-             "settings": "defaults: heading chunker, 1,500 characters, 2 overlap lines; hybrid dense + BM25, RRF k=60; local sentence-transformers provider"}
+    stats = {
+        "version": f"memsearch (zilliztech) {version('memsearch')}, pymilvus {version('pymilvus')}, milvus-lite {version('milvus-lite')}",
+        "units": chunks,
+        "index_seconds": round(index_s, 2),
+        "ms_per_query": round(1000 * query_s / max(len(questions), 1), 2),
+        "settings": "defaults: heading chunker, 1,500 characters, 2 overlap lines; "
+        "hybrid dense + BM25, RRF k=60; local sentence-transformers provider",
+    }
     Path(job["stats"]).write_text(json.dumps(stats, indent=2))
     for engine, _ in engines.values():
         close = getattr(engine, "close", None)

@@ -18,7 +18,8 @@ from rich.table import Table
 
 from ..errors import MemsearchError
 from ..service import route
-from .check import print_check as _print_check, run_check as _run_check
+from .check import print_check as _print_check
+from .check import run_check as _run_check
 from .options import DbOpt, JsonOpt, ModelOpt, RootArg
 from .render import emit_json, err, out, print_core, print_error, print_hits, print_listing, print_read, warn
 from .spec import typer_param as P
@@ -116,7 +117,14 @@ def read_command(
 
 def _progress_sync(index, show: bool, wait: float):
     """Run ``index.sync`` with a rich progress bar (files, chunks, chunks/s, ETA)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from ..engine.storage.lock import lock_holder
 
@@ -146,17 +154,30 @@ def index_command(
     root: Path = RootArg,
     db: Optional[str] = DbOpt,
     model: Optional[str] = ModelOpt,
-    rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and build it again (after changing model or chunker)."),
-    include_core: Optional[bool] = typer.Option(None, "--include-core/--no-include-core", help="Also index root (core) files; remembered by the index."),
-    wait: float = typer.Option(0.0, "--wait", help="Seconds to wait when another writer (a daemon) holds the index; 0 exits at once naming it.", min=0),
-    ray: Optional[str] = typer.Option(None, "--ray", help="Embed on a Ray cluster: `local` (a private one), `auto`, or ray://HOST:PORT. Needs the ray extra."),
-    check: bool = typer.Option(False, "--check", help="Then verify every row against its file (memsearch check) "
-                               "and repair what is damaged."),
+    rebuild: bool = typer.Option(
+        False, "--rebuild", help="Drop the index and build it again (after changing model or chunker)."
+    ),
+    include_core: Optional[bool] = typer.Option(
+        None, "--include-core/--no-include-core", help="Also index root (core) files; remembered by the index."
+    ),
+    wait: float = typer.Option(
+        0.0,
+        "--wait",
+        help="Seconds to wait when another writer (a daemon) holds the index; 0 exits at once naming it.",
+        min=0,
+    ),
+    ray: Optional[str] = typer.Option(
+        None,
+        "--ray",
+        help="Embed on a Ray cluster: `local` (a private one), `auto`, or ray://HOST:PORT. Needs the ray extra.",
+    ),
+    check: bool = typer.Option(
+        False, "--check", help="Then verify every row against its file (memsearch check) and repair what is damaged."
+    ),
     as_json: bool = JsonOpt,
 ) -> None:
     """Index external memory (incremental: only changed files are re-chunked, only changed chunks re-embedded)."""
     from ..engine.index import MemoryIndex
-
     from ..errors import IndexDamaged, IndexMismatch
 
     embedder = None
@@ -170,10 +191,14 @@ def index_command(
         except IndexDamaged as exc:  # before IndexMismatch, its base class
             err.print(f"[yellow]warning:[/yellow] {escape(str(exc))}: rebuilding it now")
             index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
-        except IndexMismatch as exc:  # --model NAME for an index of another model: rebuild with it (kept if it cannot load)
+        except (
+            IndexMismatch
+        ) as exc:  # --model NAME for an index of another model: rebuild with it (kept if it cannot load)
             if not model or getattr(exc, "parameter", None) != "fingerprint":
                 raise
-            err.print(f"[yellow]note:[/yellow] the index was built with another model: rebuilding it with {escape(model)}")
+            err.print(
+                f"[yellow]note:[/yellow] the index was built with another model: rebuilding it with {escape(model)}"
+            )
             index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
         report = _progress_sync(index, show=not as_json and err.is_terminal, wait=wait)
         report = index.check_and_repair(wait=wait) or report  # reads the index through: damage is rebuilt, and said
@@ -184,10 +209,14 @@ def index_command(
     if report.repaired:
         err.print(f"[yellow]warning:[/yellow] {escape(report.repaired)}: the index was rebuilt from the Markdown")
     for path in report.too_large:
-        err.print(f"[yellow]warning:[/yellow] {escape(path)} is over the size limit (MEMSEARCH_MAX_FILE_MB): not indexed")
+        err.print(
+            f"[yellow]warning:[/yellow] {escape(path)} is over the size limit (MEMSEARCH_MAX_FILE_MB): not indexed"
+        )
     for path in report.bad_names:
-        err.print(f"[yellow]warning:[/yellow] {escape(path)}: the name is not valid UTF-8, so it is not memory (not "
-                  "indexed): rename it")
+        err.print(
+            f"[yellow]warning:[/yellow] {escape(path)}: the name is not valid UTF-8, so it is not memory (not "
+            "indexed): rename it"
+        )
     if checked is not None and not as_json:
         _print_check(checked, root, as_json=False, location=index.location)
     built = _progress_vector_index(index, show=not as_json and err.is_terminal, wait=wait)
@@ -214,8 +243,13 @@ def _progress_vector_index(index, show: bool, wait: float) -> bool:
         return index.build_vector_index(wait=wait)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("[bold]building the vector index (ANN)"), BarColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as bar:
+    with Progress(
+        TextColumn("[bold]building the vector index (ANN)"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
         bar.add_task("ann", total=None)
         return index.build_vector_index(wait=wait)
 
@@ -245,8 +279,19 @@ def search_command(
         raise InvalidArgument("give either a QUERY or --queries FILE.jsonl (not both)")
     batch = _read_queries(queries) if queries is not None else None
     items = batch if batch is not None else [{"query": query}]
-    results = _search_all(_where(root, db), model, items, local, no_sync, _start(no_daemon), k=k, scope=scope,
-                          mode=mode, since=since, until=until)
+    results = _search_all(
+        _where(root, db),
+        model,
+        items,
+        local,
+        no_sync,
+        _start(no_daemon),
+        k=k,
+        scope=scope,
+        mode=mode,
+        since=since,
+        until=until,
+    )
     if batch is not None:
         for item, hits in results:
             sys.stdout.write(json.dumps({"qid": item["qid"], "hits": hits}, ensure_ascii=False) + "\n")
@@ -276,8 +321,12 @@ def _search_all(where, model, items, local: bool, no_sync: bool, start, *, k, sc
     for item in items:
         args = check_search(where.root, item["query"], k, item.get("scope", scope), mode, since, until)
         sync = not no_sync and not opened  # the index opened here is synced once
-        yield item, route.search(where, args, model=model, local=local or bool(opened), sync=sync, using=using,
-                                 warn=warn, start=start)
+        yield (
+            item,
+            route.search(
+                where, args, model=model, local=local or bool(opened), sync=sync, using=using, warn=warn, start=start
+            ),
+        )
 
 
 def _read_queries(path: Path) -> list[dict]:
@@ -294,9 +343,11 @@ def _read_queries(path: Path) -> list[dict]:
         try:
             item = json.loads(line)
         except ValueError:
-            raise InvalidArgument(f"{path}:{number} is not JSON: each line must be {{\"qid\": ..., \"query\": ...}}") from None
+            raise InvalidArgument(
+                f'{path}:{number} is not JSON: each line must be {{"qid": ..., "query": ...}}'
+            ) from None
         if not isinstance(item, dict) or "query" not in item or "qid" not in item:
-            raise InvalidArgument(f"{path}:{number} needs \"qid\" and \"query\" keys")
+            raise InvalidArgument(f'{path}:{number} needs "qid" and "query" keys')
         items.append(item)
     return items
 
@@ -313,16 +364,21 @@ def models_command(as_json: bool = JsonOpt) -> None:
     table = Table("model", "dim", "max tokens", "source", show_edge=False, box=None, pad_edge=False)
     for name, spec in specs.items():
         source = f"package {spec.package} (offline)" if spec.package else f"hub {spec.hub} (needs a network once)"
-        table.add_row(escape(name + (" (default)" if name == default else "")), str(spec.dimension), str(spec.max_seq_length), escape(source))
+        table.add_row(
+            escape(name + (" (default)" if name == default else "")),
+            str(spec.dimension),
+            str(spec.max_seq_length),
+            escape(source),
+        )
     out.print(table)
 
 
 # Commands that live in their own modules (daemon, MCP server, edit, agent clients).
-from .serve import register as _register_serve  # noqa: E402
-from .watch import register as _register_watch  # noqa: E402
+from .check import register as _register_check  # noqa: E402
 from .edit import register as _register_edit  # noqa: E402
 from .integrations import register as _register_integrations  # noqa: E402
-from .check import register as _register_check  # noqa: E402
+from .serve import register as _register_serve  # noqa: E402
+from .watch import register as _register_watch  # noqa: E402
 
 _register_serve(app)
 _register_watch(app)
@@ -347,4 +403,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return 0
-

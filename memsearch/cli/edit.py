@@ -64,7 +64,16 @@ def _call(command, path, target, text, old, new, line, view_range, given) -> dic
         if key is None:
             raise InvalidArgument("--text is the content of create or the text of insert")
         call[key] = _text(text)
-    call |= {k: v for k, v in (("old_str", _text(old)), ("new_str", _text(new)), ("insert_line", line), ("view_range", view_range)) if v is not None}
+    call |= {
+        k: v
+        for k, v in (
+            ("old_str", _text(old)),
+            ("new_str", _text(new)),
+            ("insert_line", line),
+            ("view_range", view_range),
+        )
+        if v is not None
+    }
     if command == "str_replace" and "new_str" not in call and "old_str" in call:
         call["new_str"] = ""
     return call
@@ -76,20 +85,47 @@ def register(app: typer.Typer) -> None:
     @app.command("edit")
     def edit_command(
         root: Path = RootArg,
-        command: Optional[str] = typer.Argument(None, help="view, create, str_replace, insert, delete or rename.", show_default=False),
-        path: Optional[str] = typer.Argument(None, help="The file or directory: /memories/... or relative to ROOT (rename: OLD_PATH).", show_default=False),
+        command: Optional[str] = typer.Argument(
+            None, help="view, create, str_replace, insert, delete or rename.", show_default=False
+        ),
+        path: Optional[str] = typer.Argument(
+            None,
+            help="The file or directory: /memories/... or relative to ROOT (rename: OLD_PATH).",
+            show_default=False,
+        ),
         new_path: Optional[str] = typer.Argument(None, help="rename only: where it goes.", show_default=False),
-        text: Optional[str] = typer.Option(None, "--text", help="create: the file's content; insert: the text to insert. '-' reads stdin."),
-        old: Optional[str] = typer.Option(None, "--old", help="str_replace: the exact text to replace (must occur once). '-' reads stdin."),
-        new: Optional[str] = typer.Option(None, "--new", help="str_replace: the replacement (default: empty). '-' reads stdin."),
-        line: Optional[int] = typer.Option(None, "--line", help="insert: the line to insert after; 0 inserts at the top.", min=0),
-        view_range: Optional[str] = typer.Option(None, "--range", help="view: lines START:END of a file (END -1 or empty: to the end)."),
-        given: Optional[str] = typer.Option(None, "--input", help="The memory-tool call as JSON (text, a file, or '-' for stdin) instead of COMMAND."),
+        text: Optional[str] = typer.Option(
+            None, "--text", help="create: the file's content; insert: the text to insert. '-' reads stdin."
+        ),
+        old: Optional[str] = typer.Option(
+            None, "--old", help="str_replace: the exact text to replace (must occur once). '-' reads stdin."
+        ),
+        new: Optional[str] = typer.Option(
+            None, "--new", help="str_replace: the replacement (default: empty). '-' reads stdin."
+        ),
+        line: Optional[int] = typer.Option(
+            None, "--line", help="insert: the line to insert after; 0 inserts at the top.", min=0
+        ),
+        view_range: Optional[str] = typer.Option(
+            None, "--range", help="view: lines START:END of a file (END -1 or empty: to the end)."
+        ),
+        given: Optional[str] = typer.Option(
+            None, "--input", help="The memory-tool call as JSON (text, a file, or '-' for stdin) instead of COMMAND."
+        ),
         db: Optional[str] = DbOpt,
         model: Optional[str] = ModelOpt,
-        budget: Optional[int] = typer.Option(None, "--core-budget", help="Core memory budget in tokens (default $MEMSEARCH_CORE_BUDGET, else 30000).", min=1),
-        no_sync: bool = typer.Option(False, "--no-sync", help="Leave the index alone (a daemon or the next search catches up)."),
-        as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON (result, changed, created, index)."),
+        budget: Optional[int] = typer.Option(
+            None,
+            "--core-budget",
+            help="Core memory budget in tokens (default $MEMSEARCH_CORE_BUDGET, else 30000).",
+            min=1,
+        ),
+        no_sync: bool = typer.Option(
+            False, "--no-sync", help="Leave the index alone (a daemon or the next search catches up)."
+        ),
+        as_json: bool = typer.Option(
+            False, "--json", help="Print the whole result as JSON (result, changed, created, index)."
+        ),
     ) -> None:
         """Run one memory-tool command on ROOT; the tree stays valid and the write is searchable on return."""
         from ..harness.edit import open_editor

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-__all__ = ["out", "err", "console", "escape", "emit_json", "ns", "warn", "print_error", "print_core",
+__all__ = ["out", "err", "console", "escape", "emit_json", "ns", "warn", "print_error", "print_core",  # noqa: F822 (out, err: module __getattr__)
            "print_listing", "print_read", "print_hits"]
 
 _CONSOLES: dict = {}

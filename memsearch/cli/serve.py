@@ -20,34 +20,67 @@ def register(app: typer.Typer) -> None:
 
     @app.command("serve")
     def serve(
-        root: Optional[Path] = typer.Argument(None, help="The memory root: the directory holding the root MEMORY.md.", show_default=False),
-        roots: Optional[Path] = typer.Option(None, "--roots", help="Serve many memory roots instead (needs --http): each child directory of this one is a tenant, at /tenants/NAME/mcp; --db may name each index with {tenant}."),
+        root: Optional[Path] = typer.Argument(
+            None, help="The memory root: the directory holding the root MEMORY.md.", show_default=False
+        ),
+        roots: Optional[Path] = typer.Option(
+            None,
+            "--roots",
+            help="Serve many memory roots instead (needs --http): each child directory of this one is a tenant,"
+                " at /tenants/NAME/mcp; --db may name each index with {tenant}.",
+        ),
         db: Optional[str] = DbOpt,
         model: Optional[str] = ModelOpt,
-        budget: Optional[int] = typer.Option(None, "--budget", help="Most tokens one tool result may take (default 4000); longer results are cut with a note."),
-        http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on a loopback address instead of stdio."),
-        host: str = typer.Option("127.0.0.1", "--host", help="With --http: loopback address to listen on (127.0.0.1, ::1 or localhost)."),
+        budget: Optional[int] = typer.Option(
+            None,
+            "--budget",
+            help="Most tokens one tool result may take (default 4000); longer results are cut with a note.",
+        ),
+        http: bool = typer.Option(
+            False, "--http", help="Serve streamable HTTP on a loopback address instead of stdio."
+        ),
+        host: str = typer.Option(
+            "127.0.0.1", "--host", help="With --http: loopback address to listen on (127.0.0.1, ::1 or localhost)."
+        ),
         port: int = typer.Option(8765, "--port", help="With --http: port to listen on.", min=1, max=65535),
-        warm: bool = typer.Option(True, "--warm/--no-warm", help="Load the model and sync the index at start, so the first search is fast."),
-        writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool (view, create, str_replace, insert, delete, rename), which writes memory."),
-        watch: bool = typer.Option(False, "--watch", help="Also be the daemon of the index: keep it fresh and answer other clients on its socket."),
+        warm: bool = typer.Option(
+            True, "--warm/--no-warm", help="Load the model and sync the index at start, so the first search is fast."
+        ),
+        writable: bool = typer.Option(
+            False,
+            "--writable",
+            help="Also expose the memory tool (view, create, str_replace, insert, delete, rename), which writes memory.",
+        ),
+        watch: bool = typer.Option(
+            False,
+            "--watch",
+            help="Also be the daemon of the index: keep it fresh and answer other clients on its socket.",
+        ),
     ) -> None:
-        """Run a Model Context Protocol server on stdio (or --http): memory tools and MEMORY.md resources. Writes memory only with --writable."""
+        """Run a Model Context Protocol server on stdio (or --http): memory tools and MEMORY.md resources.
+
+        Writes memory only with --writable."""
         from ..errors import InvalidArgument
         from ..harness.mcp import check_loopback, serve_http, serve_stdio
         from ..harness.tools import ToolBox
 
         if (root is None) == (roots is None):
-            raise InvalidArgument("give either a memory ROOT or --roots PARENT (a folder of memory roots, one per tenant)")
+            raise InvalidArgument(
+                "give either a memory ROOT or --roots PARENT (a folder of memory roots, one per tenant)"
+            )
         if http:
             check_loopback(host)  # refuse before loading anything
         if roots is not None:
             if not http or watch:
-                raise InvalidArgument("--roots serves each tenant at its own URL: add --http (and no --watch: run "
-                                      "`memsearch watch PARENT/NAME` for a tenant whose index should be kept fresh)")
+                raise InvalidArgument(
+                    "--roots serves each tenant at its own URL: add --http (and no --watch: run "
+                    "`memsearch watch PARENT/NAME` for a tenant whose index should be kept fresh)"
+                )
             from ..harness.tenants import Tenants, serve_tenants_http
 
-            serve_tenants_http(Tenants(roots, db=db, model=model, budget=budget, writable=writable), host=host, port=port, warm=warm)
+            serve_tenants_http(
+                Tenants(roots, db=db, model=model, budget=budget, writable=writable), host=host, port=port, warm=warm
+            )
             return
         toolbox = ToolBox(root, budget=budget, db=db, model=model, writable=writable)
         watcher = _start_watcher(toolbox.root, db, model) if watch else None

@@ -47,10 +47,29 @@ def watch_command(
     root: Path = RootArg,
     db: Optional[str] = DbOpt,
     model: Optional[str] = ModelOpt,
-    debounce: Optional[int] = typer.Option(None, "--debounce", metavar="MS", help="Longest wait (ms) to group file events before a sync (default: $MEMSEARCH_DEBOUNCE_MS, else 300)."),
-    detach: bool = typer.Option(False, "--detach", help="Run in the background; pid, state and log go next to the index."),
-    wait: float = typer.Option(0.0, "--wait", metavar="SECONDS", min=0.0, help="Wait this long for another writer of the index to finish (default: exit at once, naming it)."),
-    idle_exit: Optional[int] = typer.Option(None, "--idle-exit", metavar="SECONDS", min=0, help="Exit after this many seconds without a client request (default: never; an auto-started daemon: $MEMSEARCH_IDLE_EXIT)."),
+    debounce: Optional[int] = typer.Option(
+        None,
+        "--debounce",
+        metavar="MS",
+        help="Longest wait (ms) to group file events before a sync (default: $MEMSEARCH_DEBOUNCE_MS, else 300).",
+    ),
+    detach: bool = typer.Option(
+        False, "--detach", help="Run in the background; pid, state and log go next to the index."
+    ),
+    wait: float = typer.Option(
+        0.0,
+        "--wait",
+        metavar="SECONDS",
+        min=0.0,
+        help="Wait this long for another writer of the index to finish (default: exit at once, naming it).",
+    ),
+    idle_exit: Optional[int] = typer.Option(
+        None,
+        "--idle-exit",
+        metavar="SECONDS",
+        min=0,
+        help="Exit after this many seconds without a client request (default: never; an auto-started daemon: $MEMSEARCH_IDLE_EXIT).",
+    ),
     log_file: Optional[Path] = typer.Option(None, "--log-file", hidden=True),
 ) -> None:
     """Keep the index fresh: catch up on changes, then follow file events until Ctrl-C or `memsearch stop`."""
@@ -65,24 +84,31 @@ def watch_command(
     raise typer.Exit(code)
 
 
-def _detach(root: Path, db: Optional[str], model: Optional[str], debounce: Optional[int], wait: float,
-            idle_exit: Optional[int]) -> None:
+def _detach(
+    root: Path, db: Optional[str], model: Optional[str], debounce: Optional[int], wait: float, idle_exit: Optional[int]
+) -> None:
     from ..service.process import START_TIMEOUT_S, detach
 
     started = detach(root, db, model, debounce, wait, idle_exit=idle_exit)
     base, db_path, log_path = (escape(str(p)) for p in (started.root, started.db, started.log))
     if started.already:
         serving = f", serving on {escape(started.socket)}" if started.serving else " (not answering on its socket yet)"
-        out.print(f"a memsearch daemon already keeps this index: pid {started.pid}{serving}\n"
-                  f"  index {db_path}\n  `memsearch status {base}` tells how it is doing, `memsearch stop {base}` stops it")
+        out.print(
+            f"a memsearch daemon already keeps this index: pid {started.pid}{serving}\n"
+            f"  index {db_path}\n  `memsearch status {base}` tells how it is doing, `memsearch stop {base}` stops it"
+        )
         return
     if not started.reported:
-        err.print(f"[yellow]warning:[/yellow] the daemon (pid {started.pid}) has not reported within {START_TIMEOUT_S:.0f} s; "
-                  f"it keeps starting in the background: see `memsearch status {base}` and {log_path}")
+        err.print(
+            f"[yellow]warning:[/yellow] the daemon (pid {started.pid}) has not reported within {START_TIMEOUT_S:.0f} s; "
+            f"it keeps starting in the background: see `memsearch status {base}` and {log_path}"
+        )
         return
-    out.print(f"memsearch daemon started: pid {started.pid}, watching {base}\n"
-              f"  index  {db_path}\n  socket {escape(str(started.socket))}\n  log    {log_path}\n"
-              f"  `memsearch status {base}` tells how it is doing, `memsearch stop {base}` stops it")
+    out.print(
+        f"memsearch daemon started: pid {started.pid}, watching {base}\n"
+        f"  index  {db_path}\n  socket {escape(str(started.socket))}\n  log    {log_path}\n"
+        f"  `memsearch status {base}` tells how it is doing, `memsearch stop {base}` stops it"
+    )
 
 
 def daemon_status(root, db=None) -> dict:
@@ -102,8 +128,11 @@ def status_command(root: Path = RootArg, db: Optional[str] = DbOpt, as_json: boo
 
     if info["running"]:
         out.print(f"daemon: [green]running[/green], pid {info['pid']} since {info['since']} ({info['state']})")
-        out.print(f"  serving on {escape(info['socket'])}" if info["serving"] else
-                  f"  [yellow]not answering[/yellow] on {escape(info['socket'])}: clients work in-process")
+        out.print(
+            f"  serving on {escape(info['socket'])}"
+            if info["serving"]
+            else f"  [yellow]not answering[/yellow] on {escape(info['socket'])}: clients work in-process"
+        )
     else:
         out.print(f"daemon: [yellow]{escape(info['state'])}[/yellow]")
         if info["writer"]:
@@ -112,19 +141,27 @@ def status_command(root: Path = RootArg, db: Optional[str] = DbOpt, as_json: boo
         out.print(f"  [red]last error:[/red] {escape(info['error'])}")
     sync = info["last_sync"]
     if sync:
-        out.print(f"last sync: {sync.get('at')}: {sync['files_added']} added, {sync['files_changed']} changed, "
-                  f"{sync['files_removed']} removed; {sync['chunks_embedded']} chunks embedded, "
-                  f"{sync['chunks_reused']} reused; {sync['seconds']:.2f} s")
+        out.print(
+            f"last sync: {sync.get('at')}: {sync['files_added']} added, {sync['files_changed']} changed, "
+            f"{sync['files_removed']} removed; {sync['chunks_embedded']} chunks embedded, "
+            f"{sync['chunks_reused']} reused; {sync['seconds']:.2f} s"
+        )
     if info["last_compaction"]:
         out.print(f"last compaction: {info['last_compaction']}")
     if not info["indexed"]:
-        out.print(f"index: none yet at {escape(info['db'])} (`memsearch index {escape(info['root'])}` or `memsearch watch`)")
+        out.print(
+            f"index: none yet at {escape(info['db'])} (`memsearch index {escape(info['root'])}` or `memsearch watch`)"
+        )
         return
     pending = info["pending"]
-    out.print(f"index: {escape(info['db'])}: {info['files']:,} files, {info['chunks']:,} chunks, "
-              f"model {escape(str(info['model']))}, {info['disk_bytes'] / 1e6:,.1f} MB on disk")
-    out.print(f"pending: {pending['total']} changes not yet indexed ({pending['added']} added, "
-              f"{pending['changed']} changed, {pending['removed']} removed)")
+    out.print(
+        f"index: {escape(info['db'])}: {info['files']:,} files, {info['chunks']:,} chunks, "
+        f"model {escape(str(info['model']))}, {info['disk_bytes'] / 1e6:,.1f} MB on disk"
+    )
+    out.print(
+        f"pending: {pending['total']} changes not yet indexed ({pending['added']} added, "
+        f"{pending['changed']} changed, {pending['removed']} removed)"
+    )
     if info["log"]:
         out.print(f"log: {escape(info['log'])}")
 
@@ -132,7 +169,13 @@ def status_command(root: Path = RootArg, db: Optional[str] = DbOpt, as_json: boo
 def stop_command(
     root: Path = RootArg,
     db: Optional[str] = DbOpt,
-    timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", min=0.0, help="How long to wait for the daemon to finish its batch in hand."),
+    timeout: float = typer.Option(
+        60.0,
+        "--timeout",
+        metavar="SECONDS",
+        min=0.0,
+        help="How long to wait for the daemon to finish its batch in hand.",
+    ),
 ) -> None:
     """Stop the daemon of this index (SIGTERM): it finishes the batch in hand, releases the lock, exits."""
     from ..service.process import holder_text, stop
@@ -142,15 +185,21 @@ def stop_command(
     if result.outcome == "not-running":
         out.print(f"no memsearch daemon is running for {base} (index {db_path})")
         if result.stale_pid:
-            out.print(f"  the lock's holder record names process {result.stale_pid}, which does not hold the index lock "
-                      "(a record left by a killed daemon; that pid is another process now): not signalled")
+            out.print(
+                f"  the lock's holder record names process {result.stale_pid}, which does not hold the index lock "
+                "(a record left by a killed daemon; that pid is another process now): not signalled"
+            )
         return
     if result.outcome == "not-a-daemon":
-        err.print(f"the index is being written by {escape(holder_text(result.holder))}, not by a daemon; it stops by itself when done")
+        err.print(
+            f"the index is being written by {escape(holder_text(result.holder))}, not by a daemon; it stops by itself when done"
+        )
         raise typer.Exit(1)
     if result.outcome == "timeout":
-        err.print(f"[red]error:[/red] the daemon (pid {result.pid}) is still running after {timeout:.0f} s (it finishes the batch "
-                  f"in hand first). Wait, or `kill -9 {result.pid}`: the next start recovers the index")
+        err.print(
+            f"[red]error:[/red] the daemon (pid {result.pid}) is still running after {timeout:.0f} s (it finishes the batch "
+            f"in hand first). Wait, or `kill -9 {result.pid}`: the next start recovers the index"
+        )
         raise typer.Exit(1)
     out.print(f"stopped the memsearch daemon (pid {result.pid}) of {base}")
 

@@ -14,17 +14,17 @@ from typing import Sequence
 
 from .. import __version__, settings
 from ..errors import Hint, IndexDamaged
+from ..location import IndexLocation
 from ..memory.contract import MemoryRef
 from ..memory.tokens import encoding_name
-from ..location import IndexLocation
 from ..memory.tree import resolve_root, scan
 from .embed.embedder import Embedder, load_embedder
 from .ingest.chunker import ChunkerConfig
 from .ingest.sync import IndexReport, Progress, Sync
 from .params import check_params, index_params
+from .search.args import MAX_K, MODES, SearchArgs, check_search
 from .search.fusion import FUSIONS
 from .search.hits import Hit, HitBuilder
-from .search.args import MAX_K, MODES, SearchArgs, check_search
 from .search.query import clean_text
 from .search.searcher import Searcher
 from .storage.filter import Filter

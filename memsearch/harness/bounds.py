@@ -16,8 +16,22 @@ from typing import Any
 from ..errors import InvalidArgument
 from ..service.protocol import json_depth, json_depths
 
-__all__ = ["check_request", "bounded_error", "screen_message", "BoundedBodies", "MAX_MESSAGE_CHARS", "MAX_BODY_BYTES", "MAX_MESSAGE_DEPTH", "REFUSED_TOOL", "MAX_REQUEST_CHARS", "MAX_DEPTH", "MAX_KEYS", "MAX_STRING_CHARS",
-           "MAX_ERROR_CHARS", "MAX_WRITE_REQUEST_CHARS"]
+__all__ = [
+    "check_request",
+    "bounded_error",
+    "screen_message",
+    "BoundedBodies",
+    "MAX_MESSAGE_CHARS",
+    "MAX_BODY_BYTES",
+    "MAX_MESSAGE_DEPTH",
+    "REFUSED_TOOL",
+    "MAX_REQUEST_CHARS",
+    "MAX_DEPTH",
+    "MAX_KEYS",
+    "MAX_STRING_CHARS",
+    "MAX_ERROR_CHARS",
+    "MAX_WRITE_REQUEST_CHARS",
+]
 
 #: Largest arguments text accepted (JSON as sent). The biggest honest call is a long query: far less.
 MAX_REQUEST_CHARS = 100_000
@@ -38,7 +52,7 @@ MAX_BODY_BYTES = MAX_MESSAGE_CHARS
 #: A body over the cap is read and dropped up to this many times the cap before the answer.
 DRAIN_FACTOR = 64
 #: Largest whole number accepted anywhere in the arguments (a bigger one cannot even be printed).
-MAX_INTEGER = 10 ** 15
+MAX_INTEGER = 10**15
 #: Longest error message returned to a model (about 250 tokens).
 MAX_ERROR_CHARS = 1_000
 
@@ -48,8 +62,9 @@ def _depth_of_text(text: str, limit: int = MAX_DEPTH) -> int:
     return json_depth(text, limit)
 
 
-def check_request(tool: str, arguments: Any, *, max_chars: int = MAX_REQUEST_CHARS,
-                  max_string: int | None = MAX_STRING_CHARS) -> Any:
+def check_request(
+    tool: str, arguments: Any, *, max_chars: int = MAX_REQUEST_CHARS, max_string: int | None = MAX_STRING_CHARS
+) -> Any:
     """``arguments`` unchanged (JSON text parsed) if within the bounds, else :class:`InvalidArgument`.
 
     ``max_chars`` bounds JSON text as sent, ``max_string`` each string (None: no bound, for
@@ -62,16 +77,22 @@ def check_request(tool: str, arguments: Any, *, max_chars: int = MAX_REQUEST_CHA
             raise InvalidArgument(f"{tool}: arguments are not UTF-8 JSON: send one JSON object") from None
     if isinstance(arguments, str):
         if len(arguments) > max_chars:
-            raise InvalidArgument(f"{tool}: arguments are {len(arguments):,} characters long, over the limit of "
-                                  f"{max_chars:,}: send shorter arguments")
+            raise InvalidArgument(
+                f"{tool}: arguments are {len(arguments):,} characters long, over the limit of "
+                f"{max_chars:,}: send shorter arguments"
+            )
         if _depth_of_text(arguments) > MAX_DEPTH:
-            raise InvalidArgument(f"{tool}: arguments are nested deeper than {MAX_DEPTH} levels: the tools take one flat object")
+            raise InvalidArgument(
+                f"{tool}: arguments are nested deeper than {MAX_DEPTH} levels: the tools take one flat object"
+            )
         if not arguments.strip():
             return None
         try:
             arguments = json.loads(arguments)
         except (ValueError, RecursionError):
-            raise InvalidArgument(f"{tool}: arguments are not valid JSON: send one JSON object, e.g. {{\"path\": \"notes/MEMORY.md\"}}") from None
+            raise InvalidArgument(
+                f'{tool}: arguments are not valid JSON: send one JSON object, e.g. {{"path": "notes/MEMORY.md"}}'
+            ) from None
     _check_value(tool, arguments, max_string)
     return arguments
 
@@ -84,19 +105,27 @@ def _check_value(tool: str, value: Any, max_string: int | None) -> None:
         item, depth = stack.pop()
         if isinstance(item, str):
             if max_string is not None and len(item) > max_string:
-                raise InvalidArgument(f"{tool}: a string argument is {len(item):,} characters long, over the limit of "
-                                      f"{max_string:,}: send a shorter query, path or scope")
+                raise InvalidArgument(
+                    f"{tool}: a string argument is {len(item):,} characters long, over the limit of "
+                    f"{max_string:,}: send a shorter query, path or scope"
+                )
             continue
         if isinstance(item, int) and not isinstance(item, bool) and not -MAX_INTEGER <= item <= MAX_INTEGER:
-            raise InvalidArgument(f"{tool}: a number argument is out of range (more than {len(str(MAX_INTEGER))} digits): "
-                                  "line numbers and counts are small whole numbers")
+            raise InvalidArgument(
+                f"{tool}: a number argument is out of range (more than {len(str(MAX_INTEGER))} digits): "
+                "line numbers and counts are small whole numbers"
+            )
         if not isinstance(item, (dict, list, tuple)):
             continue
         if depth > MAX_DEPTH:
-            raise InvalidArgument(f"{tool}: arguments are nested deeper than {MAX_DEPTH} levels: the tools take one flat object")
+            raise InvalidArgument(
+                f"{tool}: arguments are nested deeper than {MAX_DEPTH} levels: the tools take one flat object"
+            )
         keys += len(item)
         if keys > MAX_KEYS:
-            raise InvalidArgument(f"{tool}: arguments hold over {MAX_KEYS} keys or items: the tools take a few named arguments")
+            raise InvalidArgument(
+                f"{tool}: arguments hold over {MAX_KEYS} keys or items: the tools take a few named arguments"
+            )
         children = list(item.keys()) + list(item.values()) if isinstance(item, dict) else list(item)
         stack.extend((child, depth + 1) for child in children)
 
@@ -129,8 +158,17 @@ def screen_message(line: str) -> str:
     ident = _request_id(line)
     if ident is None:  # a notification (or no readable id): nothing to answer
         return ""
-    return json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
-                       "params": {"name": REFUSED_TOOL, "arguments": {"reason": problem}}}) + "\n"
+    return (
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": ident,
+                "method": "tools/call",
+                "params": {"name": REFUSED_TOOL, "arguments": {"reason": problem}},
+            }
+        )
+        + "\n"
+    )
 
 
 #: The tool name of a refused request's stand-in: the server answers it with an error (see mcp).
@@ -183,8 +221,11 @@ class BoundedBodies:
             if not screened:  # a notification: no id to answer
                 return await _refuse(send, 400, None, f"the request is nested deeper than {MAX_MESSAGE_DEPTH} levels")
             body = screened.encode()
-            scope = dict(scope, headers=[(k, v) for k, v in scope["headers"] if k != b"content-length"]
-                         + [(b"content-length", str(len(body)).encode())])
+            scope = dict(
+                scope,
+                headers=[(k, v) for k, v in scope["headers"] if k != b"content-length"]
+                + [(b"content-length", str(len(body)).encode())],
+            )
         replayed = False
 
         async def replay():
@@ -199,11 +240,24 @@ class BoundedBodies:
 
 async def _refuse(send, status: int, ident, problem: str) -> None:
     """Answer an HTTP request with a JSON-RPC error (``-32600``, invalid request) and close it."""
-    body = json.dumps({"jsonrpc": "2.0", "id": ident,
-                       "error": {"code": -32600, "message": f"{problem}: send a smaller, flatter request"}}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": ident,
+            "error": {"code": -32600, "message": f"{problem}: send a smaller, flatter request"},
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 

@@ -1,4 +1,5 @@
-"""Memory writes from harness code: :func:`edit`, :func:`open_editor`, and :class:`IndexSync`, which makes every write searchable before it returns.
+"""Memory writes from harness code: :func:`edit`, :func:`open_editor`, and :class:`IndexSync`, which makes every
+write searchable before it returns.
 
 Read-your-writes: after a write, :class:`IndexSync` brings the index in line with exactly the
 paths it changed. Without a daemon it syncs those paths itself (``MemoryIndex.sync(only=...)``:
@@ -28,8 +29,10 @@ INDEX_WAIT_S = 30.0
 #: How often the index is checked while a daemon syncs a write.
 POLL_S = 0.01
 #: The index report of a write made while a sync begun before it (the server's start-up sync) runs on past the wait.
-BUSY_NOTE = ("the index is still busy with a sync that began before this write (the server's start-up sync): the "
-             "file is written and memory_read reads it now; the next sync, which each search runs first, indexes it")
+BUSY_NOTE = (
+    "the index is still busy with a sync that began before this write (the server's start-up sync): the "
+    "file is written and memory_read reads it now; the next sync, which each search runs first, indexes it"
+)
 
 
 def _ms(started: float) -> float:
@@ -61,10 +64,17 @@ class IndexSync:
         index = self.index
         wanted = sorted({p for p in paths if "/" in p or index.include_core})
         if not wanted:
-            return {"synced": True, "via": "none", "files": 0, "ms": 0.0,
-                    "note": "core memory is always in context and is not indexed"}
+            return {
+                "synced": True,
+                "via": "none",
+                "files": 0,
+                "ms": 0.0,
+                "note": "core memory is always in context and is not indexed",
+            }
         if self.guard is not None:
-            if not self.guard.acquire(timeout=self.timeout):  # a sync begun before this write (the server's start-up sync)
+            if not self.guard.acquire(
+                timeout=self.timeout
+            ):  # a sync begun before this write (the server's start-up sync)
                 return {"synced": False, "via": "busy", "files": len(wanted), "ms": _ms(started), "note": BUSY_NOTE}
             try:
                 synced, via, embedded = self._sync(index, wanted)
@@ -78,8 +88,10 @@ class IndexSync:
         if embedded is not None:
             result["chunks_embedded"] = embedded
         if not synced:
-            result["note"] = (f"the index did not show this write within {self.timeout:g} s; the daemon indexes it "
-                              "when it catches up; memory_read and `memsearch status` see the file now")
+            result["note"] = (
+                f"the index did not show this write within {self.timeout:g} s; the daemon indexes it "
+                "when it catches up; memory_read and `memsearch status` see the file now"
+            )
         return result
 
     def _sync(self, index, wanted: list[str]) -> tuple[bool, str, int | None]:
@@ -135,9 +147,19 @@ def _protected(root, db) -> tuple[Path, ...]:
     return (IndexLocation.of(root, db).state,)
 
 
-def open_editor(root: str | os.PathLike[str], *, db=None, model=None, index=None, budget: int | None = None,
-                sync: bool = True, timeout: float | None = None, guard=None,
-                on_change: Callable[[tuple[str, ...]], dict | None] | None = None, **options) -> Editor:
+def open_editor(
+    root: str | os.PathLike[str],
+    *,
+    db=None,
+    model=None,
+    index=None,
+    budget: int | None = None,
+    sync: bool = True,
+    timeout: float | None = None,
+    guard=None,
+    on_change: Callable[[tuple[str, ...]], dict | None] | None = None,
+    **options,
+) -> Editor:
     """An :class:`~memsearch.memory.editor.Editor` on ``root`` whose writes are searchable when they return.
 
     ``index``: the :class:`~memsearch.engine.index.MemoryIndex` to keep in line (default: the
@@ -147,17 +169,28 @@ def open_editor(root: str | os.PathLike[str], *, db=None, model=None, index=None
     """
     if on_change is None and sync:
         if index is None:
+
             def index():  # noqa: E306 - opened on the first write only
                 from .api import open_index
 
                 return open_index(root, db=db, model=model)
+
         on_change = IndexSync(index, timeout=timeout, guard=guard)
     protect = _protected(root, db) + ((Path(index.db_path),) if index is not None and hasattr(index, "db_path") else ())
     return Editor(root, budget=budget, protect=protect, on_change=on_change, **options)
 
 
-def edit(root: str | os.PathLike[str], command: str, *, db=None, model=None, index=None, budget: int | None = None,
-         sync: bool = True, **arguments) -> EditResult:
+def edit(
+    root: str | os.PathLike[str],
+    command: str,
+    *,
+    db=None,
+    model=None,
+    index=None,
+    budget: int | None = None,
+    sync: bool = True,
+    **arguments,
+) -> EditResult:
     """Run one command of Claude's memory tool on ``root``; when it returns, search sees the change.
 
         >>> memsearch.edit("memory", "create", path="/memories/notes/standup.md", file_text="# Standup\\n...")

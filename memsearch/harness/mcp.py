@@ -30,11 +30,11 @@ import threading
 from urllib.parse import quote, unquote
 
 from .. import __version__, settings
-from ..memory.contract import load_core, memory_ref, read
 from ..errors import InvalidArgument, MemsearchError
+from ..memory.contract import load_core, memory_ref, read
+from ..memory.tree import INDEX_NAME, open_memory, scan
 from .bounds import REFUSED_TOOL, BoundedBodies, bounded_error, screen_message
 from .tools import TOOLS, TOOLS_AUDIENCE, ToolBox, error_object
-from ..memory.tree import INDEX_NAME, open_memory, scan
 
 __all__ = ["build_server", "serve_stdio", "serve_http", "log_to_stderr", "check_loopback", "CORE_URI", "FILE_URI_PREFIX", "DEFAULT_PORT"]
 

@@ -13,8 +13,8 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
-from .document import decode, parse_document, read_text, summary_of
 from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile, shown
+from .document import decode, parse_document, read_text, summary_of
 from .tokens import count_tokens, encoding_name
 from .tree import INDEX_NAME, MemoryTree, classify, foreign_dirs, read_memory, resolve_root, safe_path, scan
 

@@ -13,7 +13,19 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import InvalidArgument
 
-__all__ = ["Document", "decode", "read_text", "parse_date", "HEADING", "FENCE", "split_front_matter", "parse_document", "title_of", "summary_of", "date_of"]
+__all__ = [
+    "Document",
+    "decode",
+    "read_text",
+    "parse_date",
+    "HEADING",
+    "FENCE",
+    "split_front_matter",
+    "parse_document",
+    "title_of",
+    "summary_of",
+    "date_of",
+]
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
 _DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)

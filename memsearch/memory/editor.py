@@ -32,11 +32,19 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from ..errors import (CoreBudgetExceeded, EditRefused, InvalidArgument, MemoryFileExists, MemoryFileNotFound,
-                      MemsearchError, NoUniqueMatch, NotMemoryFile)
+from ..errors import (
+    CoreBudgetExceeded,
+    EditRefused,
+    InvalidArgument,
+    MemoryFileExists,
+    MemoryFileNotFound,
+    MemsearchError,
+    NotMemoryFile,
+    NoUniqueMatch,
+)
 from . import rootfs
-from .files import atomic_write_bytes, make_dir, private_modes
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
+from .files import atomic_write_bytes, make_dir, private_modes
 from .placement import Target, check_growth, locate, require_markdown, write_lock
 from .tokens import count_tokens, encoding_name
 from .tree import INDEX_NAME, MemoryTree, foreign_dirs, printable, read_memory, resolve_root, scan, valid_name

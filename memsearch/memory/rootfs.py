@@ -103,8 +103,10 @@ def _link_parts(target: str, root_real: str, given: str) -> tuple[bool, list[str
     if target.startswith("/"):
         norm = os.path.normpath(target)
         if norm != root_real and not norm.startswith(root_real.rstrip("/") + "/"):
-            raise PathOutsideRoot(f"path {shown(given)} is a link that leads outside the memory root; only memory inside the root can be read")
-        return True, [p for p in norm[len(root_real):].split("/") if p]
+            raise PathOutsideRoot(
+                f"path {shown(given)} is a link that leads outside the memory root; only memory inside the root can be read"
+            )
+        return True, [p for p in norm[len(root_real) :].split("/") if p]
     return False, [p for p in target.split("/") if p]
 
 
@@ -117,7 +119,7 @@ def walk(root_fd: int, root_real: str, parts: list[str], given: str, *, director
     :class:`MemoryFileNotFound` or :class:`MemoryUnreadable`.
     """
     todo = list(reversed(parts))  # a stack: the next component is todo[-1]
-    names: list[str] = []          # real directory names from the root down to ``cur``
+    names: list[str] = []  # real directory names from the root down to ``cur``
     cur = os.dup(root_fd)
     links = 0
     try:
@@ -146,11 +148,15 @@ def walk(root_fd: int, root_real: str, parts: list[str], given: str, *, director
                 if not stat.S_ISLNK(st.st_mode):
                     raise error_for(err, given) from None
                 if not last or directory:
-                    raise NotMemoryFile(f"path {shown(given)} passes through a directory link ({shown(name)}); "
-                                        "directory links are never followed: move the memory inside the root") from None
+                    raise NotMemoryFile(
+                        f"path {shown(given)} passes through a directory link ({shown(name)}); "
+                        "directory links are never followed: move the memory inside the root"
+                    ) from None
                 links += 1
                 if links > MAX_LINKS:
-                    raise NotMemoryFile(f"path {shown(given)} is a symlink loop (over {MAX_LINKS} links): fix or remove the link") from None
+                    raise NotMemoryFile(
+                        f"path {shown(given)} is a symlink loop (over {MAX_LINKS} links): fix or remove the link"
+                    ) from None
                 try:
                     target = os.readlink(name, dir_fd=cur)
                 except OSError as again:
@@ -172,7 +178,9 @@ def walk(root_fd: int, root_real: str, parts: list[str], given: str, *, director
                 os.close(fd)
                 if stat.S_ISDIR(st.st_mode):
                     raise MemoryFileNotFound(f"no memory file {shown(given)}", hint=Hint("list_dir", given))
-                raise NotMemoryFile(f"no memory file {shown(given)}: it is not a regular file (a FIFO, socket or device)")
+                raise NotMemoryFile(
+                    f"no memory file {shown(given)}: it is not a regular file (a FIFO, socket or device)"
+                )
             try:
                 _verify(fd, root_real, given)
             except BaseException:
@@ -262,8 +270,9 @@ def _list_fd(fd: int, rel: str, sizes: bool) -> Listed:
     return Listed(rel, tuple(out))
 
 
-def walk_dirs(root_fd: int, root_real: str, start: list[str], descend: Callable[[str, Entry], bool], *,
-              sizes: bool = False) -> Iterator[Listed]:
+def walk_dirs(
+    root_fd: int, root_real: str, start: list[str], descend: Callable[[str, Entry], bool], *, sizes: bool = False
+) -> Iterator[Listed]:
     """Every directory from ``start`` (components below the root) down, depth first in name order, each
     listed through a descriptor (``os.scandir(fd)``) and entered with ``openat(O_NOFOLLOW)`` from its
     parent's descriptor: a directory swapped for a link meanwhile is never entered, so no name or size

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .. import settings
-from . import rootfs
 from ..errors import InvalidArgument, MemsearchError, NotAMemoryRoot, NotMemoryFile, PathOutsideRoot, shown
+from . import rootfs
 
 __all__ = [
     "INDEX_NAME",
@@ -275,7 +275,10 @@ def safe_path(root: Path, path: str | os.PathLike[str]) -> tuple[Path, str]:
     except (OSError, RuntimeError):  # a link loop
         raise NotMemoryFile(f"path {shown(str(path))} is a symlink loop: fix or remove the link") from None
     if not _inside(resolved, root):
-        raise PathOutsideRoot(f"path {shown(str(path))} is a link that leads outside the memory root; only memory inside the root can be read")
+        raise PathOutsideRoot(
+            f"path {shown(str(path))} is a link that leads outside the memory root; "
+            f"only memory inside the root can be read"
+        )
     return candidate, "/".join(parts)
 
 
@@ -289,18 +292,26 @@ def path_parts(path: str | os.PathLike[str]) -> list[str]:
     if "\x00" in text:
         raise PathOutsideRoot(f"path {shown(text)} contains a NUL byte: give a path relative to the memory root")
     if not valid_name(text):
-        raise InvalidArgument(f"path '{printable(text)[:120]}' is not valid UTF-8; such names are never memory: "
-                              "rename the file with valid UTF-8 (validate lists them as bad-name)")
+        raise InvalidArgument(
+            f"path '{printable(text)[:120]}' is not valid UTF-8; such names are never memory: "
+            "rename the file with valid UTF-8 (validate lists them as bad-name)"
+        )
     size = len(os.fsencode(text))
     if os.path.isabs(text) or text.startswith("~"):
-        raise PathOutsideRoot(f"path {shown(text)} is absolute: give a path relative to the memory root, e.g. 'notes/2026-08-12.md'")
+        raise PathOutsideRoot(
+            f"path {shown(text)} is absolute: give a path relative to the memory root, e.g. 'notes/2026-08-12.md'"
+        )
     parts = [p for p in PurePosixPath(text.replace(os.sep, "/")).parts if p != "."]
     if ".." in parts:
         raise PathOutsideRoot(f"path {shown(text)} leaves the memory root: '..' is not allowed")
     if size > rootfs.PATH_MAX:
-        raise InvalidArgument(f"path {shown(text)} is {size:,} bytes long, over the {rootfs.PATH_MAX:,}-byte limit: no such memory file")
+        raise InvalidArgument(
+            f"path {shown(text)} is {size:,} bytes long, over the {rootfs.PATH_MAX:,}-byte limit: no such memory file"
+        )
     if any(len(os.fsencode(p)) > rootfs.NAME_MAX for p in parts):
-        raise InvalidArgument(f"path {shown(text)} has a component longer than {rootfs.NAME_MAX} bytes: no such memory file")
+        raise InvalidArgument(
+            f"path {shown(text)} has a component longer than {rootfs.NAME_MAX} bytes: no such memory file"
+        )
     return parts
 
 
@@ -345,7 +356,9 @@ def _refuse_kind(rel: str, kind: str) -> None:
     if kind == "hidden":
         raise NotMemoryFile(f"{shown(rel)} is hidden (a name starts with '.', or a link leads to one), not memory")
     if kind == "foreign":
-        raise NotMemoryFile(f"{shown(rel)} belongs to a foreign directory (another format, e.g. Agent Skills), not memory")
+        raise NotMemoryFile(
+            f"{shown(rel)} belongs to a foreign directory (another format, e.g. Agent Skills), not memory"
+        )
     if kind == "other":
         raise NotMemoryFile(f"{shown(rel)} is not a Markdown (.md) file; only memory files can be read")
 

@@ -97,9 +97,21 @@ def validate(
     errors: list[Issue] = []
     warnings: list[Issue] = []
     if not tree.has_root_index:
-        errors.append(Issue("missing-root-index", ".", f"the memory root has no {INDEX_NAME}: create {INDEX_NAME} in the root describing what this memory holds"))
+        errors.append(
+            Issue(
+                "missing-root-index",
+                ".",
+                f"the memory root has no {INDEX_NAME}: create {INDEX_NAME} in the root describing what this memory holds",
+            )
+        )
     for d in tree.dirs_missing_index:
-        errors.append(Issue("missing-index", d, f"memory directory {d!r} has no {INDEX_NAME}: create {d}/{INDEX_NAME} describing its files and subdirectories"))
+        errors.append(
+            Issue(
+                "missing-index",
+                d,
+                f"memory directory {d!r} has no {INDEX_NAME}: create {d}/{INDEX_NAME} describing its files and subdirectories",
+            )
+        )
 
     core_tokens = 0
     for rel in tree.core_files + tree.external_files:
@@ -111,32 +123,74 @@ def validate(
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
-            warnings.append(Issue("not-utf8", rel, f"{rel!r} is not valid UTF-8 (byte {err.start}): re-save it as UTF-8"))
+            warnings.append(
+                Issue("not-utf8", rel, f"{rel!r} is not valid UTF-8 (byte {err.start}): re-save it as UTF-8")
+            )
             text = decode(raw)
         name = rel.rsplit("/", 1)[-1]
         if name != INDEX_NAME and name.lower() == INDEX_NAME.lower():
-            warnings.append(Issue("misnamed-index", rel, f"{rel!r} looks like an index but the name is case-sensitive: rename it to {INDEX_NAME}"))
+            warnings.append(
+                Issue(
+                    "misnamed-index",
+                    rel,
+                    f"{rel!r} looks like an index but the name is case-sensitive: rename it to {INDEX_NAME}",
+                )
+            )
         if name == INDEX_NAME and not text.strip():
-            warnings.append(Issue("empty-index", rel, f"{rel!r} is empty: describe the directory and its files so an agent can discover them"))
+            warnings.append(
+                Issue(
+                    "empty-index",
+                    rel,
+                    f"{rel!r} is empty: describe the directory and its files so an agent can discover them",
+                )
+            )
         if "/" not in rel:
             core_tokens += count_tokens(text, encoding)
     if core_tokens > limit:
-        warnings.append(Issue(
-            "core-over-budget", ".",
-            f"core memory is {core_tokens:,} tokens, over the budget of {limit:,}: move detail from root files into subdirectories (external memory)",
-        ))
+        warnings.append(
+            Issue(
+                "core-over-budget",
+                ".",
+                f"core memory is {core_tokens:,} tokens, over the budget of {limit:,}: "
+                f"move detail from root files into subdirectories (external memory)",
+            )
+        )
     for directory, reason in tree.unreadable:
-        warnings.append(Issue("unreadable", directory, f"cannot list directory {directory!r} ({reason}): its memory is not "
-                              "indexed or listed; fix its permissions"))
+        warnings.append(
+            Issue(
+                "unreadable",
+                directory,
+                f"cannot list directory {directory!r} ({reason}): its memory is not "
+                "indexed or listed; fix its permissions",
+            )
+        )
     for special in tree.special:
-        warnings.append(Issue("special-file", special, f"{special!r} is a FIFO, socket or device, never memory: it is "
-                              "skipped; remove it or move it out of the memory root"))
+        warnings.append(
+            Issue(
+                "special-file",
+                special,
+                f"{special!r} is a FIFO, socket or device, never memory: it is "
+                "skipped; remove it or move it out of the memory root",
+            )
+        )
     for bad in tree.unnamed:
         name = printable(bad)
-        warnings.append(Issue("bad-name", name, f"'{name}' has a name that is not valid UTF-8, so it is not memory: "
-                              "it is never indexed, listed or read (nor anything below it): rename it"))
+        warnings.append(
+            Issue(
+                "bad-name",
+                name,
+                f"'{name}' has a name that is not valid UTF-8, so it is not memory: "
+                "it is never indexed, listed or read (nor anything below it): rename it",
+            )
+        )
     for link in tree.skipped_links:
-        warnings.append(Issue("link-skipped", link, f"{link!r} is a link to a directory or out of the root, which memsearch never follows: move the content inside the root"))
+        warnings.append(
+            Issue(
+                "link-skipped",
+                link,
+                f"{link!r} is a link to a directory or out of the root, which memsearch never follows: move the content inside the root",
+            )
+        )
     return ValidationReport(
         root=str(tree.root),
         errors=tuple(errors),

@@ -22,8 +22,8 @@ from typing import Iterable
 import watchfiles
 
 from .. import settings
-from ..errors import DaemonFailed, InvalidArgument, MemsearchError, SyncDeferred
 from ..engine.ingest.sync import IndexReport
+from ..errors import DaemonFailed, InvalidArgument, MemsearchError, SyncDeferred
 from ..location import IndexLocation
 from ..memory.files import atomic_write_json, read_json
 from ..memory.tree import resolve_root

@@ -41,12 +41,22 @@ from typing import AsyncIterator, Iterator
 
 import watchfiles
 
-from ..memory import rootfs
-
-from .daemon import (COMPACT_EVERY_SYNCS, COMPACT_MAX_INTERVAL_S, COMPACT_QUIET_S, DEBOUNCE_ENV, DEFAULT_DEBOUNCE_MS,
-                     TICK_MS, VERSION_KEEP_S, Daemon, MemoryFilter, read_state, resolve_debounce)
 from ..engine.ingest.sync import IndexReport
 from ..location import LOG_FILE, PID_FILE, STATE_FILE
+from ..memory import rootfs
+from .daemon import (
+    COMPACT_EVERY_SYNCS,
+    COMPACT_MAX_INTERVAL_S,
+    COMPACT_QUIET_S,
+    DEBOUNCE_ENV,
+    DEFAULT_DEBOUNCE_MS,
+    TICK_MS,
+    VERSION_KEEP_S,
+    Daemon,
+    MemoryFilter,
+    read_state,
+    resolve_debounce,
+)
 
 __all__ = ["watch", "awatch", "serve", "follow", "watch_dirs", "Daemon", "MemoryFilter", "resolve_debounce", "read_state",
            "DEBOUNCE_ENV", "DEFAULT_DEBOUNCE_MS", "STATE_FILE", "PID_FILE", "LOG_FILE", "COMPACT_QUIET_S",

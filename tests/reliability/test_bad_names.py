@@ -22,7 +22,6 @@ from memsearch.memory.editor import Editor
 from memsearch.memory.tree import scan
 from memsearch.memory.validator import validate
 from memsearch.tools import ToolBox
-
 from tests.conftest import build
 
 FILES = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\nwhat the notes hold\n",

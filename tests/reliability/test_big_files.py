@@ -12,11 +12,10 @@ import sys
 
 import pytest
 
-from memsearch.engine.ingest.batches import blake
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
+from memsearch.engine.ingest.batches import blake
 from memsearch.engine.storage.store import Store
-
 from tests.conftest import REPO, build
 
 BIG = "notes/big.md"

@@ -17,7 +17,6 @@ from memsearch.cli.app import main
 from memsearch.engine.check import check_index, repair_index
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
-
 from tests.conftest import build
 
 FILES = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\nwhat the notes hold\n"} | {

@@ -7,10 +7,9 @@ that fits the bound is never split.
 
 from __future__ import annotations
 
-import pytest
-
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

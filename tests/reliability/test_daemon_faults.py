@@ -14,7 +14,6 @@ from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.service import watcher as watcher_module
 from memsearch.service.watcher import watch, watch_dirs
-
 from tests.conftest import build
 
 

@@ -17,7 +17,6 @@ import pytest
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.service.watcher import watch
-
 from tests.conftest import REPO, build
 
 TREE = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n", "notes/a.md": "# A\n\nalpha kayaks\n"}

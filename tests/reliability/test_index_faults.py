@@ -17,7 +17,6 @@ import pytest
 from memsearch.cli.app import main
 from memsearch.engine.index import MemoryIndex
 from memsearch.errors import IndexDamaged, MemsearchError, StorageFull
-
 from tests.conftest import build
 
 FILES = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\nwhat the notes hold\n"} | {
@@ -47,20 +46,33 @@ def _flip_bytes(path):
 
 DAMAGE = {
     "index.json a list": lambda db: (db / "index.json").write_text("[1, 2]"),
-    "index.json unknown chunker field": lambda db: (db / "index.json").write_text(json.dumps(
-        json.loads((db / "index.json").read_text()) | {"chunker": {"max_tokens": 128, "overlap_lines": 2, "bogus": 1}})),
+    "index.json unknown chunker field": lambda db: (db / "index.json").write_text(
+        json.dumps(
+            json.loads((db / "index.json").read_text())
+            | {"chunker": {"max_tokens": 128, "overlap_lines": 2, "bogus": 1}}
+        )
+    ),
     "index.json garbage": lambda db: (db / "index.json").write_bytes(os.urandom(64)),
     "index.json empty": lambda db: (db / "index.json").write_text(""),
-    "chunks data truncated": lambda db: _first(db / "chunks.lance" / "data").write_bytes(_first(db / "chunks.lance" / "data").read_bytes()[:100]),
+    "chunks data truncated": lambda db: _first(db / "chunks.lance" / "data").write_bytes(
+        _first(db / "chunks.lance" / "data").read_bytes()[:100]
+    ),
     "chunks data deleted": lambda db: [p.unlink() for p in (db / "chunks.lance" / "data").iterdir()],
     "chunks data garbage": lambda db: _flip_bytes(_first(db / "chunks.lance" / "data")),
     "every chunks manifest deleted": lambda db: [p.unlink() for p in (db / "chunks.lance" / "_versions").iterdir()],
     "_indices deleted": lambda db: shutil.rmtree(db / "chunks.lance" / "_indices"),
-    "one _indices file deleted": lambda db: sorted(p for p in (db / "chunks.lance" / "_indices").rglob("*") if p.is_file())[-1].unlink(),
-    "files table garbage": lambda db: [p.write_bytes(os.urandom(p.stat().st_size)) for p in (db / "files.lance" / "data").iterdir()],
+    "one _indices file deleted": lambda db: sorted(
+        p for p in (db / "chunks.lance" / "_indices").rglob("*") if p.is_file()
+    )[-1].unlink(),
+    "files table garbage": lambda db: [
+        p.write_bytes(os.urandom(p.stat().st_size)) for p in (db / "files.lance" / "data").iterdir()
+    ],
     "files table deleted": lambda db: shutil.rmtree(db / "files.lance"),
-    "writer.lock a directory": lambda db: ((db / "writer.lock").unlink(missing_ok=True), (db / "writer.lock").mkdir(),
-                                           (db / "writer.lock" / "junk").write_text("x")),
+    "writer.lock a directory": lambda db: (
+        (db / "writer.lock").unlink(missing_ok=True),
+        (db / "writer.lock").mkdir(),
+        (db / "writer.lock" / "junk").write_text("x"),
+    ),
     "writer.json garbage": lambda db: (db / "writer.json").write_bytes(b"\xff\x00garbage"),
 }
 
@@ -118,7 +130,9 @@ def small_disk(tmp_path):
     """A 2 MB tmpfs for the index (needs root and mount permission: else skipped with the reason)."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, text=True)
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, text=True
+    )
     if result.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here ({result.stderr.strip()[:80]}); the file-size-limit variant covers it")
     try:
@@ -152,7 +166,9 @@ def test_disk_full(small_disk, tmp_path, real_embedder, capsys):
         index.sync()
     assert "full" in str(info.value) and "\n" not in str(info.value)
     for mode in ("hybrid", "vector", "keyword"):  # searching keeps working
-        assert [h.path for h in MemoryIndex(root, db=db, embedder=real_embedder).search("heron at dawn", k=3, mode=mode)]
+        assert [
+            h.path for h in MemoryIndex(root, db=db, embedder=real_embedder).search("heron at dawn", k=3, mode=mode)
+        ]
     assert [h.path for h in index.search("heron at dawn", k=3)] == before
     code, _, err = cli(["index", str(root), "--db", str(db)], capsys)  # a write: one clear line
     assert code == 2 and err.startswith("error:") and "full" in err and "Traceback" not in err

@@ -17,7 +17,6 @@ from memsearch.memory.editor import Editor
 from memsearch.memory.tree import scan
 from memsearch.memory.validator import validate
 from memsearch.tools import ToolBox
-
 from tests.conftest import build
 
 LEAK = "LEAKED-NAME-5d21e0"

@@ -17,7 +17,6 @@ from memsearch.errors import InvalidArgument, MemoryFileNotFound, MemsearchError
 from memsearch.memory.contract import list_dir, load_core, read
 from memsearch.memory.tree import scan
 from memsearch.tools import ToolBox
-
 from tests.conftest import build
 
 

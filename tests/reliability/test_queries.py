@@ -10,7 +10,6 @@ from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MODES, MemoryIndex, clean_text
 from memsearch.errors import InvalidArgument, MemsearchError
 from memsearch.tools import ToolBox
-
 from tests.conftest import build
 
 FILES = {

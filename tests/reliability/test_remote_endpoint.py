@@ -19,7 +19,6 @@ from benchmarks.seaweed import SeaweedS3
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.errors import StoreUnreachable
-
 from tests.conftest import build
 
 REPO = Path(__file__).resolve().parents[2]

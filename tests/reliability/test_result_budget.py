@@ -12,7 +12,6 @@ from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.harness.outputs import OUTPUT_SCHEMAS
 from memsearch.tools import ToolBox
-
 from tests.conftest import build
 
 BASE = {"MEMORY.md": "# Memory\n\nRoot index.\n", "notes/MEMORY.md": "# Notes\n\nWorking notes.\n",

@@ -14,7 +14,6 @@ import pytest
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.tools import ToolBox
-
 from tests.conftest import EXAMPLES, REPO, build, wait_for_port
 
 
@@ -103,7 +102,11 @@ def test_mcp_stdio_answers_deep_and_huge_requests(tmp_path):
         for call in calls:
             send(call)
             answer = reply()
-            assert answer["id"] == json.loads(call[: call.index(',"method"')] + "}")["id"] if call.startswith('{"jsonrpc":"2.0","id":2') else True
+            assert (
+                answer["id"] == json.loads(call[: call.index(',"method"')] + "}")["id"]
+                if call.startswith('{"jsonrpc":"2.0","id":2')
+                else True
+            )
             body = json.dumps(answer)
             assert answer["result"]["isError"] is True and len(body) < 10_000, body[:300]
         send(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}))
@@ -138,7 +141,7 @@ def _post(port: int, headers: dict, body, *, chunked: bool = False) -> _Reply:
         data = json.dumps(body).encode() if isinstance(body, dict) else body
         if chunked:
             whole = data
-            data = (whole[start:start + (1 << 20)] for start in range(0, len(whole), 1 << 20))
+            data = (whole[start : start + (1 << 20)] for start in range(0, len(whole), 1 << 20))
         connection.request("POST", "/mcp", body=data, headers=headers, encode_chunked=chunked)
         response = connection.getresponse()
         return _Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, response.read().decode())
@@ -161,35 +164,74 @@ def test_mcp_http_answers_deep_and_huge_requests(tmp_path):
     env = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PATH": os.environ.get("PATH", "")}
     env |= {k: v for k, v in os.environ.items() if k.startswith(("TIKTOKEN_", "HF_"))}
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "memsearch", "serve", str(EXAMPLES), "--db", str(tmp_path / "db"),
-                             "--http", "--port", str(port), "--no-warm"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=str(REPO), env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memsearch",
+            "serve",
+            str(EXAMPLES),
+            "--db",
+            str(tmp_path / "db"),
+            "--http",
+            "--port",
+            str(port),
+            "--no-warm",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=str(REPO),
+        env=env,
+    )
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     try:
         wait_for_port(port, proc, "the HTTP server")
-        init = _post(port, headers, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        init = _post(
+            port,
+            headers,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+        )
         assert _rpc(init)["id"] == 1
         headers["mcp-session-id"] = init.headers["mcp-session-id"]
         headers["mcp-protocol-version"] = "2025-06-18"
         assert _post(port, headers, {"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
 
-        deep = ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_read","arguments":{"path":'
-                + _nested_list_text(100_000) + "}}}").encode()
+        deep = (
+            '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_read","arguments":{"path":'
+            + _nested_list_text(100_000)
+            + "}}}"
+        ).encode()
         answer = _post(port, headers, deep)
         assert answer.status_code == 200 and len(answer.text) < 10_000, answer.text[:300]
         message = _rpc(answer)
         assert message["id"] == 2 and message["result"]["isError"] is True
         assert "nested deeper" in message["result"]["structuredContent"]["error"]["message"]
 
-        huge = json.dumps({"jsonrpc": "2.0", "id": "three", "method": "tools/call",
-                           "params": {"name": "memory_search", "arguments": {"query": "q" * 20_000_000}}}).encode()
+        huge = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": "three",
+                "method": "tools/call",
+                "params": {"name": "memory_search", "arguments": {"query": "q" * 20_000_000}},
+            }
+        ).encode()
         for chunked in (False, True):  # declared, or streamed in with no content-length: capped either way
             answer = _post(port, headers, huge, chunked=chunked)
             assert answer.status_code == 413 and len(answer.text) < 1_000, answer.text[:300]
             assert answer.json()["id"] == "three" and "over the limit" in answer.json()["error"]["message"]
 
-        note = ('{"jsonrpc":"2.0","method":"notifications/progress","params":' + _nested_list_text(100_000) + "}").encode()
+        note = (
+            '{"jsonrpc":"2.0","method":"notifications/progress","params":' + _nested_list_text(100_000) + "}"
+        ).encode()
         answer = _post(port, headers, note)
         assert answer.status_code == 400 and len(answer.text) < 1_000, answer.text[:300]
 

@@ -19,7 +19,6 @@ from memsearch.errors import MemoryUnreadable, MemsearchError, StorageFull
 from memsearch.memory.contract import list_dir, load_core, read
 from memsearch.memory.tree import scan
 from memsearch.memory.validator import validate
-
 from tests.conftest import build
 
 NOBODY = 65534

@@ -7,9 +7,7 @@ import pytest
 from memsearch.errors import InvalidArgument, NoUniqueMatch
 from memsearch.memory.editor import Editor
 from memsearch.memory.viewing import MATCH_LINES_SHOWN
-
 from memsearch.tools import ToolBox
-
 from tests.conftest import build
 
 

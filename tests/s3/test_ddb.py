@@ -40,12 +40,23 @@ def ddb(dynamodb, s3, monkeypatch):
     import boto3
 
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb)
-    client = boto3.client("dynamodb", endpoint_url=dynamodb, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test")
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=dynamodb,
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+    )
     table = f"lance-{uuid.uuid4().hex[:8]}"
-    client.create_table(TableName=table, BillingMode="PAY_PER_REQUEST",
-                        KeySchema=[{"AttributeName": "base_uri", "KeyType": "HASH"}, {"AttributeName": "version", "KeyType": "RANGE"}],
-                        AttributeDefinitions=[{"AttributeName": "base_uri", "AttributeType": "S"},
-                                              {"AttributeName": "version", "AttributeType": "N"}])
+    client.create_table(
+        TableName=table,
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "base_uri", "KeyType": "HASH"}, {"AttributeName": "version", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "base_uri", "AttributeType": "S"},
+            {"AttributeName": "version", "AttributeType": "N"},
+        ],
+    )
 
     class Commits:
         endpoint = dynamodb
@@ -122,8 +133,16 @@ def test_concurrent_appends_through_the_commit_store_lose_no_commit(ddb, tmp_pat
     lancedb.connect(remote.uri, storage_options=remote.storage_options).create_table("rows", pa.table({"id": ["seed"]}))
     barrier = tmp_path / "barrier"
     barrier.mkdir()
-    procs = [subprocess.Popen([sys.executable, "-c", APPENDER, remote.uri, f"w{i}", str(barrier)], stderr=subprocess.PIPE,
-                              text=True, cwd=REPO, env=ddb.env(PYTHONPATH=str(REPO))) for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", APPENDER, remote.uri, f"w{i}", str(barrier)],
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env=ddb.env(PYTHONPATH=str(REPO)),
+        )
+        for i in range(2)
+    ]
     for proc in procs:
         _, err = proc.communicate(timeout=180)
         assert proc.returncode == 0, err

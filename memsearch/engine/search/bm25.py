@@ -26,7 +26,6 @@ import unicodedata
 from typing import Sequence
 
 import numpy as np
-
 import pyarrow as pa
 
 from ..storage.filter import Filter

@@ -42,7 +42,8 @@ embedded on its own, a chunk's cosine mixed with its best line's (0.3 .. 1.0: 0.
 R@5, turn recall 0.847 .. 0.864); RM3-style expansion of the BM25 query with the 3 / 8 best terms
 of the top 3 hybrid hits, its BM25 list added at 0.2 .. 1.0 (turn recall up to 0.879 but MRR down to
 0.733, held-out 0.887 / 0.931 / 0.853 / 0.716; the best balance, 8 terms at 0.2, 0.898 / 0.945 /
-0.871 / 0.752, is noise for a second full-text query the latency budget has no room for). The misses left are mostly multi-hop and open-domain questions
+0.871 / 0.752, is noise for a second full-text query the latency budget has no room for). The misses left
+are mostly multi-hop and open-domain questions
 (file R@5 0.65 / 0.63 on the tuning split) whose evidence turns share few words with the question
 and sit far down both candidate lists (BM25 and cosine ranks 20 .. 150): re-ranking the same two
 lists cannot lift them, a better first-stage representation would.
@@ -100,11 +101,39 @@ from ...memory.tree import INDEX_NAME
 from .cjk import cjk_share
 from .query import DateRange, has_identifier, query_dates, wants_latest
 
-__all__ = ["FUSIONS", "VECTOR_WEIGHT", "RRF_K", "KEYWORD_WEIGHT", "CANDIDATE_FACTOR",
-           "MIN_CANDIDATES", "CJK_VECTOR_WEIGHT", "CJK_QUERY_SHARE", "IDENTIFIER_VECTOR_WEIGHT", "DATE_BOOST",
-           "DATE_SLACK_DAYS", "WEAK_KEYWORD_VECTOR_WEIGHT", "FULL_COVERAGE", "EVIDENCE_ROWS",
-           "keyword_coverage", "vector_weight", "STUB_WEIGHT", "YIELD_FLOOR", "LATEST_BOOST", "LATEST_FLOOR",
-           "LATEST_DECAY", "is_stub", "memory_md_yield", "latest_boost", "reshape", "hybrid", "date_boost", "convex", "rrf", "fuse", "merge_rows"]
+__all__ = [
+    "FUSIONS",
+    "VECTOR_WEIGHT",
+    "RRF_K",
+    "KEYWORD_WEIGHT",
+    "CANDIDATE_FACTOR",
+    "MIN_CANDIDATES",
+    "CJK_VECTOR_WEIGHT",
+    "CJK_QUERY_SHARE",
+    "IDENTIFIER_VECTOR_WEIGHT",
+    "DATE_BOOST",
+    "DATE_SLACK_DAYS",
+    "WEAK_KEYWORD_VECTOR_WEIGHT",
+    "FULL_COVERAGE",
+    "EVIDENCE_ROWS",
+    "keyword_coverage",
+    "vector_weight",
+    "STUB_WEIGHT",
+    "YIELD_FLOOR",
+    "LATEST_BOOST",
+    "LATEST_FLOOR",
+    "LATEST_DECAY",
+    "is_stub",
+    "memory_md_yield",
+    "latest_boost",
+    "reshape",
+    "hybrid",
+    "date_boost",
+    "convex",
+    "rrf",
+    "fuse",
+    "merge_rows",
+]
 
 # The default fusion of the keyword and vector rankings in hybrid mode (the ``fusion`` setting) is
 # "convex". Measured on LoCoMo (benchmarks/README.md): convex beat the best RRF setting on both
@@ -181,8 +210,13 @@ LATEST_FLOOR = 0.5
 LATEST_DECAY = 0.5
 
 
-def vector_weight(query: str, multilingual: bool = False, keyword: list[dict] | None = None,
-                  weak: float = WEAK_KEYWORD_VECTOR_WEIGHT, full: float = FULL_COVERAGE) -> float:
+def vector_weight(
+    query: str,
+    multilingual: bool = False,
+    keyword: list[dict] | None = None,
+    weak: float = WEAK_KEYWORD_VECTOR_WEIGHT,
+    full: float = FULL_COVERAGE,
+) -> float:
     """The convex fusion's vector weight for ``query``: lower where the model cannot read it, higher
     where the keyword candidates (``keyword``, when given) share few of its words."""
     if not multilingual and cjk_share(query) >= CJK_QUERY_SHARE:
@@ -231,8 +265,10 @@ def date_boost(ranked: list[dict], ranges: tuple[DateRange, ...] | list[DateRang
     if not ranges or not ranked:
         return ranked
     bonus = DATE_BOOST * max(r["score"] for r in ranked)
-    boosted = [dict(r, score=r["score"] + bonus) if any(d.contains(r.get("date"), DATE_SLACK_DAYS) for d in ranges) else r
-               for r in ranked]
+    boosted = [
+        dict(r, score=r["score"] + bonus) if any(d.contains(r.get("date"), DATE_SLACK_DAYS) for d in ranges) else r
+        for r in ranked
+    ]
     return sorted(boosted, key=lambda r: (-r["score"], r["path"], r["start_line"]))
 
 
@@ -291,8 +327,7 @@ def convex(vector: list[dict], keyword: list[dict], weight: float = VECTOR_WEIGH
     v_lo, v_hi = (min(v.values()), max(v.values())) if v else (0.0, 1.0)
     b_hi = max(b.values(), default=0.0) or 1.0
     scores = {
-        i: weight * ((v[i] - v_lo) / ((v_hi - v_lo) or 1.0) if i in v else 0.0)
-        + (1 - weight) * (b.get(i, 0.0) / b_hi)
+        i: weight * ((v[i] - v_lo) / ((v_hi - v_lo) or 1.0) if i in v else 0.0) + (1 - weight) * (b.get(i, 0.0) / b_hi)
         for i in rows
     }
     order = sorted(scores, key=lambda i: (-scores[i], rows[i]["path"], rows[i]["start_line"]))
@@ -332,7 +367,10 @@ def _names(text: str, name: str) -> bool:
     words = [w for w in re.split(r"[-_.\s]+", stem) if w]
     if not words:
         return False
-    return re.search(r"(?<![\w-])" + r"[-_\s]".join(map(re.escape, words)) + r"(?:\.md|/)?(?![\w-])", text.lower()) is not None
+    return (
+        re.search(r"(?<![\w-])" + r"[-_\s]".join(map(re.escape, words)) + r"(?:\.md|/)?(?![\w-])", text.lower())
+        is not None
+    )
 
 
 def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor: float = YIELD_FLOOR) -> list[dict]:
@@ -350,8 +388,13 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
             continue
         prefix = "" if _dir(row) == "." else _dir(row) + "/"
         text = row.get("text", "")
-        named = [r["score"] for r in ranked if r["path"].startswith(prefix) and not r["path"].endswith(INDEX_NAME)
-                 and _names(text, r["path"][len(prefix):].split("/", 1)[0])]
+        named = [
+            r["score"]
+            for r in ranked
+            if r["path"].startswith(prefix)
+            and not r["path"].endswith(INDEX_NAME)
+            and _names(text, r["path"][len(prefix) :].split("/", 1)[0])
+        ]
         best = max(named, default=0.0)
         if best >= floor * row["score"] and best < row["score"] + 1e-9 and named:
             out.append(dict(row, score=best * (1 - 1e-6)))
@@ -361,8 +404,13 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
     return _sorted(out) if changed else ranked
 
 
-def latest_boost(ranked: list[dict], query: str, boost: float = LATEST_BOOST, floor: float = LATEST_FLOOR,
-                 decay: float = LATEST_DECAY) -> list[dict]:
+def latest_boost(
+    ranked: list[dict],
+    query: str,
+    boost: float = LATEST_BOOST,
+    floor: float = LATEST_FLOOR,
+    decay: float = LATEST_DECAY,
+) -> list[dict]:
     """For a "latest" query (:func:`wants_latest`), relevant dated rows gain by recency."""
     if not ranked or not boost or not wants_latest(query):
         return ranked
@@ -370,9 +418,13 @@ def latest_boost(ranked: list[dict], query: str, boost: float = LATEST_BOOST, fl
     dates = sorted({r["date"] for r in ranked if r.get("date") and r["score"] >= floor * top}, reverse=True)
     if not dates:
         return ranked
-    gain = {d: boost * top * decay ** i for i, d in enumerate(dates)}
-    return _sorted([dict(r, score=r["score"] + gain[r["date"]]) if r["score"] >= floor * top and r.get("date") in gain
-                    else r for r in ranked])
+    gain = {d: boost * top * decay**i for i, d in enumerate(dates)}
+    return _sorted(
+        [
+            dict(r, score=r["score"] + gain[r["date"]]) if r["score"] >= floor * top and r.get("date") in gain else r
+            for r in ranked
+        ]
+    )
 
 
 def reshape(ranked: list[dict], query: str) -> list[dict]:

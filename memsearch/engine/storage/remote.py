@@ -36,8 +36,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ... import settings
-from ...errors import (BucketNotFound, IndexLocked, IndexMismatch, RemoteStoreError,
-                      StoreAccessDenied, StoreUnreachable)
+from ...errors import BucketNotFound, IndexLocked, IndexMismatch, RemoteStoreError, StoreAccessDenied, StoreUnreachable
 from ...location import LEASE_FILE, META_FILE, SCHEMES, is_remote, parse_remote
 from .lock import WriterLock
 
