@@ -24,7 +24,6 @@ Refusals are typed errors from :mod:`memsearch.errors` whose message says how to
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import shutil
 import stat
@@ -45,7 +44,7 @@ from ..errors import (
 from . import rootfs
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .files import atomic_write_bytes, make_dir, private_modes
-from .placement import Target, check_growth, locate, require_markdown, write_lock
+from .placement import Target, check_growth, index_text, locate, require_markdown, write_lock
 from .tokens import count_tokens, encoding_name
 from .tree import INDEX_NAME, MemoryTree, foreign_dirs, printable, read_memory, resolve_root, scan, valid_name
 from .validator import core_budget
@@ -56,16 +55,6 @@ __all__ = ["Editor", "EditResult", "COMMANDS", "ARGUMENTS", "index_text"]
 _BOM = b"\xef\xbb\xbf"
 
 OnChange = Callable[[tuple[str, ...]], "dict | None"]
-
-
-def index_text(directory: str) -> str:
-    """The ``MEMORY.md`` made for a new directory: a title from its name and one line on what it holds."""
-    if directory == ".":
-        return ("# Memory\n\nCore memory: the Markdown files here are always in context; "
-                "each subdirectory holds more, described by its own MEMORY.md.\n")
-    name = directory.rsplit("/", 1)[-1]
-    words = re.sub(r"[-_\s]+", " ", name.removesuffix(".md")).strip() or name
-    return f"# {words[:1].upper() + words[1:]}\n\nMemory about {words}: the notes filed in {directory}/.\n"
 
 
 def _parent(rel: str) -> str:

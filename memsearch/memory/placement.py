@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import stat
 import time
 from contextlib import contextmanager
@@ -29,8 +30,8 @@ from ..errors import InvalidArgument, MemoryBusy, NotMemoryFile, PathOutsideRoot
 from . import rootfs
 from .tree import MARKDOWN_SUFFIX, printable, valid_name
 
-__all__ = ["MEMORIES_PREFIX", "Target", "to_relative", "require_memories", "locate", "check_growth", "require_markdown", "write_lock",
-           "LOCK_TIMEOUT_S"]
+__all__ = ["MEMORIES_PREFIX", "Target", "index_text", "to_relative", "require_memories", "locate", "check_growth",
+           "require_markdown", "write_lock", "LOCK_TIMEOUT_S"]
 
 #: The directory Claude's memory tool (``memory_20250818``) shows its memory under.
 MEMORIES_PREFIX = "/memories"
@@ -207,3 +208,13 @@ def write_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the flock
+
+
+def index_text(directory: str) -> str:
+    """The ``MEMORY.md`` made for a new directory: a title from its name and one line on what it holds."""
+    if directory == ".":
+        return ("# Memory\n\nCore memory: the Markdown files here are always in context; "
+                "each subdirectory holds more, described by its own MEMORY.md.\n")
+    name = directory.rsplit("/", 1)[-1]
+    words = re.sub(r"[-_\s]+", " ", name.removesuffix(".md")).strip() or name
+    return f"# {words[:1].upper() + words[1:]}\n\nMemory about {words}: the notes filed in {directory}/.\n"
