@@ -77,3 +77,15 @@ def examples_copy(tmp_path):
     target = tmp_path / "examples-memory"
     shutil.copytree(EXAMPLES, target, ignore=shutil.ignore_patterns(".memsearch"))
     return target
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    """Run the ``memsearch`` command in this process: its exit code, stdout and stderr."""
+    from memsearch.cli.app import main
+
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code or 0
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -12,7 +12,6 @@ import os
 
 import pytest
 
-from memsearch.cli.app import main
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.errors import InvalidArgument
@@ -22,7 +21,7 @@ from memsearch.memory.editor import Editor
 from memsearch.memory.tree import scan
 from memsearch.memory.validator import validate
 from memsearch.tools import ToolBox
-from tests.conftest import build
+from tests.conftest import build, run_cli
 
 FILES = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\nwhat the notes hold\n",
          "notes/good.md": "# Good\nthe heron flew over the pond at dawn\n"}
@@ -39,15 +38,6 @@ def _bad_root(tmp_path):
     with open(notes + b"/\xfe-dir/MEMORY.md", "wb") as f:
         f.write(b"# Bad dir\n")
     return root
-
-
-def cli(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_every_layer_agrees_on_a_bad_name(tmp_path):
@@ -100,17 +90,17 @@ def test_cli_end_to_end_with_a_bad_name(tmp_path, capsys):
     """The real model and LanceDB: index, search, rebuild, validate, ls and read from the command line."""
     root = _bad_root(tmp_path)
     db = str(tmp_path / "db")
-    code, out, err = cli(["index", str(root), "--db", db], capsys)
+    code, out, err = run_cli(["index", str(root), "--db", db], capsys)
     assert code == 0, err
     assert "notes/\\xff.md" in err and "not valid UTF-8" in err and "damaged" not in err
-    code, out, err = cli(["search", str(root), "heron at dawn", "--db", db], capsys)
+    code, out, err = run_cli(["search", str(root), "heron at dawn", "--db", db], capsys)
     assert code == 0, err
     assert "notes/good.md" in out
-    code, out, err = cli(["index", str(root), "--db", db, "--rebuild"], capsys)
+    code, out, err = run_cli(["index", str(root), "--db", db, "--rebuild"], capsys)
     assert code == 0 and "damaged" not in err
-    code, out, err = cli(["validate", str(root)], capsys)
+    code, out, err = run_cli(["validate", str(root)], capsys)
     assert code == 0 and "bad-name" in out and "notes/\\xff.md" in out
-    code, out, err = cli(["ls", str(root), "notes"], capsys)
+    code, out, err = run_cli(["ls", str(root), "notes"], capsys)
     assert code == 0 and "good.md" in out and "\\xff" not in out
-    code, out, err = cli(["read", str(root), "notes/\udcff.md"], capsys)
+    code, out, err = run_cli(["read", str(root), "notes/\udcff.md"], capsys)
     assert code == 2 and "not valid UTF-8" in err and "Traceback" not in err

@@ -13,11 +13,10 @@ import shutil
 import numpy as np
 import pytest
 
-from memsearch.cli.app import main
 from memsearch.engine.check import check_index, repair_index
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
-from tests.conftest import build
+from tests.conftest import build, run_cli
 
 FILES = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\nwhat the notes hold\n"} | {
     f"notes/n{i}.md": f"# Note {i}\n" + f"the heron flew over pond {i} at dawn\n" * 12 for i in range(8)}
@@ -94,41 +93,32 @@ def test_a_changed_file_is_stale_not_damage(indexed):
     assert report.ok and report.stale == ("notes/n1.md",)
 
 
-def cli(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.mark.slow
 def test_memsearch_check_end_to_end(tmp_path, capsys):
     """The real model: a vector damaged in the data file is found by `memsearch check` (not by `index`),
     repaired by `--repair`; `index --check` repairs damaged text; no library warning reaches stderr."""
     root = build(tmp_path / "memory", FILES)
     db = tmp_path / "db"
-    code, _, err = cli(["index", str(root), "--db", str(db)], capsys)
+    code, _, err = run_cli(["index", str(root), "--db", str(db)], capsys)
     assert code == 0, err
     clean = tmp_path / "clean"
     shutil.copytree(db, clean)
     path = damage_vector(MemoryIndex(root, db=db), db)
-    code, out, err = cli(["index", str(root), "--db", str(db)], capsys)
+    code, out, err = run_cli(["index", str(root), "--db", str(db)], capsys)
     assert code == 0 and "rebuilt" not in err  # reading the tables through finds nothing
-    code, out, err = cli(["search", str(root), "heron at dawn", "--db", str(db), "--mode", "vector"], capsys)
+    code, out, err = run_cli(["search", str(root), "heron at dawn", "--db", str(db), "--mode", "vector"], capsys)
     assert "Warning" not in err, err
-    code, out, err = cli(["check", str(root), "--db", str(db)], capsys)
+    code, out, err = run_cli(["check", str(root), "--db", str(db)], capsys)
     assert code == 1 and path in err and "--repair" in out and "Warning" not in err
-    code, out, err = cli(["check", str(root), "--db", str(db), "--repair"], capsys)
+    code, out, err = run_cli(["check", str(root), "--db", str(db), "--repair"], capsys)
     assert code == 0 and "re-indexed 1 damaged file" in err and ": ok" in out
-    code, out, err = cli(["check", str(root), "--db", str(db)], capsys)
+    code, out, err = run_cli(["check", str(root), "--db", str(db)], capsys)
     assert code == 0 and ": ok" in out
 
     shutil.rmtree(db)
     shutil.copytree(clean, db)
     damage_text(db)
-    code, out, err = cli(["index", str(root), "--db", str(db), "--check"], capsys)
+    code, out, err = run_cli(["index", str(root), "--db", str(db), "--check"], capsys)
     assert code == 0 and "notes/n3.md" in err and "re-indexed 1 damaged file" in err
-    code, out, err = cli(["check", str(root), "--db", str(db), "--json"], capsys)
+    code, out, err = run_cli(["check", str(root), "--db", str(db), "--json"], capsys)
     assert code == 0 and '"ok": true' in out

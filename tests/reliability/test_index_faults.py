@@ -14,22 +14,12 @@ import subprocess
 
 import pytest
 
-from memsearch.cli.app import main
 from memsearch.engine.index import MemoryIndex
 from memsearch.errors import IndexDamaged, MemsearchError, StorageFull
-from tests.conftest import build
+from tests.conftest import build, run_cli
 
 FILES = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\nwhat the notes hold\n"} | {
     f"notes/n{i}.md": f"# Note {i}\n" + f"the heron flew over pond {i} at dawn\n" * 12 for i in range(8)}
-
-
-def cli(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _first(directory, pattern="*"):
@@ -97,7 +87,7 @@ def test_damaged_index(kind, clean, tmp_path, real_embedder, capsys):
         MemoryIndex(root, db=db, embedder=real_embedder).search("heron at dawn", mode="hybrid")
     except MemsearchError as exc:
         assert "--rebuild" in str(exc) and "Traceback" not in str(exc)
-    code, out, err = cli(["index", str(root), "--db", str(db)], capsys)
+    code, out, err = run_cli(["index", str(root), "--db", str(db)], capsys)
     assert code == 0, err
     assert "Traceback" not in err
     index = MemoryIndex(root, db=db, embedder=real_embedder)
@@ -112,7 +102,7 @@ def test_rebuild_over_a_damaged_lock(clean, tmp_path, capsys):
     db = tmp_path / "db"
     shutil.copytree(clean_db, db)
     DAMAGE["writer.lock a directory"](db)
-    code, _, err = cli(["index", str(root), "--db", str(db), "--rebuild"], capsys)
+    code, _, err = run_cli(["index", str(root), "--db", str(db), "--rebuild"], capsys)
     assert code == 0 and "Traceback" not in err
 
 
@@ -121,7 +111,7 @@ def test_repair_is_reported(clean, tmp_path, capsys):
     db = tmp_path / "db"
     shutil.copytree(clean_db, db)
     DAMAGE["chunks data garbage"](db)
-    code, _, err = cli(["index", str(root), "--db", str(db)], capsys)
+    code, _, err = run_cli(["index", str(root), "--db", str(db)], capsys)
     assert code == 0 and "rebuilt" in err
 
 
@@ -170,9 +160,9 @@ def test_disk_full(small_disk, tmp_path, real_embedder, capsys):
             h.path for h in MemoryIndex(root, db=db, embedder=real_embedder).search("heron at dawn", k=3, mode=mode)
         ]
     assert [h.path for h in index.search("heron at dawn", k=3)] == before
-    code, _, err = cli(["index", str(root), "--db", str(db)], capsys)  # a write: one clear line
+    code, _, err = run_cli(["index", str(root), "--db", str(db)], capsys)  # a write: one clear line
     assert code == 2 and err.startswith("error:") and "full" in err and "Traceback" not in err
-    code, out, err = cli(["search", str(root), "heron at dawn", "--db", str(db), "-k", "2"], capsys)  # syncs first
+    code, out, err = run_cli(["search", str(root), "heron at dawn", "--db", str(db), "-k", "2"], capsys)  # syncs first
     assert code == 0 and "notes/n" in out and "Traceback" not in err
     os.unlink(filler)  # space is back: the next sync completes
     report = MemoryIndex(root, db=db, embedder=real_embedder).sync()
