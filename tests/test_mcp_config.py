@@ -115,8 +115,10 @@ def test_printed_config_starts_a_working_server_from_a_clean_environment(memory,
     assert done.returncode == 0, done.stderr
     server = json.loads(done.stdout)["mcpServers"]["memsearch"]
     # As a desktop client starts it: no PATH, no virtual environment, no PYTHONPATH, another working directory.
-    params = StdioServerParameters(command="/usr/bin/env", args=["-i", f"HOME={tmp_path}", server["command"],
-                                                                  *server["args"]], cwd=str(tmp_path))
+    # MEMSEARCH_AUTOSTART=0 only so that no daemon outlives the test (conftest does the same for every test).
+    params = StdioServerParameters(command="/usr/bin/env", cwd=str(tmp_path),
+                                   args=["-i", f"HOME={tmp_path}", "MEMSEARCH_AUTOSTART=0", server["command"],
+                                         *server["args"]])
 
     async def session():
         with anyio.fail_after(300):
