@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import MemsearchError
+from ..errors import IndexDamaged, IndexMismatch, InvalidArgument, MemsearchError
 from ..service import route
 from .check import print_check as _print_check
 from .check import run_check as _run_check
@@ -178,7 +178,6 @@ def index_command(
 ) -> None:
     """Index external memory (incremental: only changed files are re-chunked, only changed chunks re-embedded)."""
     from ..engine.index import MemoryIndex
-    from ..errors import IndexDamaged, IndexMismatch
 
     embedder = None
     if ray:
@@ -273,7 +272,6 @@ def search_command(
 ) -> None:
     """Search external memory: answered by the daemon when one serves the index, else in-process
     after syncing changed files (unless a daemon holds the index)."""
-    from ..errors import InvalidArgument
 
     if (query is None) == (queries is None):
         raise InvalidArgument("give either a QUERY or --queries FILE.jsonl (not both)")
@@ -330,7 +328,6 @@ def _search_all(where, model, items, local: bool, no_sync: bool, start, *, k, sc
 
 
 def _read_queries(path: Path) -> list[dict]:
-    from ..errors import InvalidArgument
 
     try:
         lines = path.read_text(encoding="utf-8").splitlines()

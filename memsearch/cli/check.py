@@ -12,6 +12,7 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
+from ..errors import IndexDamaged
 from .render import emit_json, err, out
 
 __all__ = ["register", "run_check", "print_check"]
@@ -73,7 +74,6 @@ def register(app: typer.Typer) -> None:
         """Verify every row of the index against its Markdown file and stored hashes (vectors finite, unit length)."""
         from ..engine.check import CheckReport, Finding
         from ..engine.index import MemoryIndex
-        from ..errors import IndexDamaged
 
         try:
             index = MemoryIndex(root, db=db, model=model)

@@ -14,6 +14,7 @@ from typing import Optional
 
 import typer
 
+from ..errors import InvalidArgument
 from .options import DbOpt, ModelOpt, RootArg
 
 __all__ = ["register"]
@@ -25,7 +26,6 @@ def _text(value: Optional[str]) -> Optional[str]:
 
 
 def _range(value: Optional[str]):
-    from ..errors import InvalidArgument
 
     if value is None:
         return None
@@ -37,7 +37,6 @@ def _range(value: Optional[str]):
 
 
 def _call(command, path, target, text, old, new, line, view_range, given) -> dict:
-    from ..errors import InvalidArgument
 
     if given is not None:
         if command is not None:

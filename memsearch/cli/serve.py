@@ -10,6 +10,7 @@ from typing import Optional
 
 import typer
 
+from ..errors import IndexLocked, InvalidArgument
 from .options import DbOpt, ModelOpt
 
 __all__ = ["register"]
@@ -60,7 +61,6 @@ def register(app: typer.Typer) -> None:
         """Run a Model Context Protocol server on stdio (or --http): memory tools and MEMORY.md resources.
 
         Writes memory only with --writable."""
-        from ..errors import InvalidArgument
         from ..harness.mcp import check_loopback, serve_http, serve_stdio
         from ..harness.tools import ToolBox
 
@@ -98,7 +98,6 @@ def _start_watcher(root: Path, db: Optional[str], model: Optional[str]):
     """The daemon in this process (its searches reach it through its socket), or None if another writer runs."""
     import sys
 
-    from ..errors import IndexLocked
     from ..service.process import WatchThread
 
     try:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import IndexLocked
+from ..errors import DaemonUnavailable, IndexLocked, MemsearchError
 from ..location import IndexLocation
 from ..memory.editor import Editor, EditResult
 
@@ -111,7 +111,6 @@ class IndexSync:
 
 def _daemon_sync(index, paths: list[str], timeout: float) -> dict | None:
     """Ask the daemon serving ``index`` to sync ``paths`` now; None when it cannot (then wait for its events)."""
-    from ..errors import DaemonUnavailable, MemsearchError
     from ..service.client import Client
 
     try:

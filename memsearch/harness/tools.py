@@ -23,12 +23,11 @@ import os
 import threading
 from typing import Any
 
-from ..engine.search.args import SearchArgs
-from ..errors import IndexLocked, InvalidArgument, MemoryFileNotFound, MemsearchError, StorageFull, UnknownTool
+from ..engine.search.args import check_search
+from ..errors import IndexLocked, InvalidArgument, MemsearchError, StorageFull, UnknownTool
 from ..location import IndexLocation
 from ..memory.contract import list_dir, load_core, read
-from ..memory.document import parse_date
-from ..memory.tree import resolve_root, safe_path
+from ..memory.tree import resolve_root
 from ..service import route
 from .bounds import bounded_error
 from .budget import DEFAULT_BUDGET, MIN_BUDGET, Budget
@@ -220,21 +219,11 @@ class ToolBox:
         since: str | None = None,
         until: str | None = None,
     ) -> dict:
-        if not query.strip():
-            raise InvalidArgument("memory_search: the query is empty: give some words to search for")
-        full, rel = safe_path(self.root, scope.strip().rstrip("/")) if scope else (self.root, ".")
-        if not full.is_dir():
-            raise MemoryFileNotFound(
-                f"memory_search: scope {rel!r} is not a directory of the memory: see memory_list(path='.')"
-            )
         try:
-            since, until = parse_date(since, "since"), parse_date(until, "until")
-        except InvalidArgument as exc:
-            raise InvalidArgument(f"memory_search: {exc}") from None
-        if since and until and since > until:
-            raise InvalidArgument(f"memory_search: since {since} is after until {until}: swap them")
-        params = dict(query=query, k=k, scope=None if rel == "." else rel, mode=mode, since=since, until=until)
-        hits = route.search(IndexLocation.of(self.root, self.db, resolved=True), SearchArgs(**params), model=self.model,
+            args = check_search(self.root, query, k, scope, mode, since, until, scope_must_exist=True)
+        except MemsearchError as exc:
+            raise type(exc)(f"memory_search: {exc.text}", hint=exc.hint) from None
+        hits = route.search(IndexLocation.of(self.root, self.db, resolved=True), args, model=self.model,
                             local=not self.daemon, sync=self.sync, guard=self._lock, using=self._using)
         items = [
             {

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ...errors import InvalidArgument, MemoryFileNotFound
+from ...errors import Hint, InvalidArgument, MemoryFileNotFound
 from ...memory.document import parse_date
 from ...memory.tree import safe_path
 
@@ -53,7 +53,7 @@ def check_search(root: Path, query, k=10, scope=None, mode="hybrid", since=None,
     if scope not in (None, "", "."):
         full, rel = safe_path(root, str(scope).strip().rstrip("/"))
         if scope_must_exist and not full.is_dir():
-            raise MemoryFileNotFound(f"scope {rel!r} is not a directory of the memory")
+            raise MemoryFileNotFound(f"scope {rel!r} is not a directory of the memory", hint=Hint("list", "."))
         rel = None if rel == "." else rel
     since_s, until_s = parse_date(since, "since"), parse_date(until, "until")
     if since_s and until_s and since_s > until_s:
