@@ -93,6 +93,7 @@ word with it and sit in chunks dominated by the assistant's long answers.
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 
@@ -286,17 +287,22 @@ def merge_rows(ranked: list[dict], k: int) -> list[dict]:
     Each merged row carries ``_lines``: line number -> text, the union of its parts.
     """
     merged: list[dict] = []
+    of_file: dict[str, list[dict]] = {}  # path -> its hits in ``merged``, in the same order (only they overlap)
     for row in ranked:
-        target = next((m for m in merged if _overlaps(m, row)), None)
+        same = of_file.get(row["path"], ())
+        target = next((m for m in same if _overlaps(m, row)), None)
         if target is None:
             if len(merged) < k:
-                merged.append(dict(row, _lines=_line_map(row)))
+                hit = dict(row, _lines=_line_map(row))
+                merged.append(hit)
+                of_file.setdefault(row["path"], []).append(hit)
             continue
         _absorb(target, row)
         # the grown hit may now reach a lower-ranked hit of the same file: fold it in
-        for other in [m for m in merged if m is not target and _overlaps(m, target)]:
+        for other in [m for m in same if m is not target and _overlaps(m, target)]:
             _absorb(target, other)
             merged.remove(other)
+            same.remove(other)
     return merged
 
 
@@ -378,6 +384,7 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
     if not ranked:
         return ranked
     out, changed = [], False
+    notes = None  # (path, score) of the rows that are not MEMORY.md, gathered at the first index that names
     for row in ranked:
         if row["path"].rsplit("/", 1)[-1] != INDEX_NAME:
             out.append(row)
@@ -388,13 +395,15 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
             continue
         prefix = "" if _dir(row) == "." else _dir(row) + "/"
         text = row.get("text", "")
-        named = [
-            r["score"]
-            for r in ranked
-            if r["path"].startswith(prefix)
-            and not r["path"].endswith(INDEX_NAME)
-            and _names(text, r["path"][len(prefix) :].split("/", 1)[0])
-        ]
+        if notes is None:
+            notes = [(r["path"], r["score"]) for r in ranked if not r["path"].endswith(INDEX_NAME)]
+        best_of: dict[str, float] = {}  # each name under the folder once (a folder's notes share it)
+        for path, score in notes:
+            if path.startswith(prefix):
+                name = path[len(prefix) :].split("/", 1)[0]
+                if score > best_of.get(name, -math.inf):
+                    best_of[name] = score
+        named = [score for name, score in best_of.items() if _names(text, name)]
         best = max(named, default=0.0)
         if best >= floor * row["score"] and best < row["score"] + 1e-9 and named:
             out.append(dict(row, score=best * (1 - 1e-6)))

@@ -73,7 +73,7 @@ class HitBuilder:
         if recorded is None:
             return True
         try:
-            st = os.stat(self.root / rel)
+            st = os.stat(os.path.join(self.root, rel))  # a str join: a Path per hit cost more than the stat
         except OSError:
             return True
         return (st.st_mtime_ns, st.st_size) != tuple(recorded)
@@ -97,7 +97,7 @@ class HitBuilder:
     def ref(self, rel: str) -> MemoryRef:
         """The summary of ``MEMORY.md`` ``rel``, cached while the file's (mtime, size, inode) stay."""
         try:
-            st = (self.root / rel).stat()
+            st = os.stat(os.path.join(self.root, rel))
             stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
             cached = self._refs.get(rel)
             if cached and cached[0] == stamp:
