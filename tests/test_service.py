@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -156,6 +157,22 @@ def test_malformed_requests_get_error_replies_and_the_server_keeps_serving(serve
             assert json.loads(stream.readline())["error"]["type"] == "BadRequest"
             assert stream.readline() == b""
     assert raw(server.path, ok)[0]["ok"] and Client(root).call("search", query="kayaks")["hits"]
+
+
+def test_json_depth_counts_as_the_character_scan():
+    """json_depth skips to the quotes, backslashes and brackets: the depth (and where the scan stops past
+    the limit) is the per-character scan's, escapes and unterminated strings included."""
+    rng = random.Random(7)
+    texts = ["".join(rng.choice('"\\[]{}a:, \n') for _ in range(rng.randint(0, 30))) for _ in range(20000)]
+    texts += ['{"a": "x\\"[[[", "b": [[{"c": "\\\\"}]]]}', "[" * 40, '"[[[' + "[" * 20]
+    for text in texts:
+        for limit in (0, 1, 2, 16):
+            expected = 0
+            for depth in protocol.json_depths(text):
+                expected = max(expected, depth)
+                if expected > limit:
+                    break
+            assert protocol.json_depth(text, limit) == expected, (text, limit)
 
 
 def test_concurrent_clients_while_the_index_is_written(served):

@@ -384,7 +384,7 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
     if not ranked:
         return ranked
     out, changed = [], False
-    notes = None  # (path, score) of the rows that are not MEMORY.md, gathered at the first index that names
+    notes = names_in = None  # the rows that are not MEMORY.md (path, score); folder -> name -> best score
     for row in ranked:
         if row["path"].rsplit("/", 1)[-1] != INDEX_NAME:
             out.append(row)
@@ -397,12 +397,15 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
         text = row.get("text", "")
         if notes is None:
             notes = [(r["path"], r["score"]) for r in ranked if not r["path"].endswith(INDEX_NAME)]
-        best_of: dict[str, float] = {}  # each name under the folder once (a folder's notes share it)
-        for path, score in notes:
-            if path.startswith(prefix):
-                name = path[len(prefix) :].split("/", 1)[0]
-                if score > best_of.get(name, -math.inf):
-                    best_of[name] = score
+            names_in = {}
+        best_of = names_in.get(prefix)
+        if best_of is None:  # each name under the folder once, its best score: a folder's notes share it
+            best_of = names_in[prefix] = {}
+            for path, score in notes:
+                if path.startswith(prefix):
+                    name = path[len(prefix) :].split("/", 1)[0]
+                    if score > best_of.get(name, -math.inf):
+                        best_of[name] = score
         named = [score for name, score in best_of.items() if _names(text, name)]
         best = max(named, default=0.0)
         if best >= floor * row["score"] and best < row["score"] + 1e-9 and named:
