@@ -48,7 +48,9 @@ __all__ = ["IndexReport", "Sync", "Plan", "Pending", "Progress", "EMBED_GROUP"]
 #: Chunks embedded per model call inside a batch (the model batches further internally).
 EMBED_GROUP = 512
 
-Progress = Callable[[str, int, int, int], None]  # (phase, files done, files total, chunks done)
+#: (phase, files done, files total, chunks embedded); phases: "index", "embed", and "text" once the
+#: text-first pass has written every new file's rows.
+Progress = Callable[[str, int, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -221,6 +223,8 @@ class Sync:
             self.store.ensure_indexes()  # the full-text index exists from the first batch on
         if written:
             self.store.fold_fulltext_tail()
+        if self.progress:  # every new file is keyword-searchable now; nothing embedded yet
+            self.progress("text", 0, self.total_files, 0)
         return written
 
     def write_text(self, batch: list[Piece]) -> None:
