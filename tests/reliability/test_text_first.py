@@ -13,6 +13,7 @@ import threading
 
 import pytest
 
+from memsearch.engine.check import check_index
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.engine.storage.store import Store
@@ -105,6 +106,7 @@ def test_hits_during_a_cold_index_are_partial_then_whole(tmp_path, monkeypatch):
 
 CHILD = r"""
 import os, signal, sys
+from memsearch.engine.check import check_index
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.engine.ingest.sync import Sync
@@ -150,6 +152,8 @@ def test_kill_9_during_a_cold_index_then_the_next_sync_equals_a_rebuild(tmp_path
     assert done.returncode == -signal.SIGKILL, (done.returncode, done.stdout, done.stderr[-2000:])
     left = daemon_status(root, db)
     assert left["partial_files"] > 0  # never taken for whole
+    checked = check_index(MemoryIndex(root, db=db, embedder=embedder()))
+    assert checked.ok and checked.stale, checked.findings  # unfinished, not damaged
     if point != "inside-text-pass":  # the text of every file is in, and keyword search finds it
         hits = MemoryIndex(root, db=db, embedder=embedder()).search("otter tag19", k=1, mode="keyword")
         assert hits[0].path == "notes/n19.md" and hits[0].partial
