@@ -439,7 +439,8 @@ def test_search_hits_carry_path_lines_heading_snippet_date_and_nearest_memory_md
     hits = result["hits"]
     assert 1 <= len(hits) <= 4 and "note" not in result
     top = hits[0]
-    assert set(top) == {"path", "start_line", "end_line", "heading", "date", "score", "snippet", "memory_md", "stale"}
+    assert set(top) == {"path", "start_line", "end_line", "heading", "date", "score", "snippet", "memory_md", "stale",
+                        "partial"}
     assert top["path"] == "projects/atlas/schema.md"
     assert (
         top["memory_md"]["path"] == "projects/atlas/MEMORY.md" and top["memory_md"]["title"] == "Atlas: deeper memory"

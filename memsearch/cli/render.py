@@ -103,7 +103,8 @@ def print_hits(hits: list[dict]) -> None:
         where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
         console().print(f"[bold]{rank}. {escape(where)}[/bold]  [dim]{hit.score:.4f}[/dim]  {escape(hit.heading)}"
                   + (f"  [dim]{hit.date}[/dim]" if hit.date else "")
-                  + ("  [yellow]stale: changed since indexed[/yellow]" if getattr(hit, "stale", False) else ""))
+                  + ("  [yellow]stale: changed since indexed[/yellow]" if getattr(hit, "stale", False) else "")
+                  + ("  [yellow]partial: still being indexed[/yellow]" if getattr(hit, "partial", False) else ""))
         if hit.memory_md:
             console().print(f"   [cyan]{escape(hit.memory_md.path)}[/cyan]: {escape(hit.memory_md.title)}")
         snippet = hit.text.strip().splitlines()

@@ -158,6 +158,9 @@ def status_command(root: Path = RootArg, db: Optional[str] = DbOpt, as_json: boo
         f"index: {escape(info['db'])}: {info['files']:,} files, {info['chunks']:,} chunks, "
         f"model {escape(str(info['model']))}, {info['disk_bytes'] / 1e6:,.1f} MB on disk"
     )
+    if info["partial_files"] or info["partial_chunks"]:
+        out.print(f"  [yellow]partial:[/yellow] {info['partial_files']:,} files still being indexed, "
+                  f"{info['partial_chunks']:,} chunks found by keyword only until embedded")
     out.print(
         f"pending: {pending['total']} changes not yet indexed ({pending['added']} added, "
         f"{pending['changed']} changed, {pending['removed']} removed)"

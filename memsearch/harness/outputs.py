@@ -43,8 +43,12 @@ _HIT = _obj(
             "type": "boolean",
             "description": "The file changed since it was indexed: read it for its current text.",
         },
+        "partial": {
+            "type": "boolean",
+            "description": "The file is still being indexed: found by its words only, not yet by meaning.",
+        },
     },
-    ("path", "start_line", "end_line", "heading", "date", "score", "snippet", "memory_md", "stale"),
+    ("path", "start_line", "end_line", "heading", "date", "score", "snippet", "memory_md", "stale", "partial"),
 )
 _DIR = _obj({"path": _STR, "memory_md": _OPT_STR, "title": _STR, "summary": _STR})
 _FILE = _obj({"path": _STR, "title": _STR, "tokens": _INT})

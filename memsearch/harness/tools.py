@@ -238,6 +238,7 @@ class ToolBox:
                 if h["memory_md"] is None
                 else {k: h["memory_md"][k] for k in ("path", "title", "summary")},
                 "stale": bool(h.get("stale", False)),
+                "partial": bool(h.get("partial", False)),
             }
             for h in hits
         ]

@@ -140,6 +140,7 @@ def _read_state(where: IndexLocation) -> dict | None:
 
 def daemon_status(root, db=None) -> dict:
     """What ``memsearch status`` reports, as a dict: daemon, serving and socket, index size, pending changes."""
+    from ..engine.storage.schema import is_incomplete
     from ..engine.storage.store import Store
     from ..memory.tree import scan
 
@@ -158,7 +159,8 @@ def daemon_status(root, db=None) -> dict:
                   "writer": holder if holder and not running else None,
                   "last_sync": state.get("last_sync"), "last_compaction": state.get("last_compaction"),
                   "error": state.get("error"), "log": str(where.log_file) if where.log_file.exists() else None,
-                  "indexed": False, "files": 0, "chunks": 0, "model": None, "disk_bytes": 0, "pending": None}
+                  "indexed": False, "files": 0, "chunks": 0, "model": None, "disk_bytes": 0, "pending": None,
+                  "partial_files": 0, "partial_chunks": 0}
     if not running and state and state.get("state") not in ("stopped", None):
         info["state"] += ": it did not stop cleanly; the next start catches up"
     remote = where.remote
@@ -180,6 +182,8 @@ def daemon_status(root, db=None) -> dict:
         except OSError:
             continue
         changed += st.st_mtime_ns != states[path].mtime_ns or st.st_size != states[path].size
+    info.update(partial_files=sum(is_incomplete(s.mtime_ns, s.size) for s in states.values()),
+                partial_chunks=store.text_only_rows())
     info.update(indexed=True, files=len(states), chunks=store.row_count(),
                 model=meta.get("model"), disk_bytes=store.disk_bytes(), updated=meta.get("updated"),
                 pending={"added": len(wanted - set(states)), "changed": changed, "removed": len(set(states) - wanted)})

@@ -27,6 +27,7 @@ from ...memory.tokens import get_encoding
 from ...memory.tree import parent_dir
 from ..embed.embedder import Embedder
 from ..search.cjk import keyword_text
+from ..storage.schema import TEXT_ONLY, incomplete_state
 from .chunker import Chunk, ChunkerConfig, iter_chunks
 
 __all__ = ["FileRun", "Piece", "file_pieces", "cut_batches", "incomplete_state", "batch_rows", "context_header",
@@ -86,11 +87,6 @@ class Piece:
     chunk: Chunk | None = None
     text: str = ""  # context header + chunk text: what is embedded
     embed_hash: str = ""
-
-
-def incomplete_state(path: str) -> dict:
-    """The files-table row of a file whose rows are being written: it matches no file on disk."""
-    return {"path": path, "file_hash": "", "mtime_ns": -1, "size": -1, "chunks": 0}
 
 
 def file_pieces(path: str, text: str, state: dict, count, cut, config: ChunkerConfig,
@@ -184,9 +180,13 @@ _COLUMNS = ("id", "path", "dir", "depth", "heading", "start_line", "end_line", "
             "tokens", "file_hash", "embed_hash", "date", "mtime_ns", "model", "vector")
 
 
-def batch_rows(pieces: Iterable[Piece], vectors: dict[str, np.ndarray], model: str,
+def batch_rows(pieces: Iterable[Piece], vectors: dict[str, np.ndarray] | np.ndarray, model: str,
                embedded_now: set[str]) -> tuple[dict, int]:
-    """Row columns for the chunks of ``pieces``, and how many use a vector embedded now."""
+    """Row columns for the chunks of ``pieces``, and how many use a vector embedded now.
+
+    ``vectors`` one array (zeros): text-only rows, with the embed hash :data:`TEXT_ONLY` (their
+    ids are the embedded rows' own, so embedding them later replaces them row for row)."""
+    text_only = isinstance(vectors, np.ndarray)
     cols: dict[str, list] = {k: [] for k in _COLUMNS}
     new = 0
     for piece in pieces:
@@ -207,11 +207,11 @@ def batch_rows(pieces: Iterable[Piece], vectors: dict[str, np.ndarray], model: s
         cols["search_text"].append(keyword_text(piece.text))  # CJK runs as unigrams + bigrams
         cols["tokens"].append(chunk.tokens)
         cols["file_hash"].append(run.state["file_hash"])
-        cols["embed_hash"].append(h)
+        cols["embed_hash"].append(TEXT_ONLY if text_only else h)
         cols["date"].append(run.doc.date)
         cols["mtime_ns"].append(run.state["mtime_ns"])
         cols["model"].append(model)
-        cols["vector"].append(vectors[h])
+        cols["vector"].append(vectors if text_only else vectors[h])
     return cols, new
 
 

@@ -11,6 +11,12 @@
   each batch is embedded (:meth:`Sync.embed`) then written in one commit (:meth:`Sync.write`):
   a sync killed at any moment leaves what the next sync completes, never half a file taken
   for whole.
+* When ``MEMSEARCH_TEXT_FIRST_FILES`` or more files are new (a first build), their rows are
+  written first with no model call (:meth:`Sync.write_text`: zero vectors, embed hash
+  :data:`~..storage.schema.TEXT_ONLY`, each file recorded incomplete), so BM25 finds them within
+  seconds (hits say ``partial``) while the vector leg leaves them out; the usual pass then
+  embeds and replaces them row for row, and records each file complete. The end state is
+  the one-pass build's; a sync killed in between leaves incomplete files the next one redoes.
 """
 
 from __future__ import annotations
@@ -30,9 +36,9 @@ from ...memory import rootfs
 from ...memory.document import decode
 from ...memory.tree import MemoryTree, printable
 from ..embed.embedder import Embedder
-from ..storage.schema import chunk_schema
+from ..storage.schema import chunk_schema, incomplete_state
 from ..storage.store import Store
-from .batches import Piece, batch_rows, blake, counters, cut_batches, file_pieces, incomplete_state
+from .batches import Piece, batch_rows, blake, counters, cut_batches, file_pieces
 from .chunker import ChunkerConfig
 
 logger = logging.getLogger("memsearch.index")
@@ -42,7 +48,9 @@ __all__ = ["IndexReport", "Sync", "Plan", "Pending", "Progress", "EMBED_GROUP"]
 #: Chunks embedded per model call inside a batch (the model batches further internally).
 EMBED_GROUP = 512
 
-Progress = Callable[[str, int, int, int], None]  # (phase, files done, files total, chunks done)
+#: (phase, files done, files total, chunks embedded); phases: "index", "embed", and "text" once the
+#: text-first pass has written every new file's rows.
+Progress = Callable[[str, int, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -121,10 +129,14 @@ class Sync:
         self.total_files = len(plan.to_index)
         if self.progress:
             self.progress("index", 0, self.total_files, 0)
+        new = [p for p in plan.to_index if p.new]
+        text_first = settings.get("text_first_files")
+        texted = self.write_texts(new) if text_first and len(new) >= text_first else set()
         deletions = list(plan.removed)
         for batch in cut_batches(self.stream(plan), settings.get("batch_chunks")):
             self.flush(batch, deletions)
             deletions = []
+        deletions += sorted(texted & self.skipped)  # text written, then gone before it was embedded
         if deletions:
             self.flush([], deletions)
         self.store.touch_states(plan.touched)
@@ -201,6 +213,36 @@ class Sync:
                                  self.embedder)
             del raw  # the stream holds the text until it has split it into lines
             yield from stream
+
+    def write_texts(self, pending: list[Pending]) -> set[str]:
+        """The first pass over ``pending`` (new files): their rows, text only, in batches; the paths written."""
+        written: set[str] = set()
+        for batch in cut_batches(self.stream(Plan(to_index=tuple(pending))), settings.get("batch_chunks")):
+            self.write_text(batch)
+            written.update(p.run.path for p in batch)
+            self.store.ensure_indexes()  # the full-text index exists from the first batch on
+        if written:
+            self.store.fold_fulltext_tail()
+        if self.progress:  # every new file is keyword-searchable now; nothing embedded yet
+            self.progress("text", 0, self.total_files, 0)
+        return written
+
+    def write_text(self, batch: list[Piece]) -> None:
+        """Commit ``batch``'s rows with zero vectors (embedded later), each file recorded as incomplete
+        before its rows; a run's first batch replaces the file's rows, later ones add to them."""
+        runs = list(dict.fromkeys(p.run for p in batch))
+        dimension = self.store.dimension() or self.embedder.dimension
+        if not dimension:
+            getattr(self.embedder, "load", lambda: None)()
+            dimension = self.embedder.dimension
+        rows, _ = batch_rows(batch, np.zeros(dimension, np.float32), self.embedder.name, embedded_now=set())
+        fresh = [run for run in runs if not run.marked]
+        self.store.mark_incomplete([incomplete_state(run.path) for run in fresh])
+        replaced, appended = [run.path for run in fresh], [run.path for run in runs if run.marked]
+        self.store.replace_files(pa.Table.from_pydict(rows, schema=chunk_schema(dimension)), replaced,
+                                 [incomplete_state(path) for path in replaced + appended], appended=appended)
+        for run in runs:
+            run.marked = True
 
     def flush(self, batch: list[Piece], deletions: list[str]) -> None:
         """Embed what is new in ``batch``, then commit it (and ``deletions``)."""

@@ -3,7 +3,8 @@
 LanceDB's flat scan reads the vectors from disk on every query (about 20 ms at 10k rows on
 2 cores); holding them in a numpy matrix makes the same exact search a matrix-vector
 product and an ``np.argpartition`` (about 2 ms). The copy is tied to one table version and
-reloaded when a writer commits a new one, so it never serves stale rows. Past
+reloaded when a writer commits a new one, so it never serves stale rows; rows not embedded yet
+(zero vectors, written text-first by the sync) are left out. Past
 VECTOR_INDEX_MIN_ROWS the table has an ANN index and LanceDB searches it instead.
 """
 
@@ -40,6 +41,10 @@ class FlatVectors:
         matrix = (data.column("vector").combine_chunks().flatten().to_numpy().reshape(n, -1) if n
                   else np.zeros((0, 1), np.float32))
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        embedded = norms[:, 0] > 0  # zeros: a row written text-first, not embedded yet (its BM25 finds it)
+        if not embedded.all():
+            matrix, norms, data = matrix[embedded], norms[embedded], data.filter(pa.array(embedded))
+            n = data.num_rows
         self.matrix = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
         #: The sign bits, one uint64 row per 64 dimensions (dimension-major, for the screen), or None.
         self.bits = _sign_bits(self.matrix) if n >= QUANTIZED_MIN_ROWS else None

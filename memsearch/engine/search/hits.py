@@ -1,5 +1,6 @@
 """Search results: the :class:`Hit` dataclass, and fused rows turned into hits with their ``MEMORY.md``
-and whether their file changed on disk since it was indexed (``stale``)."""
+whether their file changed on disk since it was indexed (``stale``), and whether it is still being
+indexed (``partial``: found by its words only, its vectors not written yet)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Mapping
 
 from ...errors import MemsearchError
 from ...memory.contract import MemoryRef, memory_chain, memory_ref
+from ..storage.schema import is_incomplete
 
 __all__ = ["Hit", "HitBuilder"]
 
@@ -29,6 +31,9 @@ class Hit:
     #: The file changed on disk (size or mtime, or it is gone) since the index recorded it: the text
     #: and lines may be out of date until the next sync; read the file for its current content.
     stale: bool = False
+    #: The file is still being indexed (a first index embedding it, or a big file streaming in): found
+    #: by keyword search alone until its vectors are written, which the sync under way does.
+    partial: bool = False
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -65,8 +70,10 @@ class HitBuilder:
         differs now (one ``stat`` per distinct file returned) is ``stale``. None: no check.
         """
         chains: dict[str, tuple[str, ...]] = {}
-        stale = {} if recorded is None else {p: self.changed(p, recorded.get(p)) for p in {r["path"] for r in merged}}
-        return [self._hit(row, chains, stale.get(row["path"], False)) for row in merged]
+        paths = {r["path"] for r in merged}
+        partial = {p for p in paths if recorded is not None and p in recorded and is_incomplete(*recorded[p])}
+        stale = {} if recorded is None else {p: self.changed(p, recorded.get(p)) for p in paths - partial}
+        return [self._hit(row, chains, stale.get(row["path"], False), row["path"] in partial) for row in merged]
 
     def changed(self, rel: str, recorded: tuple[int, int] | None) -> bool:
         """Whether file ``rel`` differs from ``recorded`` (mtime_ns, size): changed, gone, or never recorded."""
@@ -78,7 +85,7 @@ class HitBuilder:
             return True
         return (st.st_mtime_ns, st.st_size) != tuple(recorded)
 
-    def _hit(self, row: dict, chains: dict[str, tuple[str, ...]], stale: bool = False) -> Hit:
+    def _hit(self, row: dict, chains: dict[str, tuple[str, ...]], stale: bool = False, partial: bool = False) -> Hit:
         lines = row["_lines"]
         text = "\n".join(lines[i] for i in sorted(lines))
         if row["dir"] not in chains:
@@ -88,6 +95,7 @@ class HitBuilder:
             path=row["path"], dir=row["dir"], start_line=row["start_line"], end_line=row["end_line"],
             heading=row["heading"], text=text, score=round(float(row["score"]), 6), date=row["date"],
             memory_md=self.ref(chain[0]) if chain else None, memory_chain=chain, stale=stale,
+            partial=partial,
         )
 
     def chain(self, directory: str) -> tuple[str, ...]:

@@ -56,6 +56,7 @@ class Searcher:
         self._pool_lock = threading.Lock()
         self._keyword_idle = threading.Lock()  # held while the worker runs a search's keyword leg
         self._ann, self._ann_version = False, None
+        self._text_only = False  # rows written text-first (not embedded) in this version: the ANN leg skips them
         self._flat: FlatVectors | None = None
         self._flat_lock = threading.Lock()
         self._snap: tuple | None = None  # (tables' stamp, version, rows) of the last search
@@ -107,8 +108,9 @@ class Searcher:
         vector = self.embedder.embed_query(query)
         if self._ann_version != version:  # an ANN index appears past VECTOR_INDEX_MIN_ROWS
             self._ann, self._ann_version = self.store.has_vector_index(), version
+            self._text_only = self._ann and self.store.text_only_rows() > 0
         if self._ann:
-            return self.store.vector_search(vector, n, flt, _COLUMNS)
+            return self.store.vector_search(vector, n, flt, _COLUMNS, embedded_only=self._text_only)
         flat = self._flat  # exact search over an in-memory copy; one read: close() may drop it meanwhile
         if flat is None or flat.version != version:
             with self._flat_lock:  # concurrent searches build one copy, not one each
@@ -133,7 +135,8 @@ class Searcher:
         return canonical(self.store.keyword_search(query, n, flt, _COLUMNS))
 
     def _merge(self, ranked: list[dict], k: int, build) -> list[Hit]:
-        """The ``k`` best hits, each saying whether its file changed since it was indexed (``stale``)."""
+        """The ``k`` best hits, each saying whether its file changed since it was indexed (``stale``) or is
+        still being indexed (``partial``)."""
         snap = self._snap  # the files table is read again only when its versions moved (as the chunks')
         return self.hits.build(merge_rows(ranked, k), self.hits.recorded(self.store, build, snap[0] if snap else None))
 

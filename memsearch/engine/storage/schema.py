@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-__all__ = ["CHUNKS", "FILES", "FORMAT_VERSION", "HIT_COLUMNS", "FILE_SCHEMA", "FileState", "chunk_schema"]
+__all__ = ["CHUNKS", "FILES", "FORMAT_VERSION", "HIT_COLUMNS", "FILE_SCHEMA", "FileState", "chunk_schema",
+           "incomplete_state", "is_incomplete", "TEXT_ONLY"]
 
 CHUNKS = "chunks"
 FILES = "files"
@@ -16,6 +17,22 @@ FILES = "files"
 FORMAT_VERSION = 3
 #: The columns a search reads of each row it returns (the rest stay on disk).
 HIT_COLUMNS = ("id", "path", "dir", "heading", "start_line", "end_line", "text", "date")
+
+
+#: The ``embed_hash`` of a row written before its text was embedded (its vector is zeros): the vector
+#: leg leaves such rows out, and no stored vector is ever reused from one (:mod:`..ingest.sync`).
+TEXT_ONLY = ""
+
+
+def incomplete_state(path: str) -> dict:
+    """The files-table row of a file whose rows are being written: it matches no file on disk, so a
+    sync killed meanwhile leaves the file for the next sync to index again."""
+    return {"path": path, "file_hash": "", "mtime_ns": -1, "size": -1, "chunks": 0}
+
+
+def is_incomplete(mtime_ns: int, size: int) -> bool:
+    """Whether a files-table row's ``mtime_ns`` and ``size`` are :func:`incomplete_state`'s."""
+    return mtime_ns == -1 and size == -1
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from ...memory.files import atomic_write_json
 from .damage import reason_of, translated
 from .filter import Filter, sql_str
 from .remote import RemoteDB, is_remote, translate
-from .schema import CHUNKS, FILE_SCHEMA, FILES, FileState, chunk_schema
+from .schema import CHUNKS, FILE_SCHEMA, FILES, TEXT_ONLY, FileState, chunk_schema
 
 __all__ = ["Store", "META_FILE", "FTS_TAIL_MAX_ROWS", "VECTOR_INDEX_MIN_ROWS", "ANN_NPROBES",
            "ANN_REFINE_FACTOR"]
@@ -280,12 +280,16 @@ class Store:
         """Every row of the chunks table's current version, ``columns`` only (for the in-memory copies)."""
         return self.chunks().search().select(list(columns)).limit(None).to_arrow()
 
-    def vector_search(self, vector: np.ndarray, n: int, flt: Filter, columns: Sequence[str]) -> list[dict]:
-        """The ``n`` rows nearest ``vector`` (cosine, through the ANN index) that ``flt`` allows, with ``score``."""
+    def vector_search(self, vector: np.ndarray, n: int, flt: Filter, columns: Sequence[str], *,
+                      embedded_only: bool = False) -> list[dict]:
+        """The ``n`` rows nearest ``vector`` (cosine, through the ANN index) that ``flt`` allows, with ``score``;
+        ``embedded_only``: rows written text-first (not embedded yet) are left out."""
         q = self.chunks().search(vector, vector_column_name="vector").distance_type("cosine").limit(n)
         q = q.select(list(columns) + ["_distance"]).nprobes(ANN_NPROBES).refine_factor(ANN_REFINE_FACTOR)
-        if flt.sql():
-            q = q.where(flt.sql(), prefilter=True)
+        where = " AND ".join(c for c in (flt.sql(), f"embed_hash != {sql_str(TEXT_ONLY)}" if embedded_only else None)
+                             if c)
+        if where:
+            q = q.where(where, prefilter=True)
         rows = q.to_list()
         for row in rows:
             row["score"] = 1.0 - float(row.pop("_distance"))
@@ -375,9 +379,15 @@ class Store:
         return True
 
     def vector_index_due(self, min_rows: int = VECTOR_INDEX_MIN_ROWS) -> bool:
-        """Whether the chunks table has ``min_rows`` rows and no vector index yet."""
+        """Whether the chunks table has ``min_rows`` rows, all embedded, and no vector index yet."""
         table = self.chunks()
-        return table is not None and table.count_rows() >= min_rows and not self.has_vector_index()
+        return (table is not None and table.count_rows() >= min_rows and not self.has_vector_index()
+                and not self.text_only_rows())
+
+    def text_only_rows(self) -> int:
+        """Rows written text-first and not embedded yet (found by keyword search only)."""
+        table = self.chunks()
+        return table.count_rows(f"embed_hash = {sql_str(TEXT_ONLY)}") if table is not None else 0
 
     def build_vector_index(self, *, num_partitions: int | None = None,
                            num_sub_vectors: int | None = None) -> None:
