@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -26,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.common import load_average
 from benchmarks.service import QUERIES, _env, _memsearch, _stats, _status, _wall
 
 __all__ = ["run", "main", "report"]
@@ -35,10 +35,6 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "memory"
 IDLE_EXIT_S = 120
 
 
-def _load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
 def run(out: Path | None = None, runs: int = 10, off_runs: int = 3, log=print) -> dict:
     """Run the benchmark; returns the results (also written to ``out/autostart.json``)."""
     work = Path(tempfile.mkdtemp(prefix="memsearch-autostart-"))
@@ -46,18 +42,18 @@ def run(out: Path | None = None, runs: int = 10, off_runs: int = 3, log=print) -
     shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
     off = dict(_env(), MEMSEARCH_AUTOSTART="0")
     on = dict(_env(), MEMSEARCH_AUTOSTART="1", MEMSEARCH_IDLE_EXIT=str(IDLE_EXIT_S))
-    result: dict = {"load_start": _load()}
+    result: dict = {"load_start": load_average()}
     try:
         subprocess.run(_memsearch("index", str(root)), env=off, check=True, capture_output=True)
         reference = [_wall([sys.executable, "-c", "pass"], off) for _ in range(5)]
-        result["reference_python_s"] = _stats(reference) | {"load": _load()}
+        result["reference_python_s"] = _stats(reference) | {"load": load_average()}
         log(f"reference python -c pass: {result['reference_python_s']['p50']:.3f} s")
         walls = [_wall(_memsearch("search", str(root), QUERIES[i % len(QUERIES)]), off) for i in range(off_runs)]
-        result["off_s"] = _stats(walls) | {"load": _load()}
+        result["off_s"] = _stats(walls) | {"load": load_average()}
         log(f"autostart off, each call in-process: p50 {result['off_s']['p50']:.3f} s")
         started = time.perf_counter()
         first = _wall(_memsearch("search", str(root), QUERIES[0]), on)
-        result["first_call_s"] = {"wall": round(first, 4), "load": _load()}
+        result["first_call_s"] = {"wall": round(first, 4), "load": load_average()}
         while not _status(root, off).get("serving"):
             if time.perf_counter() - started > 600:
                 raise RuntimeError("the auto-started daemon did not serve within 600 s")
@@ -65,7 +61,7 @@ def run(out: Path | None = None, runs: int = 10, off_runs: int = 3, log=print) -
         result["daemon_serving_after_s"] = round(time.perf_counter() - started, 3)
         log(f"first call {first:.3f} s; daemon serving after {result['daemon_serving_after_s']:.1f} s")
         walls = [_wall(_memsearch("search", str(root), QUERIES[i % len(QUERIES)]), on) for i in range(runs)]
-        result["later_calls_s"] = _stats(walls) | {"load": _load()}
+        result["later_calls_s"] = _stats(walls) | {"load": load_average()}
         log(f"later calls (daemon): p50 {result['later_calls_s']['p50']:.3f} s")
         ref = result["reference_python_s"]["p50"]
         result["ratios_to_python_start"] = {
@@ -75,7 +71,7 @@ def run(out: Path | None = None, runs: int = 10, off_runs: int = 3, log=print) -
     finally:
         subprocess.run(_memsearch("stop", str(root)), env=off, capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
-    result["load_end"] = _load()
+    result["load_end"] = load_average()
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "autostart.json").write_text(json.dumps(result, indent=2) + "\n")

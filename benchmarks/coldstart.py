@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -27,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.common import bench_embedder
+from benchmarks.common import bench_embedder, load_average
 from benchmarks.synthetic import generate_chunks
 
 __all__ = ["run", "main", "report"]
@@ -42,10 +41,6 @@ class _Stop(Exception):
     """Raised from the sync's progress callback to end it (the batch in hand is committed)."""
 
 
-def _load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
 def run(chunks: int = 20_000, out: Path | None = None, full: bool = False, log=print) -> dict:
     """Run the benchmark; returns the results (also written to ``out/coldstart.json``)."""
     from memsearch.engine.index import MemoryIndex
@@ -53,7 +48,7 @@ def run(chunks: int = 20_000, out: Path | None = None, full: bool = False, log=p
 
     work = Path(tempfile.mkdtemp(prefix="memsearch-coldstart-"))
     root, db = work / "memory", work / "db"
-    result: dict = {"chunks_asked": chunks, "load_start": _load()}
+    result: dict = {"chunks_asked": chunks, "load_start": load_average()}
     try:
         planted = generate_chunks(root, chunks)
         queries = [p.query for p in planted[:: max(1, len(planted) // 20)]]
@@ -63,7 +58,7 @@ def run(chunks: int = 20_000, out: Path | None = None, full: bool = False, log=p
         started = time.perf_counter()
         for _ in range(20):
             embedder.embed_query(queries[0])
-        result["reference_encode_s"] = {"mean": round((time.perf_counter() - started) / 20, 5), "load": _load()}
+        result["reference_encode_s"] = {"mean": round((time.perf_counter() - started) / 20, 5), "load": load_average()}
         stop = threading.Event()
 
         texted = threading.Event()
@@ -102,11 +97,11 @@ def run(chunks: int = 20_000, out: Path | None = None, full: bool = False, log=p
                     break
         if first is None:
             raise RuntimeError("no keyword hit before the sync ended")
-        result["first_keyword_hit_s"] = {"wall": round(first[0], 3), "partial": first[1].partial, "load": _load()}
-        log(f"first keyword hit after {first[0]:.2f} s (partial: {first[1].partial}), load {_load()}")
+        result["first_keyword_hit_s"] = {"wall": round(first[0], 3), "partial": first[1].partial, "load": load_average()}
+        log(f"first keyword hit after {first[0]:.2f} s (partial: {first[1].partial}), load {load_average()}")
         while thread.is_alive() and not texted.wait(POLL_S):
             pass
-        result["text_pass_s"] = {"wall": round(time.perf_counter() - started, 3), "load": _load(),
+        result["text_pass_s"] = {"wall": round(time.perf_counter() - started, 3), "load": load_average(),
                                  "rows": Store(db).row_count(), "text_only_rows": Store(db).text_only_rows()}
         log(f"text pass done after {result['text_pass_s']['wall']:.2f} s: {result['text_pass_s']['rows']:,} rows")
         for mode in ("keyword", "hybrid"):
@@ -118,17 +113,17 @@ def run(chunks: int = 20_000, out: Path | None = None, full: bool = False, log=p
                 partial += any(h.partial for h in hits)
             walls.sort()
             result[f"{mode}_during_embedding_s"] = {"p50": round(walls[len(walls) // 2], 4), "max": round(walls[-1], 4),
-                                                    "with_partial_hits": partial, "load": _load()}
+                                                    "with_partial_hits": partial, "load": load_average()}
             log(f"{mode} search during embedding: p50 {walls[len(walls) // 2]:.3f} s, {partial} with partial hits")
         if not full:
             stop.set()
         thread.join()
-        result["sync_s"] = {"wall": round(time.perf_counter() - started, 3), "stopped": not full, "load": _load()}
+        result["sync_s"] = {"wall": round(time.perf_counter() - started, 3), "stopped": not full, "load": load_average()}
         result["rows"] = Store(db).row_count()
         result["ratio_first_hit_to_encode"] = round(first[0] / result["reference_encode_s"]["mean"], 1)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    result["load_end"] = _load()
+    result["load_end"] = load_average()
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "coldstart.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memsearch import settings
 
-__all__ = ["REPO", "EMBEDDER_ENV", "bench_embedder", "child_env"]
+__all__ = ["REPO", "EMBEDDER_ENV", "bench_embedder", "child_env", "load_average"]
 
 #: The clone the benchmarks run from (they read examples/ and tests/fixtures/ there).
 REPO = Path(__file__).resolve().parents[1]
@@ -27,3 +27,8 @@ def bench_embedder():
 def child_env(**extra: str) -> dict[str, str]:
     """The environment of a benchmark's child process: this one's, offline, quiet tokenizers, plus ``extra``."""
     return dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", **extra)
+
+
+def load_average() -> list[float]:
+    """The machine's 1, 5 and 15 minute load averages, to stand beside every absolute figure."""
+    return [round(x, 2) for x in os.getloadavg()]

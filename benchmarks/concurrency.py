@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO, child_env
+from benchmarks.common import REPO, child_env, load_average
 
 __all__ = ["run", "main", "QUERIES"]
 
@@ -36,10 +36,6 @@ QUERIES = ["when is the next milestone", "who owns the billing migration", "what
            "travel budget approval", "customer escalation about invoices and payment terms", "hiring",
            "design review notes from the spring offsite", "onboarding checklist for new engineers",
            "which meetings were moved to Friday", "preferences for code review and testing"]
-
-
-def _loadavg() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def _pct(values: list[float], q: float) -> float | None:
@@ -82,7 +78,7 @@ def clients_phase(root: Path, clients: int, seconds: float) -> dict:
             latencies[n].append(time.perf_counter() - t0)
             i += 1
 
-    load = _loadavg()
+    load = load_average()
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
     t0 = time.perf_counter()
     for t in threads:
@@ -105,7 +101,7 @@ def encode_reference(batch: int, seconds: float) -> dict:
     embedder = load_embedder()
     embedder.embed_query("warm up")
     batched = getattr(embedder, "embed_queries", None)
-    out: dict = {"loadavg": _loadavg(), "batch": batch}
+    out: dict = {"loadavg": load_average(), "batch": batch}
 
     def rate(step) -> float:
         done, t0 = 0, time.perf_counter()
@@ -127,7 +123,7 @@ def run(clients: list[int], seconds: float, batch: int, label: str, log=print) -
     work = Path(tempfile.mkdtemp(prefix="memsearch-concurrency-"))
     root = work / "memory"
     shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
-    results: dict = {"label": label, "cpus": os.cpu_count(), "loadavg_start": _loadavg(), "phases": []}
+    results: dict = {"label": label, "cpus": os.cpu_count(), "loadavg_start": load_average(), "phases": []}
     try:
         started = subprocess.run(_memsearch("watch", str(root), "--detach"), capture_output=True, text=True, env=env)
         if started.returncode != 0:
@@ -155,7 +151,7 @@ def run(clients: list[int], seconds: float, batch: int, label: str, log=print) -
         phase["p99_over_p50"] = round(phase["p99_s"] / phase["p50_s"], 2) if phase["p50_s"] else None
         ref = results["encode"].get("batched_qps") or results["encode"]["single_qps"]
         phase["over_batched_encode"] = round(phase["qps"] / ref, 3)
-    results["loadavg_end"] = _loadavg()
+    results["loadavg_end"] = load_average()
     return results
 
 
