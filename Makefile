@@ -47,6 +47,8 @@ test: setup lint docs
 # ruff: pycodestyle, pyflakes and import order (pyproject.toml, [tool.ruff]).
 lint: setup
 	$(BIN)/ruff check memsearch tests benchmarks
+	@! grep -rnE '^(<<<<<<<|>>>>>>>)( |$$)|^=======$$' --include='*.py' --include='*.md' --include='*.toml' --include='*.yml' \
+		--exclude-dir=.venv --exclude-dir=.git --exclude-dir=site . || { echo "merge conflict markers (above)"; exit 1; }
 
 # The documentation (docs/, mkdocs.yml), strictly: a broken link or anchor fails. Output: site/ (ignored).
 docs: setup

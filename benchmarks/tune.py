@@ -30,7 +30,7 @@ import numpy as np
 
 from benchmarks import quality
 from benchmarks.metrics import Span
-from memsearch.engine.search import fusion
+from memsearch.engine.search import fusion, shape
 
 __all__ = ["POOL", "VARIANTS", "dump", "embed_lines", "expand", "evaluate", "main"]
 
@@ -328,10 +328,10 @@ def before(q, vec, kw, ctx):
 
 
 def shaped(
-    stub=fusion.STUB_WEIGHT,
-    floor=fusion.YIELD_FLOOR,
-    latest=fusion.LATEST_BOOST,
-    latest_floor=fusion.LATEST_FLOOR,
+    stub=shape.STUB_WEIGHT,
+    floor=shape.YIELD_FLOOR,
+    latest=shape.LATEST_BOOST,
+    latest_floor=shape.LATEST_FLOOR,
     weak=fusion.WEAK_KEYWORD_VECTOR_WEIGHT,
     full=fusion.FULL_COVERAGE,
 ):
@@ -340,8 +340,8 @@ def shaped(
     def run(q, vec, kw, ctx):
         ranked = fusion.convex(vec, kw, fusion.vector_weight(q.query, keyword=kw, weak=weak, full=full))
         ranked = fusion.date_boost(ranked, fusion.query_dates(q.query))
-        ranked = fusion.latest_boost(ranked, q.query, boost=latest, floor=latest_floor)
-        return fusion.memory_md_yield(ranked, stub_weight=stub, floor=floor)
+        ranked = shape.latest_boost(ranked, q.query, boost=latest, floor=latest_floor)
+        return shape.memory_md_yield(ranked, stub_weight=stub, floor=floor)
 
     return run
 
@@ -425,7 +425,7 @@ def evaluate(out: Path, names=None, locomo=None, by_category: bool = False) -> d
             }
             ranked = VARIANTS[name](q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]], ctx)
             hits[q.qid] = [
-                Span(h["path"], h["start_line"], h["end_line"]) for h in fusion.merge_rows(ranked, quality.K)
+                Span(h["path"], h["start_line"], h["end_line"]) for h in shape.merge_rows(ranked, quality.K)
             ]
         scored = quality.score(corpus, {name: hits})[name]
         row = {}

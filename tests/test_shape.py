@@ -6,18 +6,9 @@ from __future__ import annotations
 import pytest
 
 from memsearch import MemoryIndex
-from memsearch.engine.search.fusion import (
-    STUB_WEIGHT,
-    VECTOR_WEIGHT,
-    WEAK_KEYWORD_VECTOR_WEIGHT,
-    is_stub,
-    keyword_coverage,
-    latest_boost,
-    memory_md_yield,
-    reshape,
-    vector_weight,
-)
+from memsearch.engine.search.fusion import VECTOR_WEIGHT, WEAK_KEYWORD_VECTOR_WEIGHT, keyword_coverage, vector_weight
 from memsearch.engine.search.query import wants_latest
+from memsearch.engine.search.shape import STUB_WEIGHT, is_stub, latest_boost, memory_md_yield, reshape
 from memsearch.harness.tools import ToolBox
 from memsearch.memory.editor import index_text
 

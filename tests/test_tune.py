@@ -54,7 +54,7 @@ def test_baseline_replay_matches_the_engine_and_every_variant_reranks(tmp_path, 
     corpus = quality.locomo_corpus(out / "trees", data)
     for q in corpus.questions[:6]:
         d = dumped["questions"][q.qid]
-        replay = tune.fusion.merge_rows(tune.baseline(q, d["vec"], d["keyword"], {}), 10)
+        replay = tune.shape.merge_rows(tune.baseline(q, d["vec"], d["keyword"], {}), 10)
         with MemoryIndex(corpus.trees[q.tree], db=out / "db" / q.tree, embedder=bench_embedder()) as index:
             hits = index.search(q.query, k=10)
         assert [(h.path, h.start_line, h.end_line) for h in hits] == [(r["path"], r["start_line"], r["end_line"]) for r in replay]

@@ -93,14 +93,11 @@ word with it and sit in chunks dominated by the assistant's long answers.
 
 from __future__ import annotations
 
-import math
-import re
 from functools import lru_cache
 
-from ...memory.editor import index_text
-from ...memory.tree import INDEX_NAME
 from .cjk import cjk_share
-from .query import DateRange, has_identifier, query_dates, wants_latest
+from .query import DateRange, has_identifier, query_dates
+from .shape import reshape
 
 __all__ = [
     "FUSIONS",
@@ -119,21 +116,11 @@ __all__ = [
     "EVIDENCE_ROWS",
     "keyword_coverage",
     "vector_weight",
-    "STUB_WEIGHT",
-    "YIELD_FLOOR",
-    "LATEST_BOOST",
-    "LATEST_FLOOR",
-    "LATEST_DECAY",
-    "is_stub",
-    "memory_md_yield",
-    "latest_boost",
-    "reshape",
     "hybrid",
     "date_boost",
     "convex",
     "rrf",
     "fuse",
-    "merge_rows",
 ]
 
 # The default fusion of the keyword and vector rankings in hybrid mode (the ``fusion`` setting) is
@@ -190,26 +177,6 @@ KEYWORD_WEIGHT = 2.0
 CANDIDATE_FACTOR = 4
 MIN_CANDIDATES = 100
 FUSIONS = ("convex", "rrf")
-
-# --- the shape of agent memory (measured on benchmarks/agentmem.py: the module docstring) ------
-#: A generated MEMORY.md stub (the text the memory tool writes into a new directory, "Memory about
-#: acme: the notes filed in clients/acme/.") holds no memory: it names its folder, so a query naming
-#: the folder matched it first, and every hit in that folder carries it anyway (``Hit.memory_md``).
-#: Its score is multiplied by STUB_WEIGHT (0.5, 0.1 and 0.0 measured alike; 1.0 is worse).
-STUB_WEIGHT = 0.1
-#: A hand-written MEMORY.md that *names* notes ("plans.md has the schedule and the budget") shares
-#: the query's words without holding the answer: it is placed just below the best candidate among
-#: the notes it names, when that note scores at least YIELD_FLOOR of it (0.0 measured alike, 0.5
-#: lost one question). One that names no candidate keeps its score: it may hold context itself.
-YIELD_FLOOR = 0.3
-#: A query asking for the newest state (query.wants_latest: "latest", "most recent", "last time",
-#: "so far", "current", "now"; not "last week") raises the relevant dated rows (scoring at least
-#: LATEST_FLOOR of the best) by recency: the newest date gains LATEST_BOOST x the best score, the
-#: next LATEST_DECAY of that, and so on (boosts 0.15 .. 0.5, floors 0.3 .. 0.7 measured alike).
-LATEST_BOOST = 0.3
-LATEST_FLOOR = 0.5
-LATEST_DECAY = 0.5
-
 
 def vector_weight(
     query: str,
@@ -281,48 +248,6 @@ def fuse(fusion: str, vector: list[dict], keyword: list[dict], weight: float | N
     return convex(vector, keyword, VECTOR_WEIGHT if weight is None else weight)
 
 
-def merge_rows(ranked: list[dict], k: int) -> list[dict]:
-    """Merge overlapping rows of one file (best score wins), keep the first ``k``.
-
-    Each merged row carries ``_lines``: line number -> text, the union of its parts.
-    """
-    merged: list[dict] = []
-    of_file: dict[str, list[dict]] = {}  # path -> its hits in ``merged``, in the same order (only they overlap)
-    for row in ranked:
-        same = of_file.get(row["path"], ())
-        target = next((m for m in same if _overlaps(m, row)), None)
-        if target is None:
-            if len(merged) < k:
-                hit = dict(row, _lines=_line_map(row))
-                merged.append(hit)
-                of_file.setdefault(row["path"], []).append(hit)
-            continue
-        _absorb(target, row)
-        # the grown hit may now reach a lower-ranked hit of the same file: fold it in
-        for other in [m for m in same if m is not target and _overlaps(m, target)]:
-            _absorb(target, other)
-            merged.remove(other)
-            same.remove(other)
-    return merged
-
-
-def _overlaps(a: dict, b: dict) -> bool:
-    return a["path"] == b["path"] and b["start_line"] <= a["end_line"] and a["start_line"] <= b["end_line"]
-
-
-def _line_map(row: dict) -> dict[int, str]:
-    return {row["start_line"] + i: line for i, line in enumerate(row["text"].split("\n"))}
-
-
-def _absorb(target: dict, row: dict) -> None:
-    lines = row.get("_lines") or _line_map(row)
-    target["start_line"] = min(target["start_line"], row["start_line"])
-    target["end_line"] = max(target["end_line"], row["end_line"])
-    for number, line in lines.items():
-        if len(line) > len(target["_lines"].get(number, "")):
-            target["_lines"][number] = line
-
-
 def convex(vector: list[dict], keyword: list[dict], weight: float = VECTOR_WEIGHT) -> list[dict]:
     """Convex combination of min-max normalised cosine and max-normalised BM25 scores."""
     rows: dict[str, dict] = {}
@@ -350,99 +275,3 @@ def rrf(rankings: list[tuple[float, list[dict]]]) -> list[dict]:
             rows.setdefault(row["id"], row)
     order = sorted(scores, key=lambda i: (-scores[i], rows[i]["path"], rows[i]["start_line"]))
     return [dict(rows[i], score=scores[i]) for i in order]
-
-
-@lru_cache(maxsize=4096)
-def _stub(directory: str) -> str:
-    return index_text(directory).strip()
-
-
-def is_stub(row: dict) -> bool:
-    """Whether ``row`` is a whole ``MEMORY.md`` exactly as the memory tool generated it."""
-    return row["path"].rsplit("/", 1)[-1] == INDEX_NAME and row.get("text", "").strip() == _stub(_dir(row))
-
-
-def _dir(row: dict) -> str:
-    return row.get("dir") or (row["path"].rsplit("/", 1)[0] if "/" in row["path"] else ".")
-
-
-@lru_cache(maxsize=16384)
-def _names(text: str, name: str) -> bool:
-    """Whether index ``text`` names file or folder ``name`` ("plans.md", "notes", "search-revamp")."""
-    stem = name.removesuffix(".md").lower()
-    words = [w for w in re.split(r"[-_.\s]+", stem) if w]
-    if not words:
-        return False
-    return (
-        re.search(r"(?<![\w-])" + r"[-_\s]".join(map(re.escape, words)) + r"(?:\.md|/)?(?![\w-])", text.lower())
-        is not None
-    )
-
-
-def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor: float = YIELD_FLOOR) -> list[dict]:
-    """Stubs cut to :data:`STUB_WEIGHT`; a hand-written ``MEMORY.md`` placed below the best note it names."""
-    if not ranked:
-        return ranked
-    out, changed = [], False
-    notes = names_in = None  # the rows that are not MEMORY.md (path, score); folder -> name -> best score
-    for row in ranked:
-        if row["path"].rsplit("/", 1)[-1] != INDEX_NAME:
-            out.append(row)
-            continue
-        if is_stub(row):
-            out.append(dict(row, score=row["score"] * stub_weight))
-            changed = True
-            continue
-        prefix = "" if _dir(row) == "." else _dir(row) + "/"
-        text = row.get("text", "")
-        if notes is None:
-            notes = [(r["path"], r["score"]) for r in ranked if not r["path"].endswith(INDEX_NAME)]
-            names_in = {}
-        best_of = names_in.get(prefix)
-        if best_of is None:  # each name under the folder once, its best score: a folder's notes share it
-            best_of = names_in[prefix] = {}
-            for path, score in notes:
-                if path.startswith(prefix):
-                    name = path[len(prefix) :].split("/", 1)[0]
-                    if score > best_of.get(name, -math.inf):
-                        best_of[name] = score
-        named = [score for name, score in best_of.items() if _names(text, name)]
-        best = max(named, default=0.0)
-        if best >= floor * row["score"] and best < row["score"] + 1e-9 and named:
-            out.append(dict(row, score=best * (1 - 1e-6)))
-            changed = True
-        else:
-            out.append(row)
-    return _sorted(out) if changed else ranked
-
-
-def latest_boost(
-    ranked: list[dict],
-    query: str,
-    boost: float = LATEST_BOOST,
-    floor: float = LATEST_FLOOR,
-    decay: float = LATEST_DECAY,
-) -> list[dict]:
-    """For a "latest" query (:func:`wants_latest`), relevant dated rows gain by recency."""
-    if not ranked or not boost or not wants_latest(query):
-        return ranked
-    top = max(r["score"] for r in ranked)
-    dates = sorted({r["date"] for r in ranked if r.get("date") and r["score"] >= floor * top}, reverse=True)
-    if not dates:
-        return ranked
-    gain = {d: boost * top * decay**i for i, d in enumerate(dates)}
-    return _sorted(
-        [
-            dict(r, score=r["score"] + gain[r["date"]]) if r["score"] >= floor * top and r.get("date") in gain else r
-            for r in ranked
-        ]
-    )
-
-
-def reshape(ranked: list[dict], query: str) -> list[dict]:
-    """Both rules, newest state first, then ``MEMORY.md`` yielding to the notes."""
-    return memory_md_yield(latest_boost(ranked, query))
-
-
-def _sorted(rows: list[dict]) -> list[dict]:
-    return sorted(rows, key=lambda r: (-r["score"], r["path"], r["start_line"]))

@@ -20,8 +20,9 @@ from ..storage.store import Store
 from .bm25 import KeywordCopy
 from .cjk import keyword_text
 from .flat import FlatVectors
-from .fusion import CANDIDATE_FACTOR, MIN_CANDIDATES, hybrid, merge_rows
+from .fusion import CANDIDATE_FACTOR, MIN_CANDIDATES, hybrid
 from .hits import Hit, HitBuilder
+from .shape import merge_rows
 
 __all__ = ["Searcher", "canonical", "KEYWORD_SCORE_DECIMALS"]
 
