@@ -67,9 +67,9 @@ def _stats(values: list[float]) -> dict:
     return {"n": len(values), "p50": round(pick(0.5), 4), "p95": round(pick(0.95), 4), "mean": round(statistics.fmean(values), 4)}
 
 
-def _wall(cmd: list[str], env: dict) -> float:
+def _wall(cmd: list[str], env: dict, cwd: Path | None = None) -> float:
     started = time.perf_counter()
-    result = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    result = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {result.stderr.strip()[-500:]}")
@@ -111,10 +111,11 @@ def client_path(root: Path, env: dict, runs: int, compare: tuple[Path, ...] = ()
     for i in range(runs):
         query = QUERIES[i % len(QUERIES)]
         walls["python -c pass"].append(_wall([sys.executable, "-c", "pass"], env))
-        for tag, path in checkouts.items():
+        for tag, path in checkouts.items():  # run from the checkout: ``-m`` puts the working directory first on sys.path
             there = dict(env, PYTHONPATH=str(path))
-            walls[f"search{tag}"].append(_wall(_memsearch("search", str(root), query, "-k", "5"), there))
-            walls[f"search --json{tag}"].append(_wall(_memsearch("search", str(root), query, "-k", "5", "--json"), there))
+            walls[f"search{tag}"].append(_wall(_memsearch("search", str(root), query, "-k", "5"), there, path))
+            walls[f"search --json{tag}"].append(_wall(_memsearch("search", str(root), query, "-k", "5", "--json"), there,
+                                                      path))
     stats = {name: _stats(values) for name, values in walls.items()}
     reference = stats["python -c pass"]["p50"]
     return {"runs": runs, "load_before": load_before, "load_after": load_average(), "wall_s": stats,
