@@ -48,6 +48,7 @@ COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "da
 MEASURES = {"locomo": ("file_recall@5", "file_recall@10", f"turn_recall@{quality.LINE_BUDGET}lines", "mrr@10"),
             "agentmem": ("hit@1", "file_recall@3", "mrr@10", "index_above@10"),
             "longchat": ("file_recall@5", "turn_recall@10hits", "turn_recall@6000chars", "mrr@10")}
+MEASURES["longchat-hard"] = MEASURES["longchat"]
 
 
 def _corpus(out: Path, locomo=None):
@@ -445,7 +446,7 @@ def main(argv=None) -> int:
     parser.add_argument("names", nargs="*")
     parser.add_argument("--out", type=Path, default=Path("bench-results/tune"))
     parser.add_argument("--locomo")
-    parser.add_argument("--corpus", default="locomo", help="dump: the corpus (locomo, agentmem, longchat)")
+    parser.add_argument("--corpus", default="locomo", help="dump: the corpus (locomo, agentmem, longchat, longchat-hard)")
     parser.add_argument("--by-category", action="store_true", help="eval: a column per question category too")
     args = parser.parse_intermixed_args(argv)
     if args.what == "dump":
