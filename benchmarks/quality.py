@@ -14,7 +14,8 @@ Corpora (each a :class:`Corpus`: trees to index, questions with line-level relev
   questions split by folder into tuning and held-out parts;
 * ``longchat`` - long user-assistant chats with many-paragraph assistant turns (benchmarks/longchat.py):
   summaries across sessions, order of events, instructions, preferences, updates, buried facts;
-  users 0-2 tuning, 3-5 held out.
+  users 0-2 tuning, 3-5 held out;
+* ``longchat-alt`` - the same chats asked in a second, held-out wording (benchmarks/longchat_wordings.py).
 
 LoCoMo questions carry a split: conversations 0-4 are the tuning split (every engine
 constant was chosen on them), 5-9 the held-out test split; both are scored beside all ten.
@@ -60,7 +61,7 @@ __all__ = [
 
 FIXTURE = REPO / "tests" / "fixtures" / "examples_queries.json"
 CJK_DIR = REPO / "benchmarks" / "corpora" / "cjk"
-CORPORA = ("examples", "locomo", "locomo-merged", "synthetic", "cjk", "agentmem", "longchat")
+CORPORA = ("examples", "locomo", "locomo-merged", "synthetic", "cjk", "agentmem", "longchat", "longchat-alt")
 #: LoCoMo conversations (in file order) of the tuning split; the rest are the held-out test split.
 LOCOMO_TUNING = 5
 #: label -> (search mode, hybrid fusion). One index serves them all.
@@ -140,16 +141,21 @@ def agentmem_corpus(work: Path) -> Corpus:
     return Corpus("agentmem", {"": root}, qs, stats | {"questions": len(qs)})
 
 
-def longchat_corpus(work: Path) -> Corpus:
-    """Six users' long chats (benchmarks/longchat.py), one tree each; relevance is the answering line."""
+def longchat_corpus(work: Path, wordings: str = "first") -> Corpus:
+    """Six users' long chats (benchmarks/longchat.py), one tree each; relevance is the answering line.
+    ``wordings="held-out"``: the second, never-tuned wording set (benchmarks/longchat_wordings.py)."""
     from benchmarks import longchat
+    from benchmarks.longchat_wordings import alternatives
 
     trees, planted, stats = longchat.build(work / "longchat")
+    if wordings != "first":
+        planted = alternatives(planted)
+        stats = stats | {"questions": len(planted)}
     qs = [
         Question(p.qid, p.query, tuple(Item(path, (n, n)) for path, n in p.items), p.category, p.tree, p.split)
         for p in planted
     ]
-    return Corpus("longchat", trees, qs, stats)
+    return Corpus("longchat" if wordings == "first" else "longchat-alt", trees, qs, stats)
 
 
 def locomo_corpus(work: Path, data=None, merged: bool = False) -> Corpus:
@@ -199,6 +205,8 @@ def load_corpus(name: str, work: Path, *, locomo=None, size: int = 1000) -> Corp
         return agentmem_corpus(work)
     if name == "longchat":
         return longchat_corpus(work)
+    if name == "longchat-alt":
+        return longchat_corpus(work, wordings="held-out")
     raise ValueError(f"unknown corpus {name!r}: choose from {', '.join(CORPORA)}")
 
 
