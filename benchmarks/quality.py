@@ -15,6 +15,9 @@ Corpora (each a :class:`Corpus`: trees to index, questions with line-level relev
 * ``longchat`` - long user-assistant chats with many-paragraph assistant turns (benchmarks/longchat.py):
   summaries across sessions, order of events, instructions, preferences, updates, buried facts;
   users 0-2 tuning, 3-5 held out;
+* ``longchat-hard`` - the same topics shaped like long real chats (benchmarks/longchat_hard.py): turns of
+  3-6 four-sentence paragraphs, half the users with a whole turn on one line, facts buried mid-paragraph,
+  instruction and preference questions that name the topic only; users 0-2 tuning, 3-5 held out;
 * ``longchat-alt`` - the same chats asked in a second, held-out wording (benchmarks/longchat_wordings.py).
 
 LoCoMo questions carry a split: conversations 0-4 are the tuning split (every engine
@@ -61,7 +64,10 @@ __all__ = [
 
 FIXTURE = REPO / "tests" / "fixtures" / "examples_queries.json"
 CJK_DIR = REPO / "benchmarks" / "corpora" / "cjk"
-CORPORA = ("examples", "locomo", "locomo-merged", "synthetic", "cjk", "agentmem", "longchat", "longchat-alt")
+CORPORA = (
+    "examples", "locomo", "locomo-merged", "synthetic", "cjk", "agentmem", "longchat", "longchat-hard",
+    "longchat-alt",
+)
 #: LoCoMo conversations (in file order) of the tuning split; the rest are the held-out test split.
 LOCOMO_TUNING = 5
 #: label -> (search mode, hybrid fusion). One index serves them all.
@@ -141,21 +147,24 @@ def agentmem_corpus(work: Path) -> Corpus:
     return Corpus("agentmem", {"": root}, qs, stats | {"questions": len(qs)})
 
 
-def longchat_corpus(work: Path, wordings: str = "first") -> Corpus:
-    """Six users' long chats (benchmarks/longchat.py), one tree each; relevance is the answering line.
-    ``wordings="held-out"``: the second, never-tuned wording set (benchmarks/longchat_wordings.py)."""
-    from benchmarks import longchat
+def longchat_corpus(work: Path, hard: bool = False, wordings: str = "first") -> Corpus:
+    """Six users' long chats (benchmarks/longchat.py, or the harder benchmarks/longchat_hard.py), one tree
+    each; relevance is the answering line. ``wordings="held-out"``: longchat's second, never-tuned wording
+    set (benchmarks/longchat_wordings.py)."""
+    from benchmarks import longchat, longchat_hard
     from benchmarks.longchat_wordings import alternatives
 
-    trees, planted, stats = longchat.build(work / "longchat")
+    name = "longchat-hard" if hard else "longchat"
+    trees, planted, stats = (longchat_hard if hard else longchat).build(work / name)
     if wordings != "first":
         planted = alternatives(planted)
         stats = stats | {"questions": len(planted)}
+        name += "-alt"
     qs = [
         Question(p.qid, p.query, tuple(Item(path, (n, n)) for path, n in p.items), p.category, p.tree, p.split)
         for p in planted
     ]
-    return Corpus("longchat" if wordings == "first" else "longchat-alt", trees, qs, stats)
+    return Corpus(name, trees, qs, stats)
 
 
 def locomo_corpus(work: Path, data=None, merged: bool = False) -> Corpus:
@@ -203,8 +212,8 @@ def load_corpus(name: str, work: Path, *, locomo=None, size: int = 1000) -> Corp
         return cjk_corpus(work)
     if name == "agentmem":
         return agentmem_corpus(work)
-    if name == "longchat":
-        return longchat_corpus(work)
+    if name in ("longchat", "longchat-hard"):
+        return longchat_corpus(work, hard=name == "longchat-hard")
     if name == "longchat-alt":
         return longchat_corpus(work, wordings="held-out")
     raise ValueError(f"unknown corpus {name!r}: choose from {', '.join(CORPORA)}")

@@ -50,6 +50,7 @@ MEASURES = {"locomo": ("file_recall@5", "file_recall@10", f"turn_recall@{quality
             "agentmem": ("hit@1", "file_recall@3", "mrr@10", "index_above@10"),
             "longchat": ("file_recall@5", "turn_recall@10hits", "turn_recall@6000chars", "mrr@10")}
 MEASURES["longchat-alt"] = MEASURES["longchat"]
+MEASURES["longchat-hard"] = MEASURES["longchat"]
 
 
 def _corpus(out: Path, locomo=None):
@@ -525,7 +526,7 @@ def main(argv=None) -> int:
     parser.add_argument("names", nargs="*")
     parser.add_argument("--out", type=Path, default=Path("bench-results/tune"))
     parser.add_argument("--locomo")
-    parser.add_argument("--corpus", default="locomo", help="dump: the corpus (locomo, agentmem, longchat)")
+    parser.add_argument("--corpus", default="locomo", help="dump: the corpus (locomo, agentmem, longchat, longchat-hard)")
     parser.add_argument("--by-category", action="store_true", help="eval: a column per question category too")
     args = parser.parse_intermixed_args(argv)
     if args.what == "dump":

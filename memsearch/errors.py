@@ -53,7 +53,8 @@ __all__ = [
 SHOWN_CHARS = 80
 #: Who reads an error: a shell user (``cli``: commands) or a model through the tools or MCP (``tools``).
 AUDIENCES = ("cli", "tools")
-#: Each hint, worded for each audience. ``{path}``: the memory path it concerns, relative to the root.
+#: Each hint, worded for each audience. ``{path}``: the memory path it concerns, relative to the root (for
+#: ``bucket``, the bucket's name).
 HINTS: dict[str, dict[str, str]] = {
     "list": {"cli": "see what is there with `memsearch ls ROOT {path}`",
              "tools": "see what is there with memory_list(path={path!r})"},
@@ -62,6 +63,15 @@ HINTS: dict[str, dict[str, str]] = {
     "rebuild": {"cli": "rebuild it with `memsearch index ROOT --rebuild`",
                 "tools": "memory_search cannot answer until whoever runs memsearch rebuilds the index "
                          "(`memsearch index ROOT --rebuild`); memory_list and memory_read still work"},
+    "rebuild_db": {"cli": "rebuild it with `memsearch index ROOT --rebuild`, giving the same --db",
+                   "tools": "memory_search cannot answer until whoever runs memsearch rebuilds the index "
+                            "(`memsearch index ROOT --rebuild`); memory_list and memory_read still work"},
+    "bucket": {"cli": "create it (e.g. `aws s3 mb s3://{path}`) or fix the address",
+               "tools": "memory_search cannot answer until whoever runs memsearch creates the bucket or fixes the "
+                        "index address; memory_list and memory_read still work"},
+    "busy": {"cli": "wait for it to finish (--wait SECONDS), or stop it (`memsearch stop ROOT` for a daemon); "
+                    "searches keep working meanwhile",
+             "tools": "try again in a moment; memory_search, memory_list and memory_read keep working meanwhile"},
     "status": {"cli": "see `memsearch status ROOT`",
                "tools": "memory_search finds it once the index catches up; memory_read reads it now"},
     "writable": {"cli": "use ToolBox(root, writable=True) or `memsearch serve ROOT --writable`",

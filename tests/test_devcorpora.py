@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import agentmem, longchat, quality
+from benchmarks import agentmem, longchat, longchat_hard, quality
+from benchmarks.longchat_topics import TOPICS
 from memsearch.memory.editor import index_text
 from memsearch.memory.validator import validate
 
@@ -60,3 +61,25 @@ def test_longchat_held_out_wordings_ask_for_the_same_evidence_in_other_words(tmp
         assert not any(w in p.query.lower() for w in ("summarise", "across our chats", "in which order", "did you"))
     corpus = quality.load_corpus("longchat-alt", tmp_path / "b")
     assert corpus.name == "longchat-alt" and len(corpus.questions) == len(alt)
+
+
+def test_longchat_hard_buries_facts_mid_paragraph_in_both_layouts(tmp_path):
+    trees, planted, stats = longchat_hard.build(tmp_path / "a")
+    assert stats["questions"] == len(planted) == 192 and len(trees) == longchat_hard.USERS
+    _, again, _ = longchat_hard.build(tmp_path / "b")
+    assert again == planted
+    for p in planted:
+        for path, line in p.items:
+            assert (trees[p.tree] / path).read_text().split("\n")[line - 1].strip(), (p.qid, path, line)
+    facts = {longchat_hard.LAYOUTS[int(p.tree[-1]) % 2]: p for p in planted if p.category == "fact"}
+    assert set(facts) == {"turn", "paragraph"}
+    for layout, p in facts.items():
+        path, line = p.items[0]
+        text = (trees[p.tree] / path).read_text().split("\n")[line - 1]
+        assert text.startswith("**Assistant:** ") == (layout == "turn")  # a whole turn, or a paragraph
+        fact = next(f for t in TOPICS for f, question in t.facts if question == p.query)
+        assert fact in text and not text.endswith(fact)  # mid-paragraph: sentences before and after it
+        assert not text.removeprefix("**Assistant:** ").startswith(fact)
+    instruction = next(p for p in planted if p.category == "instruction")
+    assert instruction.query.startswith("What did I ask you to keep in mind")
+    assert {p.split for p in planted} == {"tune", "test"}
