@@ -422,6 +422,20 @@ def lean(gain):
     return run
 
 
+def own_weight(gain=speakers.OWN_WORDS_GAIN, weak=fusion.WEAK_KEYWORD_VECTOR_WEIGHT):
+    """:func:`lean`, with the adaptive vector weight read from the user's turns: for a question about the
+    asker, the keyword evidence is the query terms' best share among the user-marked keyword rows."""
+
+    def run(q, vec, kw, ctx):
+        own = [r for r in kw if speakers.is_user_turn(r)] if speakers.asks_own_words(q.query) else []
+        w = fusion.vector_weight(q.query, keyword=own if own else kw, weak=weak)
+        ranked = fusion.convex(vec, kw, w)
+        ranked = speakers.own_words(fusion.date_boost(ranked, fusion.query_dates(q.query)), q.query, gain)
+        return shape.reshape(ranked, q.query)
+
+    return run
+
+
 def yes_no(weak=None):
     """Yes/no questions (:data:`_YES_NO`) keep the fixed vector weight (or rise only to ``weak``)."""
 
@@ -454,6 +468,7 @@ def files_spread(share, cap=1, depth=10):
 VARIANTS = {"baseline": baseline, "before": before}
 VARIANTS |= {f"spread-{c}-{d}": spread(c, d) for c in (1, 2) for d in (5, 10, 20)}
 VARIANTS |= {f"own-{g}": lean(g) for g in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)}
+VARIANTS |= {f"own-weight-{w}": own_weight(weak=w) for w in (0.6, 0.8)}
 VARIANTS |= {f"files-{a}+spread-1": files_spread(a) for a in (0.1, 0.2, 0.3)}
 VARIANTS |= {"yes-no": yes_no()} | {f"yes-no-{w}": yes_no(w) for w in (0.5, 0.6, 0.7)}
 VARIANTS |= {f"stub-{w}": shaped(stub=w) for w in (1.0, 0.5, 0.0)}

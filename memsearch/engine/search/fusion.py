@@ -112,6 +112,13 @@ then ``eval``. Adopted, :func:`.speakers.own_words` (a question about the asker,
   is the assistant's) 0.979 / 0.958 / 0.958 / 0.857 -> 0.979 / 0.979 / 0.979 / 0.824. The cost on those
   facts grows with the gain (0.3: MRR 0.770; 0.5: 0.854 / 0.896 / 0.896 / 0.639): the rule leans, it must
   not override;
+* benchmarks/longchat_hard.py (written by another hand: turns of 3-6 long paragraphs, half its users with
+  a whole turn on one line, instruction and preference questions naming only the topic), before -> after:
+  users 0-2 0.776 / 0.617 / 0.587 / 0.539 -> 0.805 / 0.703 / 0.666 / 0.598, users 3-5 0.734 / 0.609 / 0.592
+  / 0.501 -> 0.745 / 0.669 / 0.641 / 0.540; instruction 0.583 / 0.208 / 0.208 / 0.135 -> 0.625 / 0.417 /
+  0.375 / 0.296, preference 0.583 / 0.208 / 0.208 / 0.208 -> 0.583 / 0.458 / 0.333 / 0.282, summary turn
+  recall 0.031 -> 0.115, fact unchanged (0.917 / 0.938 / 0.917 / 0.814). Larger gains gain more there
+  (0.5: all 0.789 / 0.721 / 0.709 / 0.611) but cost the first-person facts above;
 * LoCoMo (speakers are names) and agentmem (notes) have no user marks: identical, hit for hit;
 * cost: fusion over dumped candidates, interleaved in one process, p50 0.296 -> 0.377 ms on the long chats
   (1.27x: the gate fires on most of their questions), 0.405 -> 0.428 ms on LoCoMo (1.06x); a warm hybrid
@@ -132,6 +139,11 @@ Measured in this round and not adopted:
 * file-level evidence for coverage questions (the file's second-best chunk, 0.1 .. 0.3, then cap 1):
   first set 0.930 / 0.915 / 0.897 / 0.805 at 0.2 (summary MRR 0.486 -> 0.542, turn recall 0.510 ->
   0.448), held-out wordings 0.864 / 0.839 / 0.830 / 0.688;
+* the adaptive weight read from the user's turns (for a question about the asker, the query terms'
+  best share among user-marked keyword rows; rise to 0.6 / 0.8): first set 0.911 / 0.922 / 0.896 / 0.798
+  and 0.927 / 0.922 / 0.898 / 0.796, held-out wordings 0.852 / 0.846 / 0.836 / 0.691 and 0.862 / 0.850 /
+  0.839 / 0.697, longchat_hard 0.774 / 0.674 / 0.655 / 0.560 and 0.771 / 0.665 / 0.643 / 0.556: none above
+  the lean alone;
 * yes/no questions (opening with an auxiliary verb) keeping the fixed weight, for LoCoMo's held-out
   open-domain loss to the adaptive weight: held-out open-domain file R@5 0.634 -> 0.655, but tuning
   open-domain 0.676 -> 0.653 and agentmem held-out hit@1 0.947 -> 0.921 (paraphrase 0.731 -> 0.692); a
