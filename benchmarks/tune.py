@@ -436,6 +436,17 @@ def own_weight(gain=speakers.OWN_WORDS_GAIN, weak=fusion.WEAK_KEYWORD_VECTOR_WEI
     return run
 
 
+def so_far_span(q, vec, kw, ctx):
+    """"so far" read as a span (everything up to now), not as the newest state: no latest boost for it alone."""
+    from memsearch.engine.search.query import wants_latest
+
+    if not wants_latest(q.query) or wants_latest(re.sub(r"(?i)\bso\s+far\b", " ", q.query)):
+        return baseline(q, vec, kw, ctx)
+    ranked = fusion.convex(vec, kw, fusion.vector_weight(q.query, keyword=kw))
+    ranked = speakers.own_words(fusion.date_boost(ranked, fusion.query_dates(q.query)), q.query)
+    return shape.memory_md_yield(ranked)
+
+
 def yes_no(weak=None):
     """Yes/no questions (:data:`_YES_NO`) keep the fixed vector weight (or rise only to ``weak``)."""
 
@@ -468,6 +479,7 @@ def files_spread(share, cap=1, depth=10):
 VARIANTS = {"baseline": baseline, "before": before}
 VARIANTS |= {f"spread-{c}-{d}": spread(c, d) for c in (1, 2) for d in (5, 10, 20)}
 VARIANTS |= {f"own-{g}": lean(g) for g in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)}
+VARIANTS |= {"so-far-span": so_far_span}
 VARIANTS |= {f"own-weight-{w}": own_weight(weak=w) for w in (0.6, 0.8)}
 VARIANTS |= {f"files-{a}+spread-1": files_spread(a) for a in (0.1, 0.2, 0.3)}
 VARIANTS |= {"yes-no": yes_no()} | {f"yes-no-{w}": yes_no(w) for w in (0.5, 0.6, 0.7)}

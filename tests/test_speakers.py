@@ -28,7 +28,8 @@ def test_questions_about_the_asker():
 
 def test_user_turns_are_recognised_by_their_marks_only():
     for text in ("**User:** I prefer open shelving.", "User: hi", "> Human: hello", "Intro\n[me]: my line",
-                 "para\n\n**user**: lower case"):
+                 "para\n\n**user**: lower case", "- **User:** a list item", "User (2026-01-05 10:32): timed",
+                 "**User** [10:32]: timed"):
         assert is_user_turn(row("chats/a.md", 1.0, text)), text
     assert is_user_turn(row("chats/a.md", 1.0, "I prefer open shelving.", heading="Chat 2026-01-05 > User"))
     for text in ("**Assistant:** Open shelving is easy to clean.", "Caroline: I went to the support group.",

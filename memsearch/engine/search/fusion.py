@@ -149,6 +149,14 @@ Measured in this round and not adopted:
   open-domain 0.676 -> 0.653 and agentmem held-out hit@1 0.947 -> 0.921 (paraphrase 0.731 -> 0.692); a
   rise capped at 0.5 / 0.6 / 0.7 for them: tuning 0.653, held-out 0.634. The loss moves between the
   44- and 48-question splits: no rule there;
+* "so far" read as a span, not the newest state (no latest boost when it is the only "latest" word:
+  longchat_hard asks "What have I been up to with X so far?"): longchat and its held-out wordings, LoCoMo
+  and agentmem unchanged, longchat_hard 0.775 / 0.686 / 0.654 / 0.569 -> 0.769 / 0.686 / 0.655 / 0.570
+  (summary file R@5 0.490 -> 0.448);
+* not tried: a further lean to directive user lines ("please", "always", "don't") for instruction
+  questions and to liking ones ("prefer", "rather") for preference questions. Every corpus here draws
+  on the same six instructions and six preferences, so any cue list would be read off them and no
+  held-out set could test it;
 * a cross-encoder re-ranker: none can be had offline. FlashRank 0.2.10 (a 14 KB wheel: code only, its
   ms-marco models come from the hub at run time) and tinyintent 0.1.1 (30 KB, no weights) were
   downloaded and opened; the PyPI name list holds no package shipping cross-encoder weights (the

@@ -24,9 +24,10 @@ __all__ = ["OWN_WORDS_GAIN", "USER_MARK", "USER_HEADING", "is_user_turn", "own_w
 #: gave turn recall@10 0.839 -> 0.860 / 0.881 / 0.910 / 0.915 / 0.915; 0.2 is the smallest gain near
 #: the plateau (a lean, not an override: the assistant's answer may still hold what is asked).
 OWN_WORDS_GAIN = 0.2
-#: A line a transcript marks as the user's: "User:", "**User:**", "> Human:", "[me]:" (the role names
-#: chat exports and agent transcripts give the person; a named speaker, as in LoCoMo, is not one).
-USER_MARK = re.compile(r"^[ \t>*_\[]*(?:user|human|me)[\]*_ \t]*:", re.I | re.M)
+#: A line a transcript marks as the user's: "User:", "**User:**", "> Human:", "- [me]:", "User (10:32):"
+#: (the role names chat exports and agent transcripts give the person, in a quote, a list item, bold, or
+#: with a time; a named speaker, as in LoCoMo, is not one).
+USER_MARK = re.compile(r"^[ \t>*_\[-]*(?:user|human|me)[\]*_ \t]*(?:[(\[][^)\]\n]{0,40}[)\]][*_ \t]*)?:", re.I | re.M)
 #: ... or a heading that opens the user's turn: "## User", "### Human".
 USER_HEADING = re.compile(r"(?:^|>)\s*[*_]*(?:user|human|me)[*_:]*\s*$", re.I)
 
