@@ -28,6 +28,7 @@ __all__ = [
     "IndexMismatch",
     "IndexLocked",
     "IndexDamaged",
+    "IndexBuilding",
     "MemoryUnreadable",
     "StorageFull",
     "RemoteStoreError",
@@ -74,6 +75,9 @@ HINTS: dict[str, dict[str, str]] = {
              "tools": "try again in a moment; memory_search, memory_list and memory_read keep working meanwhile"},
     "status": {"cli": "see `memsearch status ROOT`",
                "tools": "memory_search finds it once the index catches up; memory_read reads it now"},
+    "wait": {"cli": "search again in a few seconds (`memsearch status ROOT` shows the progress)",
+             "tools": "memory_search answers within seconds, once the files' text is in the index; "
+                      "memory_list and memory_read work now"},
     "writable": {"cli": "use ToolBox(root, writable=True) or `memsearch serve ROOT --writable`",
                  "tools": "whoever runs this harness can enable writing (ToolBox(root, writable=True) or "
                           "`memsearch serve "
@@ -187,6 +191,11 @@ class IndexDamaged(IndexMismatch):
         super().__init__(message, hint=hint)
         #: What is wrong, without the fix (what a rebuild logs and reports): the message, or the part of it given.
         self.reason = reason or message
+
+
+class IndexBuilding(MemsearchError):
+    """A search of an index whose first build has not written any row yet (a tree never indexed): it
+    answers within seconds, with keyword hits flagged ``partial`` until the files are embedded."""
 
 
 class MemoryUnreadable(MemsearchError, PermissionError):
