@@ -5,7 +5,7 @@ indexed (``partial``: found by its words only, its vectors not written yet)."""
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
