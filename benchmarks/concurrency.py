@@ -144,9 +144,12 @@ def encode_reference(batch: int, seconds: float) -> dict:
     return out
 
 
-def _start_daemon(root: Path, env: dict) -> dict:
-    """Start ``memsearch watch --detach`` on ``root`` and wait until it serves, caught up; its status."""
-    started = subprocess.run(_memsearch("watch", str(root), "--detach"), capture_output=True, text=True, env=env)
+def _start_daemon(root: Path, env: dict, code: Path = REPO) -> dict:
+    """Start ``memsearch watch --detach`` on ``root`` from checkout ``code`` and wait until it serves,
+    caught up; its status. It runs in ``code`` because ``python -m`` imports the package of its working
+    directory before PYTHONPATH's."""
+    started = subprocess.run(_memsearch("watch", str(root), "--detach"), capture_output=True, text=True, env=env,
+                             cwd=code)
     if started.returncode != 0:
         raise RuntimeError(f"the daemon did not start: {started.stderr}")
     deadline = time.monotonic() + 600
@@ -171,7 +174,7 @@ def run(clients: list[int], seconds: float, batch: int, label: str, log=print, c
             root = work / name / "memory"
             shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
             code_env = dict(env, PYTHONPATH=os.pathsep.join(p for p in (str(code), env.get("PYTHONPATH", "")) if p))
-            status = _start_daemon(root, code_env)
+            status = _start_daemon(root, code_env, code)
             daemons.append((name, root, code_env, status))
             results["chunks"] = status.get("chunks")
             clients_phase(root, 2, 2.0)  # warm: the daemon's copies of the vectors and BM25

@@ -447,6 +447,36 @@ def so_far_span(q, vec, kw, ctx):
     return shape.memory_md_yield(ranked)
 
 
+def answer_share(share, gain=speakers.OWN_WORDS_GAIN):
+    """For a question about the asker, a user turn also gains ``share`` x the best fused score of its answer
+    (the rows of its file after it and before the next user turn, among the candidates): an assistant's
+    reply restates what the user brought up, so a reply that matches is evidence for the turn it answers."""
+
+    def run(q, vec, kw, ctx):
+        ranked = fusion.convex(vec, kw, fusion.vector_weight(q.query, keyword=kw))
+        ranked = fusion.date_boost(ranked, fusion.query_dates(q.query))
+        if speakers.asks_own_words(q.query):
+            by_file = {}
+            for r in ranked:
+                by_file.setdefault(r["path"], []).append(r)
+            gains = {}
+            for rows in by_file.values():
+                rows = sorted(rows, key=lambda r: r["start_line"])
+                turn = None
+                for r in rows:
+                    if speakers.is_user_turn(r):
+                        turn = r
+                    elif turn is not None:
+                        gains[turn["id"]] = max(gains.get(turn["id"], 0.0), r["score"])
+            if gains:
+                ranked = _rank([dict(r, score=r["score"] + share * gains[r["id"]]) if r["id"] in gains else r
+                                for r in ranked])
+        ranked = speakers.own_words(ranked, q.query, gain)
+        return shape.reshape(ranked, q.query)
+
+    return run
+
+
 def yes_no(weak=None):
     """Yes/no questions (:data:`_YES_NO`) keep the fixed vector weight (or rise only to ``weak``)."""
 
@@ -480,6 +510,7 @@ VARIANTS = {"baseline": baseline, "before": before}
 VARIANTS |= {f"spread-{c}-{d}": spread(c, d) for c in (1, 2) for d in (5, 10, 20)}
 VARIANTS |= {f"own-{g}": lean(g) for g in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)}
 VARIANTS |= {"so-far-span": so_far_span}
+VARIANTS |= {f"answer-{a}": answer_share(a) for a in (0.1, 0.2, 0.3, 0.5)}
 VARIANTS |= {f"own-weight-{w}": own_weight(weak=w) for w in (0.6, 0.8)}
 VARIANTS |= {f"files-{a}+spread-1": files_spread(a) for a in (0.1, 0.2, 0.3)}
 VARIANTS |= {"yes-no": yes_no()} | {f"yes-no-{w}": yes_no(w) for w in (0.5, 0.6, 0.7)}
