@@ -1,6 +1,7 @@
 """Benchmark of a cold index: time from starting the first sync of a tree never indexed to its first keyword hit.
 
     python -m benchmarks.coldstart [--chunks 20000] [--out DIR] [--full]
+    python -m benchmarks.coldstart --cli [--chunks 20000] [--out DIR]
 
 A synthetic tree (:mod:`benchmarks.synthetic`, about ``--chunks`` chunks) is indexed from nothing
 by ``MemoryIndex.sync`` in a thread, as ``memsearch watch`` and ``serve`` do, while a second
@@ -13,6 +14,12 @@ a few keyword and hybrid searches timed during the embedding pass, and a bare qu
 in the same process (the reference of the search times). Without ``--full`` the sync is stopped
 after those searches (embedding 20k chunks takes a long time on 2 cores); with it, the total.
 Results go to ``DIR/coldstart.json`` and a Markdown table on stdout.
+
+``--cli``: the first ``memsearch search --json`` calls on such a tree, as a shell user makes them
+with no daemon started by hand (autostart on, the default): the first call's wall time (it writes
+the text rows, starts a daemon and answers keyword hits flagged ``partial``), the time until the
+auto-started daemon serves, and the next calls' wall times (through the daemon), beside Python's
+bare start timed in the same run. Results go to ``DIR/coldstart_cli.json``.
 """
 
 from __future__ import annotations
@@ -20,16 +27,17 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from benchmarks.common import bench_embedder, load_average
+from benchmarks.common import bench_embedder, child_env, load_average
 from benchmarks.synthetic import generate_chunks
 
-__all__ = ["run", "main", "report"]
+__all__ = ["run", "run_cli", "main", "report", "report_cli"]
 
 #: Seconds between the reader's keyword searches while it waits for the first hit.
 POLL_S = 0.1
@@ -147,13 +155,78 @@ def report(r: dict) -> str:
     return "\n".join(lines)
 
 
+def _timed(cmd: list[str], env: dict) -> tuple[float, subprocess.CompletedProcess]:
+    started = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+    return time.perf_counter() - started, done
+
+
+def run_cli(chunks: int = 20_000, out: Path | None = None, calls: int = 5, log=print) -> dict:
+    """The ``--cli`` measurement (module docstring); returns the results (also ``out/coldstart_cli.json``)."""
+    from memsearch.service.process import daemon_status, stop
+
+    work = Path(tempfile.mkdtemp(prefix="memsearch-coldcli-"))
+    root = work / "memory"
+    env = child_env(MEMSEARCH_AUTOSTART="1", MEMSEARCH_IDLE_EXIT="600")
+    result: dict = {"chunks_asked": chunks, "load_start": load_average()}
+    try:
+        planted = generate_chunks(root, chunks)
+        result["files"] = sum(1 for _ in root.rglob("*.md"))
+        result["python_start_s"] = round(min(_timed([sys.executable, "-c", "pass"], env)[0] for _ in range(3)), 4)
+        queries = [p.query for p in planted[:: max(1, len(planted) // (calls + 1))]][: calls + 1]
+        walls = []
+        started = time.perf_counter()
+        for i, query in enumerate(queries):
+            wall, done = _timed([sys.executable, "-m", "memsearch", "search", str(root), query, "--json", "-k", "5"], env)
+            if done.returncode != 0:
+                raise RuntimeError(f"memsearch search failed: {done.stderr[-500:]}")
+            hits = json.loads(done.stdout)["hits"]
+            walls.append({"wall": round(wall, 3), "hits": len(hits), "partial": sum(bool(h.get("partial")) for h in hits),
+                          "load": load_average()})
+            log(f"call {i + 1}: {wall:.3f} s, {len(hits)} hits ({walls[-1]['partial']} partial), load {load_average()}")
+            if i == 0:  # wait for the auto-started daemon before the calls it answers
+                deadline = time.monotonic() + 600
+                while not daemon_status(root)["serving"] and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                result["daemon_serving_s"] = {"wall": round(time.perf_counter() - started, 3), "load": load_average()}
+        result["calls"] = walls
+        info = daemon_status(root)
+        result["at_end"] = {k: info[k] for k in ("serving", "chunks", "partial_files", "partial_chunks")}
+    finally:
+        stop(root, timeout=120)
+        shutil.rmtree(work, ignore_errors=True)
+    result["load_end"] = load_average()
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "coldstart_cli.json").write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def report_cli(r: dict) -> str:
+    later = sorted(c["wall"] for c in r["calls"][1:])
+    lines = ["| step | seconds | load (1/5/15 min) |", "|---|---:|---|",
+             f"| Python's bare start (reference) | {r['python_start_s']:.3f} | {' '.join(map(str, r['load_start']))} |"]
+    first = r["calls"][0]
+    lines.append(f"| first call (no daemon; {first['partial']}/{first['hits']} hits partial) | {first['wall']:.3f} | "
+                 f"{' '.join(map(str, first['load']))} |")
+    lines.append(f"| auto-started daemon serving, from the first call's start | {r['daemon_serving_s']['wall']:.3f} | "
+                 f"{' '.join(map(str, r['daemon_serving_s']['load']))} |")
+    for i, call in enumerate(r["calls"][1:], 2):
+        lines.append(f"| call {i} (through the daemon; {call['partial']}/{call['hits']} hits partial) | "
+                     f"{call['wall']:.3f} | {' '.join(map(str, call['load']))} |")
+    lines.append(f"\n{r['files']:,} files; later calls p50 {later[len(later) // 2]:.3f} s; at the end "
+                 f"{r['at_end']['chunks']:,} chunks, {r['at_end']['partial_chunks']:,} not yet embedded.")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.coldstart", description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=20_000, help="approximate size of the tree, in chunks")
     parser.add_argument("--out", type=Path, default=None, help="write coldstart.json here")
     parser.add_argument("--full", action="store_true", help="let the sync finish (embed every chunk)")
+    parser.add_argument("--cli", action="store_true", help="time the first CLI calls instead (no daemon started by hand)")
     args = parser.parse_args(argv)
-    print(report(run(args.chunks, args.out, args.full)))
+    print(report_cli(run_cli(args.chunks, args.out)) if args.cli else report(run(args.chunks, args.out, args.full)))
     return 0
 
 

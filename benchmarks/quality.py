@@ -17,7 +17,8 @@ Corpora (each a :class:`Corpus`: trees to index, questions with line-level relev
   users 0-2 tuning, 3-5 held out;
 * ``longchat-hard`` - the same topics shaped like long real chats (benchmarks/longchat_hard.py): turns of
   3-6 four-sentence paragraphs, half the users with a whole turn on one line, facts buried mid-paragraph,
-  instruction and preference questions that name the topic only; users 0-2 tuning, 3-5 held out.
+  instruction and preference questions that name the topic only; users 0-2 tuning, 3-5 held out;
+* ``longchat-alt`` - the same chats asked in a second, held-out wording (benchmarks/longchat_wordings.py).
 
 LoCoMo questions carry a split: conversations 0-4 are the tuning split (every engine
 constant was chosen on them), 5-9 the held-out test split; both are scored beside all ten.
@@ -65,7 +66,8 @@ __all__ = [
 FIXTURE = REPO / "tests" / "fixtures" / "examples_queries.json"
 CJK_DIR = REPO / "benchmarks" / "corpora" / "cjk"
 CORPORA = (
-    "examples", "locomo", "locomo-merged", "synthetic", "cjk", "agentmem", "longchat", "longchat-hard"
+    "examples", "locomo", "locomo-merged", "synthetic", "cjk", "agentmem", "longchat", "longchat-hard",
+    "longchat-alt",
 )
 #: LoCoMo conversations (in file order) of the tuning split; the rest are the held-out test split.
 LOCOMO_TUNING = 5
@@ -146,13 +148,19 @@ def agentmem_corpus(work: Path) -> Corpus:
     return Corpus("agentmem", {"": root}, qs, stats | {"questions": len(qs)})
 
 
-def longchat_corpus(work: Path, hard: bool = False) -> Corpus:
+def longchat_corpus(work: Path, hard: bool = False, wordings: str = "first") -> Corpus:
     """Six users' long chats (benchmarks/longchat.py, or the harder benchmarks/longchat_hard.py), one tree
-    each; relevance is the answering line."""
+    each; relevance is the answering line. ``wordings="held-out"``: longchat's second, never-tuned wording
+    set (benchmarks/longchat_wordings.py)."""
     from benchmarks import longchat, longchat_hard
+    from benchmarks.longchat_wordings import alternatives
 
     name = "longchat-hard" if hard else "longchat"
     trees, planted, stats = (longchat_hard if hard else longchat).build(work / name)
+    if wordings != "first":
+        planted = alternatives(planted)
+        stats = stats | {"questions": len(planted)}
+        name += "-alt"
     qs = [
         Question(p.qid, p.query, tuple(Item(path, (n, n)) for path, n in p.items), p.category, p.tree, p.split)
         for p in planted
@@ -207,6 +215,8 @@ def load_corpus(name: str, work: Path, *, locomo=None, size: int = 1000) -> Corp
         return agentmem_corpus(work)
     if name in ("longchat", "longchat-hard"):
         return longchat_corpus(work, hard=name == "longchat-hard")
+    if name == "longchat-alt":
+        return longchat_corpus(work, wordings="held-out")
     raise ValueError(f"unknown corpus {name!r}: choose from {', '.join(CORPORA)}")
 
 

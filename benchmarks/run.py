@@ -145,7 +145,8 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--corpus",
         action="append",
-        help="examples, locomo, locomo-merged, synthetic, cjk, agentmem, longchat, longchat-hard (comma-separated or repeated)",
+        help="examples, locomo, locomo-merged, synthetic, cjk, agentmem, longchat, longchat-hard, longchat-alt "
+        "(comma-separated or repeated)",
     )
     parser.add_argument("--size", action="append", help="synthetic sizes in chunks (default 1000,10000)")
     parser.add_argument("--out", default="bench-results", type=Path)

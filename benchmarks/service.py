@@ -1,6 +1,7 @@
 """Benchmark of the serving daemon: what a shell command, a harness and a writer see with and without it.
 
     python -m benchmarks.service [--out DIR] [--runs 20] [--local-runs 5] [--clients 8] [--seconds 10] [--files 0]
+    python -m benchmarks.service --client-only [--runs 30] [--compare OTHER_CHECKOUT]
 
 On a copy of examples/memory (plus ``--files`` synthetic notes), with the real model:
 
@@ -14,7 +15,12 @@ On a copy of examples/memory (plus ``--files`` synthetic notes), with the real m
 5. **throughput**: searches per second with ``--clients`` concurrent clients (threads, one
    connection per request) for ``--seconds``;
 6. **write-to-searchable**: a new note with a unique word is written; a warm client searches for
-   it every ``POLL_S`` until a hit holds it (``--writes`` times).
+   it every ``POLL_S`` until a hit holds it (``--writes`` times);
+7. **the client path** (:func:`client_path`; alone with ``--client-only``): ``--runs`` rounds, each
+   timing ``python -c pass``, then a daemon-answered ``memsearch search`` with text output and with
+   ``--json``, interleaved so that the load drifts over all alike; ``--compare DIR`` adds the same two
+   calls with the client of another checkout (e.g. ``git worktree add DIR BASE``) in the same rounds.
+   The package's bytecode is compiled first, as installing it does.
 
 Every absolute figure goes with the load average (``os.getloadavg``) and with ratios against
 figures of the same run. Results go to ``DIR/service.json`` and a Markdown table on stdout.
@@ -34,7 +40,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO, child_env
+from benchmarks.common import REPO, child_env, compile_bytecode, load_average
 
 __all__ = ["run", "main", "report"]
 
@@ -61,9 +67,9 @@ def _stats(values: list[float]) -> dict:
     return {"n": len(values), "p50": round(pick(0.5), 4), "p95": round(pick(0.95), 4), "mean": round(statistics.fmean(values), 4)}
 
 
-def _wall(cmd: list[str], env: dict) -> float:
+def _wall(cmd: list[str], env: dict, cwd: Path | None = None) -> float:
     started = time.perf_counter()
-    result = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    result = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {result.stderr.strip()[-500:]}")
@@ -94,8 +100,38 @@ def _status(root: Path, env: dict) -> dict:
     return json.loads(subprocess.run(_memsearch("status", str(root), "--json"), capture_output=True, text=True, env=env).stdout)
 
 
+def client_path(root: Path, env: dict, runs: int, compare: tuple[Path, ...] = ()) -> dict:
+    """Wall times of daemon-answered searches (text, ``--json``) against ``python -c pass``, round by round."""
+    checkouts = {"": REPO} | {f" [{path}]": path for path in compare}
+    for path in checkouts.values():
+        compile_bytecode(path)
+    names = ["python -c pass"] + [f"search{out}{tag}" for tag in checkouts for out in ("", " --json")]
+    walls: dict[str, list[float]] = {name: [] for name in names}
+    load_before = load_average()
+    for i in range(runs):
+        query = QUERIES[i % len(QUERIES)]
+        walls["python -c pass"].append(_wall([sys.executable, "-c", "pass"], env))
+        for tag, path in checkouts.items():  # run from the checkout: ``-m`` puts the working directory first on sys.path
+            there = dict(env, PYTHONPATH=str(path))
+            walls[f"search{tag}"].append(_wall(_memsearch("search", str(root), query, "-k", "5"), there, path))
+            walls[f"search --json{tag}"].append(_wall(_memsearch("search", str(root), query, "-k", "5", "--json"), there,
+                                                      path))
+    stats = {name: _stats(values) for name, values in walls.items()}
+    reference = stats["python -c pass"]["p50"]
+    return {"runs": runs, "load_before": load_before, "load_after": load_average(), "wall_s": stats,
+            "p50_over_python_start": {name: round(s["p50"] / reference, 2) for name, s in stats.items()}}
+
+
+def client_report(c: dict) -> str:
+    lines = ["| call | p50 / p95 ms | p50 over `python -c pass` |", "|---|---|---:|"]
+    lines += [f"| `{name}` | {s['p50'] * 1000:.1f} / {s['p95'] * 1000:.1f} | {c['p50_over_python_start'][name]:.2f} |"
+              for name, s in c["wall_s"].items()]
+    lines.append(f"\n{c['runs']} rounds; load average {c['load_before']} before, {c['load_after']} after.")
+    return "\n".join(lines)
+
+
 def run(out: Path | None = None, runs: int = 20, local_runs: int = 5, clients: int = 8, seconds: float = 10.0,
-        files: int = 0, writes: int = 10, log=print) -> dict:
+        files: int = 0, writes: int = 10, log=print, client_only: bool = False, compare: tuple[Path, ...] = ()) -> dict:
     """Run the service benchmark; returns the results (also written to ``out/service.json``)."""
     from memsearch.service.client import Client
 
@@ -116,6 +152,13 @@ def run(out: Path | None = None, runs: int = 20, local_runs: int = 5, clients: i
             time.sleep(0.5)
         results["chunks"] = s.get("chunks")
         log(f"daemon serving {s['chunks']} chunks on {s['socket']}")
+        results["client_path"] = client_path(root, env, runs, compare)
+        log(client_report(results["client_path"]))
+        if client_only:
+            if out is not None:
+                out.mkdir(parents=True, exist_ok=True)
+                (out / "service-client.json").write_text(json.dumps(results, indent=2) + "\n")
+            return results
         query = lambda i: QUERIES[i % len(QUERIES)]  # noqa: E731
 
         def cli_runs(n: int, *extra: str) -> dict:
@@ -245,9 +288,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the concurrent-clients phase")
     parser.add_argument("--files", type=int, default=0, help="synthetic notes added to examples/memory")
     parser.add_argument("--writes", type=int, default=10, help="write-to-searchable samples")
+    parser.add_argument("--client-only", action="store_true", help="only the client path (item 7)")
+    parser.add_argument("--compare", type=Path, action="append", default=[],
+                        help="another checkout whose client runs the same calls in the same rounds (repeatable)")
     args = parser.parse_args(argv)
     run(args.out, runs=args.runs, local_runs=args.local_runs, clients=args.clients, seconds=args.seconds,
-        files=args.files, writes=args.writes)
+        files=args.files, writes=args.writes, client_only=args.client_only, compare=tuple(args.compare))
     return 0
 
 

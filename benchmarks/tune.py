@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import re
 import sys
 import time
 from pathlib import Path
@@ -30,7 +31,7 @@ import numpy as np
 
 from benchmarks import quality, tune_vectors
 from benchmarks.metrics import Span
-from memsearch.engine.search import fusion, shape
+from memsearch.engine.search import fusion, shape, speakers
 
 __all__ = ["POOL", "VARIANTS", "dump", "embed_lines", "expand", "evaluate", "main"]
 
@@ -48,6 +49,7 @@ COLUMNS = ["id", "path", "dir", "heading", "start_line", "end_line", "text", "da
 MEASURES = {"locomo": ("file_recall@5", "file_recall@10", f"turn_recall@{quality.LINE_BUDGET}lines", "mrr@10"),
             "agentmem": ("hit@1", "file_recall@3", "mrr@10", "index_above@10"),
             "longchat": ("file_recall@5", "turn_recall@10hits", "turn_recall@6000chars", "mrr@10")}
+MEASURES["longchat-alt"] = MEASURES["longchat"]
 MEASURES["longchat-hard"] = MEASURES["longchat"]
 
 
@@ -355,7 +357,7 @@ def wants_coverage(query: str) -> bool:
 
     global _COVERAGE
     if _COVERAGE is None:
-        _COVERAGE = re.compile(
+        _BROAD_COVERAGE = re.compile(
             r"\b(?:summari[sz]e|summary|recap|in (?:which|what) order|what order|across (?:our|the|all|my|"
             r"these)?\s*(?:chats|sessions|conversations|notes)|over (?:time|the (?:weeks|months)))\b",
             re.I,
@@ -373,8 +375,144 @@ def coverage(cap, depth=10):
     return run
 
 
+#: A question whose answer is spread over time rather than held by one passage: it asks for a summary
+#: or overview (summarise, recap, overview, rundown, timeline, history of, walk me through, catch me up,
+#: progress, milestones), for a span (so far, up to now, over time, over the past weeks, across our
+#: chats/sessions/notes, everything that happened, every time) or for an order of events (in which
+#: order, chronological, sequence, which came first, earliest, before or after). The vocabulary is
+#: English's words for "many events" and "their order", not one benchmark's template.
+_BROAD_COVERAGE = re.compile(
+    r"\b(?:summar(?:y|i[sz]e\w*)|recap|overview|run-?down|round-?up|timeline|history\s+of|walk\s+me\s+through|"
+    r"catch\s+me\s+up|progress|milestones?|so\s+far|up\s+to\s+now|over\s+time|"
+    r"over\s+the\s+(?:past|last)\s+(?:few\s+)?(?:days|weeks|months|years)|"
+    r"across\s+(?:(?:our|the|all|my|these|those)\s+)*(?:chats|sessions|conversations|notes|talks|meetings)|"
+    r"every\s?thing\s+(?:that\s+)?(?:happened|I|we)|every\s+time|all\s+the\s+times|"
+    r"(?:in\s+)?(?:which|what)\s+order|chronolog\w*|sequence|(?:came|happened|was)\s+first|earliest|"
+    r"before\s+or\s+after|after\s+or\s+before)\b",
+    re.I,
+)
+#: Questions answered yes or no open with an auxiliary verb ("Does James live in Connecticut?").
+_YES_NO = re.compile(
+    r"^\W*(?:is|are|was|were|am|do|does|did|has|have|had|can|could|will|would|should|shall|may|might|must)"
+    r"(?:n't)?\b(?!\s+you\b)",  # "can you summarise ...", "would you list ...": a request, not yes/no
+    re.I,
+)
+
+
+def spread(cap, depth=10):
+    """For a coverage question (:data:`_BROAD_COVERAGE`'s broad vocabulary) at most ``cap`` chunks of a file in
+    the first ``depth``; the rest follow."""
+    capped = file_cap(cap, depth)
+
+    def run(q, vec, kw, ctx):
+        return capped(q, vec, kw, ctx) if _BROAD_COVERAGE.search(q.query) else baseline(q, vec, kw, ctx)
+
+    return run
+
+
+def lean(gain):
+    """The hybrid ranking with :func:`speakers.own_words` at ``gain`` (0: without it)."""
+
+    def run(q, vec, kw, ctx):
+        ranked = fusion.convex(vec, kw, fusion.vector_weight(q.query, keyword=kw))
+        ranked = speakers.own_words(fusion.date_boost(ranked, fusion.query_dates(q.query)), q.query, gain)
+        return shape.reshape(ranked, q.query)
+
+    return run
+
+
+def own_weight(gain=speakers.OWN_WORDS_GAIN, weak=fusion.WEAK_KEYWORD_VECTOR_WEIGHT):
+    """:func:`lean`, with the adaptive vector weight read from the user's turns: for a question about the
+    asker, the keyword evidence is the query terms' best share among the user-marked keyword rows."""
+
+    def run(q, vec, kw, ctx):
+        own = [r for r in kw if speakers.is_user_turn(r)] if speakers.asks_own_words(q.query) else []
+        w = fusion.vector_weight(q.query, keyword=own if own else kw, weak=weak)
+        ranked = fusion.convex(vec, kw, w)
+        ranked = speakers.own_words(fusion.date_boost(ranked, fusion.query_dates(q.query)), q.query, gain)
+        return shape.reshape(ranked, q.query)
+
+    return run
+
+
+def so_far_span(q, vec, kw, ctx):
+    """"so far" read as a span (everything up to now), not as the newest state: no latest boost for it alone."""
+    from memsearch.engine.search.query import wants_latest
+
+    if not wants_latest(q.query) or wants_latest(re.sub(r"(?i)\bso\s+far\b", " ", q.query)):
+        return baseline(q, vec, kw, ctx)
+    ranked = fusion.convex(vec, kw, fusion.vector_weight(q.query, keyword=kw))
+    ranked = speakers.own_words(fusion.date_boost(ranked, fusion.query_dates(q.query)), q.query)
+    return shape.memory_md_yield(ranked)
+
+
+def answer_share(share, gain=speakers.OWN_WORDS_GAIN):
+    """For a question about the asker, a user turn also gains ``share`` x the best fused score of its answer
+    (the rows of its file after it and before the next user turn, among the candidates): an assistant's
+    reply restates what the user brought up, so a reply that matches is evidence for the turn it answers."""
+
+    def run(q, vec, kw, ctx):
+        ranked = fusion.convex(vec, kw, fusion.vector_weight(q.query, keyword=kw))
+        ranked = fusion.date_boost(ranked, fusion.query_dates(q.query))
+        if speakers.asks_own_words(q.query):
+            by_file = {}
+            for r in ranked:
+                by_file.setdefault(r["path"], []).append(r)
+            gains = {}
+            for rows in by_file.values():
+                rows = sorted(rows, key=lambda r: r["start_line"])
+                turn = None
+                for r in rows:
+                    if speakers.is_user_turn(r):
+                        turn = r
+                    elif turn is not None:
+                        gains[turn["id"]] = max(gains.get(turn["id"], 0.0), r["score"])
+            if gains:
+                ranked = _rank([dict(r, score=r["score"] + share * gains[r["id"]]) if r["id"] in gains else r
+                                for r in ranked])
+        ranked = speakers.own_words(ranked, q.query, gain)
+        return shape.reshape(ranked, q.query)
+
+    return run
+
+
+def yes_no(weak=None):
+    """Yes/no questions (:data:`_YES_NO`) keep the fixed vector weight (or rise only to ``weak``)."""
+
+    def run(q, vec, kw, ctx):
+        if not _YES_NO.search(q.query):
+            return baseline(q, vec, kw, ctx)
+        w = fusion.vector_weight(q.query, keyword=kw, weak=weak) if weak else fusion.vector_weight(q.query)
+        return shape.reshape(speakers.own_words(fusion.date_boost(fusion.convex(vec, kw, w),
+                                                                  fusion.query_dates(q.query)), q.query), q.query)
+
+    return run
+
+
+def files_spread(share, cap=1, depth=10):
+    """For a coverage question, :func:`file_second` (file-level evidence) then the per-file cap."""
+
+    def run(q, vec, kw, ctx):
+        if not _BROAD_COVERAGE.search(q.query):
+            return baseline(q, vec, kw, ctx)
+        ranked = file_second(share)(q, vec, kw, ctx)
+        head, tail, count = [], [], {}
+        for r in ranked:
+            count[r["path"]] = count.get(r["path"], 0) + 1
+            (head if count[r["path"]] <= cap and len(head) < depth else tail).append(r)
+        return head + tail
+
+    return run
+
+
 VARIANTS = {"baseline": baseline, "before": before}
-VARIANTS |= {f"coverage-{c}-{d}": coverage(c, d) for c in (1, 2) for d in (10, 20)}
+VARIANTS |= {f"spread-{c}-{d}": spread(c, d) for c in (1, 2) for d in (5, 10, 20)}
+VARIANTS |= {f"own-{g}": lean(g) for g in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)}
+VARIANTS |= {"so-far-span": so_far_span}
+VARIANTS |= {f"answer-{a}": answer_share(a) for a in (0.1, 0.2, 0.3, 0.5)}
+VARIANTS |= {f"own-weight-{w}": own_weight(weak=w) for w in (0.6, 0.8)}
+VARIANTS |= {f"files-{a}+spread-1": files_spread(a) for a in (0.1, 0.2, 0.3)}
+VARIANTS |= {"yes-no": yes_no()} | {f"yes-no-{w}": yes_no(w) for w in (0.5, 0.6, 0.7)}
 VARIANTS |= {f"stub-{w}": shaped(stub=w) for w in (1.0, 0.5, 0.0)}
 VARIANTS |= {f"yield-{f}": shaped(floor=f) for f in (0.0, 0.5, 99.0)}
 VARIANTS |= {

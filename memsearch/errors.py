@@ -28,6 +28,7 @@ __all__ = [
     "IndexMismatch",
     "IndexLocked",
     "IndexDamaged",
+    "IndexBuilding",
     "MemoryUnreadable",
     "StorageFull",
     "RemoteStoreError",
@@ -53,7 +54,8 @@ __all__ = [
 SHOWN_CHARS = 80
 #: Who reads an error: a shell user (``cli``: commands) or a model through the tools or MCP (``tools``).
 AUDIENCES = ("cli", "tools")
-#: Each hint, worded for each audience. ``{path}``: the memory path it concerns, relative to the root.
+#: Each hint, worded for each audience. ``{path}``: the memory path it concerns, relative to the root (for
+#: ``bucket``, the bucket's name).
 HINTS: dict[str, dict[str, str]] = {
     "list": {"cli": "see what is there with `memsearch ls ROOT {path}`",
              "tools": "see what is there with memory_list(path={path!r})"},
@@ -62,8 +64,20 @@ HINTS: dict[str, dict[str, str]] = {
     "rebuild": {"cli": "rebuild it with `memsearch index ROOT --rebuild`",
                 "tools": "memory_search cannot answer until whoever runs memsearch rebuilds the index "
                          "(`memsearch index ROOT --rebuild`); memory_list and memory_read still work"},
+    "rebuild_db": {"cli": "rebuild it with `memsearch index ROOT --rebuild`, giving the same --db",
+                   "tools": "memory_search cannot answer until whoever runs memsearch rebuilds the index "
+                            "(`memsearch index ROOT --rebuild`); memory_list and memory_read still work"},
+    "bucket": {"cli": "create it (e.g. `aws s3 mb s3://{path}`) or fix the address",
+               "tools": "memory_search cannot answer until whoever runs memsearch creates the bucket or fixes the "
+                        "index address; memory_list and memory_read still work"},
+    "busy": {"cli": "wait for it to finish (--wait SECONDS), or stop it (`memsearch stop ROOT` for a daemon); "
+                    "searches keep working meanwhile",
+             "tools": "try again in a moment; memory_search, memory_list and memory_read keep working meanwhile"},
     "status": {"cli": "see `memsearch status ROOT`",
                "tools": "memory_search finds it once the index catches up; memory_read reads it now"},
+    "wait": {"cli": "search again in a few seconds (`memsearch status ROOT` shows the progress)",
+             "tools": "memory_search answers within seconds, once the files' text is in the index; "
+                      "memory_list and memory_read work now"},
     "writable": {"cli": "use ToolBox(root, writable=True) or `memsearch serve ROOT --writable`",
                  "tools": "whoever runs this harness can enable writing (ToolBox(root, writable=True) or "
                           "`memsearch serve "
@@ -177,6 +191,11 @@ class IndexDamaged(IndexMismatch):
         super().__init__(message, hint=hint)
         #: What is wrong, without the fix (what a rebuild logs and reports): the message, or the part of it given.
         self.reason = reason or message
+
+
+class IndexBuilding(MemsearchError):
+    """A search of an index whose first build has not written any row yet (a tree never indexed): it
+    answers within seconds, with keyword hits flagged ``partial`` until the files are embedded."""
 
 
 class MemoryUnreadable(MemsearchError, PermissionError):

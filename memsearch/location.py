@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from . import settings
 from .errors import InvalidArgument, shown
-from .memory.tree import resolve_root
+from .memory.root import resolve_root
 
 __all__ = ["IndexLocation", "RemoteAddress", "parse_remote", "is_remote", "state_root", "DB_DIRNAME", "SCHEMES",
            "META_FILE", "LEASE_FILE", "MAX_SOCKET_PATH"]

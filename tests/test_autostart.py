@@ -110,17 +110,92 @@ def test_the_first_cli_call_answers_in_process_and_the_next_goes_through_the_dae
         stop(root, timeout=60)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere: a read-only root needs another user")
+def _as_nobody() -> None:
+    import pwd
+
+    user = pwd.getpwnam("nobody")
+    os.setgroups([])
+    os.setgid(user.pw_gid)
+    os.setuid(user.pw_uid)
+
+
+def _without_capabilities() -> None:
+    """Root without its capabilities (no CAP_DAC_OVERRIDE): file modes bind it as they bind anyone."""
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    for capability in range(64):  # PR_CAPBSET_DROP: execve then gives uid 0 an empty permitted set
+        prctl(24, capability, 0, 0, 0)
+
+
+def _unprivileged(probe_dir: str):
+    """How to run a child that cannot write ``probe_dir`` (mode 0555): ``(preexec_fn, who)``. None when this
+    process is not root (it is unprivileged already); ``nobody`` when that user can run this Python and import
+    memsearch; else root without capabilities (the interpreter may live where nobody can reach, e.g. /root)."""
+    if os.geteuid() != 0:
+        return None, "this user"
+    probe = f"import os, sys, memsearch.cli; sys.exit(1 if os.access({probe_dir!r}, os.W_OK) else 0)"
+    for preexec, who in ((_as_nobody, "nobody"), (_without_capabilities, "root without capabilities")):
+        try:
+            done = subprocess.run([sys.executable, "-c", probe], preexec_fn=preexec, env=_env(), cwd="/",
+                                  capture_output=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if done.returncode == 0:
+            return preexec, who
+    pytest.skip("no unprivileged user can run this Python here, and capabilities cannot be dropped")
+
+
+def _chmod_tree(path, writable: bool) -> None:
+    for folder, dirs, files in os.walk(path):
+        os.chmod(folder, 0o755 if writable else 0o555)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644 if writable else 0o444)
+
+
 def test_no_autostart_for_a_read_only_root(examples_copy):
-    root = examples_copy
-    os.chmod(root, 0o555)
+    """A user who can read a tree but write neither it nor its index location: no daemon starts, and every call
+    answers in-process or fails in one clear line (search with no index to read: it names --db)."""
+    import shutil
+    import tempfile
+
+    base = tempfile.mkdtemp(prefix="memsearch-readonly-")
+    os.chmod(base, 0o755)  # others may enter (nobody); nothing in it is theirs to write
+    root = os.path.join(base, "memory")
+    shutil.copytree(examples_copy, root)
+    where = IndexLocation.of(root)
     try:
-        done = subprocess.run([sys.executable, "-m", "memsearch", "ls", str(root)], capture_output=True, text=True,
-                              env=_env(MEMSEARCH_AUTOSTART="1"), timeout=120)
-        assert done.returncode == 0, done.stderr
-        assert not IndexLocation.of(root).state.exists()  # nothing written, nothing started: answered in-process
+        _chmod_tree(root, writable=False)
+        preexec, who = _unprivileged(root)
+
+        def cli(*argv):
+            return subprocess.run([sys.executable, "-m", "memsearch", argv[0], root, *argv[1:]], capture_output=True,
+                                  text=True, env=_env(MEMSEARCH_AUTOSTART="1"), preexec_fn=preexec, cwd="/",
+                                  timeout=240)
+
+        listed = cli("ls")
+        assert listed.returncode == 0 and "projects/" in listed.stdout, (who, listed.stderr)
+        searched = cli("search", "deploy checklist")
+        assert searched.returncode == 2, (who, searched.stdout, searched.stderr)
+        assert searched.stderr.startswith("error: cannot write the index") and "--db" in searched.stderr
+        assert len(searched.stderr.strip().splitlines()) == 1 and "Traceback" not in searched.stderr
+        assert not where.state.exists()  # nothing written, nothing started
+
+        _chmod_tree(root, writable=True)  # its owner indexes it; the reader still cannot write the index
+        built = subprocess.run([sys.executable, "-m", "memsearch", "index", root], capture_output=True, text=True,
+                               env=_env(MEMSEARCH_AUTOSTART="0"), timeout=600)
+        assert built.returncode == 0, built.stderr
+        _chmod_tree(root, writable=False)
+        before = sorted(os.listdir(where.state))
+        searched = cli("search", "deploy checklist", "--json")
+        assert searched.returncode == 0, (who, searched.stderr)
+        assert json.loads(searched.stdout)["hits"][0]["path"] == "projects/atlas.md"
+        assert "not synced" in searched.stderr and "Traceback" not in searched.stderr
+        assert sorted(os.listdir(where.state)) == before  # no daemon.json, pid, log, start lock or socket
+        assert not daemon_status(root)["running"]
     finally:
-        os.chmod(root, 0o755)
+        _chmod_tree(base, writable=True)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.mark.slow
@@ -132,3 +207,75 @@ def test_no_autostart_for_a_remote_index_or_when_turned_off(examples_copy, tmp_p
     assert ensure(remote, enabled=True) is None and not remote.state.exists()
     local = IndexLocation.of(examples_copy)
     assert ensure(local, enabled=False) is None and not local.state.exists()
+
+
+# --- the first call on a tree never indexed ---------------------------------------------------------
+
+COLD_CHUNKS = 1200  # about 280 files: well over MEMSEARCH_TEXT_FIRST_FILES, and a minute of embedding or so
+
+
+def _cli_search(root, query: str, env: dict, *extra: str) -> list[dict]:
+    done = subprocess.run([sys.executable, "-m", "memsearch", "search", str(root), query, "--json", "-k", "5", *extra],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["hits"]
+
+
+def _ranked(hits: list[dict]) -> list[tuple]:
+    return [(h["path"], h["start_line"], h["end_line"], round(h["score"], 4)) for h in hits]
+
+
+def test_the_first_call_on_a_cold_tree_answers_partial_hits_and_the_daemon_completes_the_index(tmp_path):
+    from benchmarks.synthetic import generate_chunks
+
+    root = tmp_path / "memory"
+    planted = generate_chunks(root, COLD_CHUNKS)
+    env = _env(MEMSEARCH_AUTOSTART="1", MEMSEARCH_IDLE_EXIT="600")
+    try:
+        first = _cli_search(root, planted[0].query, env)
+        # answered from the text rows, before the embedding was done: keyword hits, each flagged partial
+        assert first and all(h["partial"] for h in first)
+        # the auto-started daemon owns the index and embeds the rest
+        info = _until(lambda: _serving(root), timeout=300)
+        assert verified_holder(IndexLocation.of(root))["pid"] == info["pid"]
+        _until(lambda: (lambda s: s["partial_files"] == 0 and s["last_sync"])(daemon_status(root)),
+               timeout=900, step=1.0)
+        later = _cli_search(root, planted[0].query, env)
+        assert not any(h["partial"] for h in later)
+        fresh = _cli_search(root, planted[0].query, dict(env, MEMSEARCH_TEXT_FIRST_FILES="0"),
+                            "--db", str(tmp_path / "fresh"), "--no-daemon")
+        assert _ranked(later) == _ranked(fresh)  # the daemon's index searches as a fresh one-pass build's
+    finally:
+        stop(root, timeout=60)
+
+
+def test_a_daemon_on_a_tree_never_indexed_answers_index_building_or_partial_hits_never_damage(tmp_path):
+    from benchmarks.synthetic import generate_chunks
+    from memsearch.errors import IndexBuilding
+    from memsearch.service.client import Client, DaemonUnavailable
+
+    root = tmp_path / "memory"
+    planted = generate_chunks(root, COLD_CHUNKS)
+    watch = subprocess.Popen([sys.executable, "-m", "memsearch", "watch", str(root)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, env=_env())
+    seen: list[str] = []
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            try:
+                hits = Client(root).call("search", query=planted[0].query, k=3)["hits"]
+            except DaemonUnavailable:
+                seen.append("not listening")
+            except IndexBuilding as exc:
+                assert exc.hint.action == "wait"
+                seen.append("building")
+            else:  # any other error (IndexDamaged before) fails the test here
+                seen.append("partial" if hits and all(h["partial"] for h in hits) else "hits" if hits else "empty")
+                if seen[-1] == "partial":
+                    break
+            time.sleep(0.05)
+        assert seen[-1] == "partial", seen[-5:]
+        assert "empty" not in seen and "hits" not in seen  # never an empty answer, nor whole hits before the embedding
+    finally:
+        watch.terminate()
+        watch.wait(60)

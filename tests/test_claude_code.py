@@ -145,3 +145,14 @@ def test_a_hung_daemon_does_not_block_the_prompt(make_tree, tmp_path):
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
     assert held  # the hook did reach the hung daemon (a hook that hung too would hit run_hook's 60 s timeout)
     print(f"prompt hook against a hung daemon: {seconds:.2f} s (ask timeout {hooks.ASK_TIMEOUT_S} s)")
+
+
+def test_the_hook_reads_the_command_line_it_is_given(tmp_path):
+    for event, arg in claude_code.EVENTS.items():
+        for db in (None, "s3://bucket/prefix", "/tmp/an index"):
+            argv = shlex.split(claude_code.hook_command(event, tmp_path / "my memory", db))[3:]
+            assert hooks.parse(argv) == (arg, str(tmp_path / "my memory"), db)
+    assert hooks.parse(["prompt", "--root=/m", "--db=/d", "--later-option", "x"]) == ("prompt", "/m", "/d")
+    for bad in ([], ["prompt"], ["prompt", "--root"], ["talk", "--root", "/m"], ["--root", "/m"], ["prompt", "--root="]):
+        assert hooks.parse(bad) is None
+        assert hooks.main(bad) == 0

@@ -92,7 +92,7 @@ def test_read_whole_and_ranges(make_tree):
     ("skills/pdf/SKILL.md", NotMemoryFile),
     ("notes/data.csv", NotMemoryFile),
     ("notes/missing.md", MemoryFileNotFound),
-    ("notes", NotMemoryFile),
+    ("notes", MemoryFileNotFound),  # a folder: its hint says list it (as for a folder named x.md)
 ])
 def test_read_refusals(make_tree, path, error):
     with pytest.raises(error):

@@ -44,6 +44,25 @@ def test_longchat_is_deterministic_with_long_assistant_turns(tmp_path):
     assert {p.split for p in planted} == {"tune", "test"}
 
 
+def test_longchat_held_out_wordings_ask_for_the_same_evidence_in_other_words(tmp_path):
+    from benchmarks.longchat_wordings import alternatives
+
+    _, planted, _ = longchat.build(tmp_path / "a")
+    alt = alternatives(planted)
+    first = {p.qid: p for p in planted}
+    counts = {c: sum(p.category == c for p in alt) for c in ("summary", "order", "instruction", "preference", "fact")}
+    assert counts == {c: sum(p.category == c for p in planted) for c in counts}  # every such question, once
+    assert len({p.query for p in alt if p.category == "summary"}) > 6  # not one template
+    for p in alt:
+        original = first[p.qid.removesuffix("-alt")]
+        assert (p.items, p.category, p.tree, p.split) == (original.items, original.category, original.tree,
+                                                          original.split)
+        assert p.query != original.query
+        assert not any(w in p.query.lower() for w in ("summarise", "across our chats", "in which order", "did you"))
+    corpus = quality.load_corpus("longchat-alt", tmp_path / "b")
+    assert corpus.name == "longchat-alt" and len(corpus.questions) == len(alt)
+
+
 def test_longchat_hard_buries_facts_mid_paragraph_in_both_layouts(tmp_path):
     trees, planted, stats = longchat_hard.build(tmp_path / "a")
     assert stats["questions"] == len(planted) == 192 and len(trees) == longchat_hard.USERS

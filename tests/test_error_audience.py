@@ -34,6 +34,20 @@ def root(tmp_path):
             "`memsearch ls ROOT notes`",
             "memory_list(path='notes')",
         ),
+        (  # a folder read as a file: it is a folder, list it (before: "not a Markdown file")
+            lambda r: read(r, "notes"),
+            "memory_read",
+            {"path": "notes"},
+            "it is a directory: list it with `memsearch ls ROOT notes`",
+            "it is a directory: list it with memory_list(path='notes')",
+        ),
+        (
+            lambda r: read(r, "."),
+            "memory_read",
+            {"path": "."},
+            "`memsearch ls ROOT .`",
+            "memory_list(path='.')",
+        ),
         (
             lambda r: list_dir(r, "nowhere"),
             "memory_list",
@@ -52,13 +66,23 @@ def test_the_library_names_commands_and_the_tools_name_tools(root, call, tool, a
     assert error["message"] == raised.value.render("tools")
 
 
-def test_the_cli_prints_the_commands(root, capsys):
+@pytest.mark.parametrize("path", ["notes/zz.md", "notes", "notes/"])
+def test_the_cli_prints_the_commands(root, capsys, path):
     try:
-        code = main(["read", str(root), "notes/zz.md", "--local"])
+        code = main(["read", str(root), path, "--local"])
     except SystemExit as exc:
         code = exc.code
     err = capsys.readouterr().err
     assert code != 0 and "`memsearch ls ROOT notes`" in err and "memory_list" not in err
+    assert "Markdown" not in err
+
+
+def test_a_folder_link_or_a_plain_file_is_still_refused_as_not_markdown(root):
+    (root / "data.txt").write_text("not memory\n")
+    (root / "elsewhere").symlink_to(root / "notes", target_is_directory=True)
+    for path in ("data.txt", "elsewhere"):
+        error = ToolBox(root, index=NoIndex()).dispatch("memory_read", {"path": path})["error"]
+        assert "not a Markdown" in error["message"] and "memory_list" not in error["message"], path
 
 
 def test_every_hint_has_both_wordings_and_the_model_s_names_no_shell_step_it_could_take():
@@ -93,3 +117,29 @@ def test_a_hint_crosses_the_daemon_socket_as_data(root):
     assert remote.value.render("tools") == here.value.render("tools") and "memory_list(path='notes')" in str(
         remote.value.render("tools")
     )
+
+
+def test_a_busy_index_names_the_shell_steps_to_the_shell_only(root, tmp_path):
+    """A real second process holds the writer lock: the shell is told how to wait or stop it, a model is not."""
+    import subprocess
+    import sys
+
+    from memsearch.engine.storage.lock import WriterLock
+    from memsearch.errors import IndexLocked
+    from tests.conftest import REPO
+
+    db = tmp_path / "db"
+    db.mkdir()
+    code = ("import sys; from memsearch.engine.storage.lock import WriterLock; "
+            f"lock = WriterLock({str(db)!r}).acquire(timeout=0); print('held', flush=True); sys.stdin.read()")
+    holder = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              cwd=REPO)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(IndexLocked) as busy:
+            WriterLock(db).acquire(timeout=0)
+    finally:
+        holder.communicate("", timeout=30)
+    shell, model = str(busy.value), busy.value.render("tools")
+    assert f"process {holder.pid}" in shell and "`memsearch stop ROOT`" in shell and "--wait" in shell
+    assert f"process {holder.pid}" in model and "`" not in model and "--wait" not in model and "memory_read" in model

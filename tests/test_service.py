@@ -406,17 +406,23 @@ def test_the_client_path_imports_nothing_heavy():
     assert result.stdout.strip() == "[]"
 
 
-def test_cli_answered_by_the_daemon_imports_neither_typer_nor_the_engine(served):
+@pytest.mark.parametrize("output", ["--json", "text"])
+def test_cli_answered_by_the_daemon_imports_neither_typer_nor_the_engine(served, output):
     root, index, _ = served
     result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "memsearch", "search", str(root), "vendor late", "--json"],
+        [sys.executable, "-X", "importtime", "-m", "memsearch", "search", str(root), "vendor late",
+         *(["--json"] if output == "--json" else [])],
         capture_output=True,
         text=True,
         timeout=120,
         env=ENV,
     )
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["hits"] == [h.to_dict() for h in index.search("vendor late", k=10)]
+    hits = [h.to_dict() for h in index.search("vendor late", k=10)]
+    if output == "--json":
+        assert json.loads(result.stdout)["hits"] == hits
+    else:
+        assert result.stdout.startswith(f"1. {hits[0]['path']}:{hits[0]['start_line']}-{hits[0]['end_line']}  ")
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
     assert "memsearch.service.client" in imported
     assert not imported & {
@@ -426,10 +432,30 @@ def test_cli_answered_by_the_daemon_imports_neither_typer_nor_the_engine(served)
         "pyarrow",
         "sentence_transformers",
         "memsearch.engine.index",
-        "rich.console",
         "memsearch.engine.search.args",
         "subprocess",
-    }  # JSON out: no rich
+        # each of these cost a daemon-answered search 5-80 ms (docs/benchmarks.md, "The client path")
+        "rich",
+        "rich.console",
+        "logging",
+        "secrets",
+        "hashlib",
+        "argparse",
+        "memsearch.memory.tree",
+        "memsearch.memory.rootfs",
+    }
+
+
+def test_the_prompt_hook_imports_only_the_client(served):
+    root, _, _ = served
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "memsearch.harness.hooks", "prompt", "--root",
+                             str(root)], input=json.dumps({"prompt": "vendor late"}), capture_output=True, text=True,
+                            timeout=120, env=ENV)
+    assert result.returncode == 0 and "vendor" in result.stdout.lower(), result.stderr
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "memsearch.service.client" in imported
+    assert not imported & {"typer", "lancedb", "rich", "logging", "secrets", "argparse", "shutil",
+                           "memsearch.memory.tree", "memsearch.harness.tools", "memsearch.memory.tokens"}
 
 
 def test_fast_path_leaves_everything_unusual_to_the_full_cli():

@@ -1,21 +1,31 @@
 """How the CLI prints results, shared by the typer commands and the fast daemon path (:mod:`.fast`).
 
-Light on purpose (no typer, and rich only once something is printed with it: ``--json`` output
-never loads it): a command answered by the daemon imports this module, the lean client and
-nothing heavier. Every printer takes JSON-ready data (what the daemon sends, or a local result's
-``to_dict()``), so output is the same whichever answered. ``out`` and ``err`` (module attributes)
-are the shared rich consoles of stdout and stderr.
+Light on purpose: a command answered by the daemon imports this module, the lean client and
+nothing heavier. Search hits, warnings, errors and core memory are written as plain lines
+(:func:`line`), styled with ANSI codes only on a terminal: rich costs more than Python's own
+start, and it loads only for the tables and reports of the other commands (``out``, ``err``). The
+plain lines are the bytes rich printed for the same markup (control codes stripped, tabs
+expanded), except that rich turned ``:name:`` into emoji; text is now shown as written. Every
+printer takes JSON-ready data (what the daemon sends, or a local result's ``to_dict()``), so
+output is the same whichever answered.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
-__all__ = ["out", "err", "console", "escape", "emit_json", "ns", "warn", "print_error", "print_core",  # noqa: F822 (out, err: module __getattr__)
-           "print_listing", "print_read", "print_hits"]
+__all__ = ["out", "err", "console", "escape", "emit_json", "ns", "line", "styled", "warn",  # noqa: F822 (out, err)
+           "print_error", "print_core", "print_listing", "print_read", "print_hits"]
 
 _CONSOLES: dict = {}
+#: The styles the plain printer knows, as ANSI SGR parameters (what rich writes for them).
+SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+#: The control codes rich strips from printed text (bell, backspace, vertical tab, form feed, carriage return).
+_STRIP = dict.fromkeys((7, 8, 11, 12, 13))
+#: Columns between tab stops, as rich expands them.
+TAB_SIZE = 8
 
 
 def console(stderr: bool = False):
@@ -56,19 +66,54 @@ def ns(data):
     return data
 
 
+def styled(stream) -> bool:
+    """Whether lines to ``stream`` get ANSI styles, decided as rich decides: never when ``TERM`` is
+    ``dumb`` or ``unknown``, always when ``FORCE_COLOR`` is set, else when ``stream`` is a terminal."""
+    if os.environ.get("TERM", "").lower() in ("dumb", "unknown"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # closed, or not a file
+        return False
+
+
+def line(*parts: str | tuple[str, str], stderr: bool = False) -> None:
+    """Write one line of ``parts`` (plain text, or ``(text, style)`` with a style of :data:`SGR`).
+
+    Styles are written only where :func:`styled` says; ``NO_COLOR`` drops the colours, not bold
+    and dim (as rich does)."""
+    stream = sys.stderr if stderr else sys.stdout
+    paint = styled(stream)
+    plain = paint and bool(os.environ.get("NO_COLOR"))
+    column, written = 0, []
+    for part in parts:
+        text, style = (part, None) if isinstance(part, str) else part
+        text = text.translate(_STRIP)
+        if "\t" in text:  # tab stops count from the start of the line, across parts
+            text = (" " * column + text).expandtabs(TAB_SIZE)[column:]
+        column = len(text) - text.rfind("\n") - 1 if "\n" in text else column + len(text)
+        code = SGR.get(style or "")
+        if paint and code and text and not (plain and len(code) == 2):
+            text = "\n".join(f"\x1b[{code}m{piece}\x1b[0m" if piece else piece for piece in text.split("\n"))
+        written.append(text)
+    stream.write("".join(written) + "\n")
+
+
 def warn(message: str) -> None:
     """One warning line on stderr (a daemon that did not answer, an index not synced)."""
-    console(stderr=True).print(f"[yellow]warning:[/yellow] {escape(message)}")
+    line(("warning:", "yellow"), " " + message, stderr=True)
 
 
 def print_error(exc: Exception) -> None:
-    console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+    line(("error:", "red"), " " + str(exc), stderr=True)
 
 
 def print_core(data: dict) -> None:
     sys.stdout.write(data["rendered"] + "\n")
-    stats = f"{len(data['files'])} core files, {data['total_tokens']:,} tokens ({data['encoding']})"
-    console(stderr=True).print(f"[dim]{stats}[/dim]")
+    line((f"{len(data['files'])} core files, {data['total_tokens']:,} tokens ({data['encoding']})", "dim"),
+         stderr=True)
 
 
 def print_listing(data: dict) -> None:
@@ -95,21 +140,28 @@ def print_read(data: dict) -> None:
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
 
+#: Lines of a hit's text shown under it; the rest is named with the command that reads it.
+SNIPPET_LINES = 6
+
+
 def print_hits(hits: list[dict]) -> None:
-    hits = ns(hits)
     if not hits:
-        console().print("[dim]no hits[/dim]")
+        line(("no hits", "dim"))
     for rank, hit in enumerate(hits, 1):
-        where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
-        console().print(f"[bold]{rank}. {escape(where)}[/bold]  [dim]{hit.score:.4f}[/dim]  {escape(hit.heading)}"
-                  + (f"  [dim]{hit.date}[/dim]" if hit.date else "")
-                  + ("  [yellow]stale: changed since indexed[/yellow]" if getattr(hit, "stale", False) else "")
-                  + ("  [yellow]partial: still being indexed[/yellow]" if getattr(hit, "partial", False) else ""))
-        if hit.memory_md:
-            console().print(f"   [cyan]{escape(hit.memory_md.path)}[/cyan]: {escape(hit.memory_md.title)}")
-        snippet = hit.text.strip().splitlines()
-        for line in snippet[:6]:
-            console().print(f"   │ {escape(line)}")
-        if len(snippet) > 6:
-            more = f"memsearch read ROOT {escape(hit.path)} --lines {hit.start_line}:{hit.end_line}"
-            console().print(f"   │ [dim]… {len(snippet) - 6} more lines ({more})[/dim]")
+        head = [(f"{rank}. {hit['path']}:{hit['start_line']}-{hit['end_line']}", "bold"), "  ",
+                (f"{hit['score']:.4f}", "dim"), "  " + hit["heading"]]
+        if hit.get("date"):
+            head += ["  ", (hit["date"], "dim")]
+        if hit.get("stale"):
+            head += ["  ", ("stale: changed since indexed", "yellow")]
+        if hit.get("partial"):
+            head += ["  ", ("partial: still being indexed", "yellow")]
+        line(*head)
+        if hit.get("memory_md"):
+            line("   ", (hit["memory_md"]["path"], "cyan"), ": " + hit["memory_md"]["title"])
+        snippet = hit["text"].strip().splitlines()
+        for text in snippet[:SNIPPET_LINES]:
+            line("   │ " + text)
+        if len(snippet) > SNIPPET_LINES:
+            more = f"memsearch read ROOT {hit['path']} --lines {hit['start_line']}:{hit['end_line']}"
+            line("   │ ", (f"… {len(snippet) - SNIPPET_LINES} more lines ({more})", "dim"))

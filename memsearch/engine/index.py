@@ -138,7 +138,7 @@ class MemoryIndex:
 
     # --- indexing -------------------------------------------------------------------------
     def sync(self, *, only: Sequence[str] | None = None, progress: Progress | None = None,
-             wait: float | None = 0.0, repair: bool = True) -> IndexReport:
+             wait: float | None = 0.0, repair: bool = True, defer: bool = False) -> IndexReport:
         """Index what changed since the last sync (``only``: just these relative paths).
 
         Takes the index's writer lock for the calling thread, waiting ``wait`` seconds (None:
@@ -147,7 +147,9 @@ class MemoryIndex:
         A pending ``rebuild`` drops the tables first, under the same hold. A damaged index is
         rebuilt from the Markdown (``repair``, logged, and said in the report's ``repaired``),
         else raised as :class:`IndexDamaged`; a full disk raises
-        :class:`~memsearch.errors.StorageFull` and leaves the previous index searchable.
+        :class:`~memsearch.errors.StorageFull` and leaves the previous index searchable. ``defer``: a
+        big first build writes the files' text rows (keyword-searchable, hits ``partial``) and leaves
+        their embedding to a later sync (a daemon's; see :meth:`.ingest.sync.Sync.run`).
         """
         with self.store.guard(self.root):  # taking the lock itself may fail (full disk, permissions)
             with self.lock.writing(timeout=wait):
@@ -158,7 +160,7 @@ class MemoryIndex:
                     self._rebuild_pending = False
                 try:
                     with self.store.guard(self.root):
-                        return self._sync(only, progress)
+                        return self._sync(only, progress, defer)
                 except IndexDamaged as exc:
                     if not repair:
                         raise
@@ -195,7 +197,7 @@ class MemoryIndex:
             report = self._sync(None, progress)
         return dataclasses.replace(report, repaired=reason)
 
-    def _sync(self, only, progress) -> IndexReport:
+    def _sync(self, only, progress, defer: bool = False) -> IndexReport:
         tree = scan(self.root, foreign=self.foreign)
         wanted = list(tree.external_files) + (list(tree.core_files) if self.include_core else [])
         self._follow_build()
@@ -204,7 +206,7 @@ class MemoryIndex:
             self._build = uuid.uuid4().hex
             self._write_meta()
         report = Sync(tree, self.store, self.embedder, config=self.chunker, encoding=self.encoding,
-                      progress=progress).run(wanted, only)
+                      progress=progress).run(wanted, only, defer=defer)
         if not self._indexes_checked:  # once per process: repairs a build killed mid-way
             self.store.ensure_indexes()
             self._indexes_checked = True

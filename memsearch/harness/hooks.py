@@ -14,7 +14,6 @@ so prompts are answered by a warm model; the prompt hook waits for a daemon it s
 
 from __future__ import annotations
 
-import argparse
 import json
 import signal
 import sys
@@ -27,7 +26,7 @@ from ..service import autostart
 from ..service.client import Client
 
 __all__ = ["HOOK_BOUND_S", "CLAUDE_TIMEOUT_S", "START_WAIT_S", "PROMPT_HITS", "PROMPT_BYTES", "CONTEXT_TOKENS",
-           "session_context", "prompt_context", "run", "main"]
+           "session_context", "prompt_context", "parse", "run", "main"]
 
 #: The longest a hook runs: past it, it prints nothing and exits 0 (a search through a warm daemon takes
 #: about 0.2 s of wall time, Python's start included: docs/benchmarks.md, "The daemon").
@@ -146,6 +145,25 @@ def run(event: str, root: Path, payload: dict, db: str | None = None) -> dict | 
     return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}
 
 
+def parse(argv: list[str]) -> tuple[str, str, str | None] | None:
+    """``(event, root, db)`` of the command line :func:`~.claude_code.hook_command` writes
+    (``EVENT --root ROOT [--db DB]``, ``--opt=value`` too, other options ignored), else None. Not argparse:
+    importing it (and the shutil, lzma and locale it loads) cost a prompt about a tenth of its time."""
+    event, values, args = None, {}, iter(argv)
+    for token in args:
+        name, eq, value = token.partition("=")
+        if name in ("--root", "--db"):
+            value = value if eq else next(args, None)
+            if value is None:
+                return None
+            values[name] = value
+        elif not token.startswith("-") and event is None:
+            event = token
+    if event not in ("session-start", "prompt") or not values.get("--root"):
+        return None
+    return event, values["--root"], values.get("--db")
+
+
 class _OutOfTime(BaseException):
     pass
 
@@ -156,17 +174,16 @@ def _out_of_time(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: read the hook's JSON from stdin, print the output; always exit 0."""
+    parsed = parse(sys.argv[1:] if argv is None else argv)
+    if parsed is None:
+        return 0
+    event, root, db = parsed
     try:
         signal.signal(signal.SIGALRM, _out_of_time)
         signal.setitimer(signal.ITIMER_REAL, HOOK_BOUND_S)
-        parser = argparse.ArgumentParser(prog="python -m memsearch.harness.hooks", add_help=False)
-        parser.add_argument("event", choices=("session-start", "prompt"))
-        parser.add_argument("--root", required=True)
-        parser.add_argument("--db")
-        args, _ = parser.parse_known_args(argv)
         raw = sys.stdin.read() if not sys.stdin.isatty() else ""
         payload = json.loads(raw) if raw.strip() else {}
-        output = run(args.event, Path(args.root), payload if isinstance(payload, dict) else {}, args.db)
+        output = run(event, Path(root), payload if isinstance(payload, dict) else {}, db)
         signal.setitimer(signal.ITIMER_REAL, 0)
         if output:
             sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")

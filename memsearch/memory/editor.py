@@ -24,8 +24,6 @@ Refusals are typed errors from :mod:`memsearch.errors` whose message says how to
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
 import stat
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -237,11 +235,13 @@ class Editor:
         held = ", ".join([f.rsplit("/", 1)[-1] for f in files[:3]] + [d.rsplit("/", 1)[-1] + "/" for d in dirs[:3]])
         return f"{directory}/ still holds {held}, and every memory directory needs its MEMORY.md"
 
-    def _foreign_content(self, target: Target) -> list[str]:
+    def _foreign_content(self, target: Target) -> tuple[list[str], tuple[int, int] | None]:
         """Entries below a directory that are not memory (they would be lost or moved by a directory command).
 
-        Listed through descriptors (:func:`~memsearch.memory.rootfs.walk_dirs`): no name from outside the root."""
+        Listed through descriptors (:func:`~memsearch.memory.rootfs.walk_dirs`): no name from outside the root.
+        Also the identity of the directory itself as listed (:attr:`~memsearch.memory.rootfs.Listed.identity`)."""
         found: list[str] = []
+        identity = None
         guarded = tuple(os.path.relpath(p, self.root) for p in self.protect if self.root in p.parents)
 
         def stray(rel: str, entry: rootfs.Entry) -> bool:  # a plain .txt is no stray: delete removes it too
@@ -253,12 +253,13 @@ class Editor:
             with closing(rootfs.walk_dirs(root_fd, str(self.root), target.rel.split("/"),
                                           lambda rel, entry: not stray(rel, entry))) as listings:
                 for listed in listings:
+                    identity = identity or listed.identity  # the first listed: the directory itself
                     found += [f"{listed.rel}/{e.name}" for e in listed.entries if stray(f"{listed.rel}/{e.name}", e)]
                     if len(found) >= 3:
                         break
         finally:
             os.close(root_fd)
-        return [printable(rel) for rel in found]
+        return [printable(rel) for rel in found], identity
 
     # --- the commands -------------------------------------------------------------------------
     def view(self, path: str, view_range: tuple[int, int] | None = None) -> EditResult:
@@ -342,17 +343,16 @@ class Editor:
                 raise MemoryFileNotFound(f"{target.shown} does not exist: view {target.show(_parent(target.rel))} to see what does")
             tree = self._scan()
             if target.path.is_dir():
-                self._check_directory(target, "delete")
+                folder = self._check_directory(target, "delete")  # the folder checked, by identity: only it goes
                 changed = [f for f in tree.external_files if f.startswith(target.rel + "/")]
-                hidden = f".{_name(target.rel)}.deleted-{secrets.token_hex(4)}"
                 with self._dir(_parent(target.rel), target.shown) as dir_fd:
                     try:
-                        os.rename(_name(target.rel), hidden, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # gone from memory at once
+                        removed = rootfs.remove_dir(dir_fd, _name(target.rel), folder)
                     except FileNotFoundError:
-                        raise MemoryFileNotFound(f"{target.shown} was moved or removed meanwhile: view "
-                                                 f"{target.show(_parent(target.rel))} to see what is there") from None
-                    os.fsync(dir_fd)
-                    shutil.rmtree(hidden, dir_fd=dir_fd, ignore_errors=True)  # by descriptor: never follows a link
+                        removed = False
+                if not removed:
+                    raise MemoryFileNotFound(f"{target.shown} was moved or replaced meanwhile, so nothing was deleted: "
+                                             f"view {target.show(_parent(target.rel))} to see what is there")
                 return self._finish("delete", target, f"Successfully deleted {target.shown}", changed)
             reason = self._index_needed(tree, target.rel)
             if reason:
@@ -409,11 +409,13 @@ class Editor:
             return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}",
                                 created + [source.rel, dest.rel], created, core)
 
-    def _check_directory(self, target: Target, command: str) -> None:
-        strays = self._foreign_content(target)
+    def _check_directory(self, target: Target, command: str) -> tuple[int, int] | None:
+        """Refuse a directory holding non-memory entries; else the identity of the directory checked."""
+        strays, identity = self._foreign_content(target)
         if strays:
             raise EditRefused(f"{target.shown} holds entries that are not memory ({', '.join(strays)}), which {command} would "
                               "take with it: move or remove them with your own tools first, or act on the memory files one by one")
+        return identity
 
     def _has_bom(self, target: Target) -> bool:
         return self._read(target.rel, target.shown)[:3] == _BOM

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import stat
 from pathlib import Path
-
-from .rootfs import NAME_MAX
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "read_json", "private_modes", "make_dir",
            "PRIVATE_FILE_MODE", "PRIVATE_DIR_MODE"]
@@ -123,7 +120,9 @@ def read_json(path: str | os.PathLike[str]) -> dict | None:
 def _temp_name(name: str) -> str:
     """``.NAME.RANDOM.tmp``, with NAME cut (at a character boundary) so that the whole stays within
     :data:`NAME_MAX` bytes: a legal 255-byte name must not fail for its temporary file's sake."""
-    token = f".{secrets.token_hex(6)}.tmp"
+    from .rootfs import NAME_MAX  # here: read_json, on the daemon client's path, needs neither it nor the walker
+
+    token = f".{os.urandom(6).hex()}.tmp"  # secrets.token_hex's bytes, without its import (hmac, OpenSSL)
     room = NAME_MAX - 1 - len(token)
     stem = os.fsencode(name)[:room].decode("utf-8", "ignore")
     return f".{stem}{token}"

@@ -30,7 +30,7 @@ from typing import Callable, Iterator
 from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemoryUnreadable, NotMemoryFile, PathOutsideRoot, shown
 
 __all__ = ["Opened", "Entry", "Listed", "open_root", "walk", "walk_dirs", "read_fd", "error_for", "MAX_LINKS",
-           "NAME_MAX", "PATH_MAX"]
+           "NAME_MAX", "PATH_MAX", "remove_dir"]
 
 #: Links followed in one resolution before it counts as a loop (Linux uses 40 too).
 MAX_LINKS = 40
@@ -241,6 +241,8 @@ class Listed:
     rel: str
     entries: tuple[Entry, ...]
     error: str | None = None
+    #: ``(st_dev, st_ino)`` of the directory listed: which folder it was, whatever its name is now.
+    identity: tuple[int, int] | None = None
 
 
 def _kind(entry: os.DirEntry) -> str:
@@ -255,6 +257,7 @@ def _list_fd(fd: int, rel: str, sizes: bool) -> Listed:
     """The entries of the open directory ``fd``: names and kinds from the directory itself, sizes
     from ``fstatat`` without following links, so nothing outside it is ever looked at."""
     try:
+        st = os.fstat(fd)
         with os.scandir(fd) as it:
             found = sorted(it, key=lambda e: e.name)
         out = []
@@ -267,7 +270,35 @@ def _list_fd(fd: int, rel: str, sizes: bool) -> Listed:
             out.append(Entry(entry.name, kind, size))
     except OSError as err:
         return Listed(rel, (), err.strerror or str(err))
-    return Listed(rel, tuple(out))
+    return Listed(rel, tuple(out), identity=(st.st_dev, st.st_ino))
+
+
+def remove_dir(dir_fd: int, name: str, identity: tuple[int, int] | None) -> bool:
+    """Remove folder ``name`` of the open directory ``dir_fd`` if it is still the folder ``identity`` names
+    (a :attr:`Listed.identity`); False, nothing removed, if the name now holds another entry.
+
+    The entry is renamed aside to a hidden name in one step (it leaves memory at once), and the entry so
+    renamed is compared with ``identity``: one swapped in after the caller checked the folder is put back
+    (unless its name was taken meanwhile: then it stays under the hidden name, never removed). The removal goes by
+    descriptor and never follows a link. Raises FileNotFoundError when ``name`` is gone."""
+    import shutil
+
+    aside = f".{name}.deleted-{os.urandom(4).hex()}"
+    os.rename(name, aside, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    st = os.stat(aside, dir_fd=dir_fd, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) != identity:
+        try:  # put back, never over anything: a folder cannot replace a non-empty one, a file is linked back
+            if stat.S_ISDIR(st.st_mode):
+                os.rename(aside, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            else:
+                os.link(aside, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+                os.unlink(aside, dir_fd=dir_fd)
+        except OSError:  # the name was taken meanwhile: the entry stays under its hidden name
+            pass
+        return False
+    os.fsync(dir_fd)
+    shutil.rmtree(aside, dir_fd=dir_fd, ignore_errors=True)
+    return True
 
 
 def walk_dirs(

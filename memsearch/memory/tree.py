@@ -24,8 +24,18 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .. import settings
-from ..errors import InvalidArgument, MemsearchError, NotAMemoryRoot, NotMemoryFile, PathOutsideRoot, shown
+from ..errors import (
+    Hint,
+    InvalidArgument,
+    MemoryFileNotFound,
+    MemsearchError,
+    NotAMemoryRoot,
+    NotMemoryFile,
+    PathOutsideRoot,
+    shown,
+)
 from . import rootfs
+from .root import resolve_root
 
 __all__ = [
     "INDEX_NAME",
@@ -117,25 +127,6 @@ def parent_dir(relpath: str) -> str:
     """Parent of a relative POSIX path, ``"."`` at the top."""
     parent = str(PurePosixPath(relpath).parent)
     return "." if parent in ("", ".") else parent
-
-
-def resolve_root(root: str | os.PathLike[str]) -> Path:
-    """The absolute, resolved memory root; raises :class:`NotAMemoryRoot` if unusable."""
-    path = Path(root).expanduser()
-    try:
-        os.stat(path)
-        if not path.is_dir():
-            raise NotAMemoryRoot(f"memory root {shown(str(root))} is not a directory: pass the folder that holds MEMORY.md")
-        resolved = path.resolve()
-        os.listdir(resolved)
-    except (FileNotFoundError, NotADirectoryError):
-        raise NotAMemoryRoot(f"memory root {shown(str(root))} does not exist: pass the path of a memory directory") from None
-    except PermissionError:
-        raise NotAMemoryRoot(f"memory root {shown(str(root))} cannot be read: permission denied. Run as its owner or "
-                             "fix its permissions (chmod)") from None
-    except (OSError, RuntimeError, ValueError) as err:
-        raise NotAMemoryRoot(f"memory root {shown(str(root))} cannot be used ({getattr(err, 'strerror', None) or err})") from None
-    return resolved
 
 
 def foreign_dirs(foreign: str | os.PathLike[str] | tuple | list | None = None) -> tuple[str, ...]:
@@ -338,7 +329,10 @@ def open_memory(root: Path, path: str | os.PathLike[str], *, foreign=None) -> tu
     parts = path_parts(path)
     rel = "/".join(parts) or "."
     fdirs = foreign_dirs(foreign)
-    _refuse_kind(rel, classify(rel, foreign=fdirs))
+    kind = classify(rel, foreign=fdirs)
+    if kind == "other" and rel not in fdirs and _is_folder(root, parts, rel):  # as for a folder named x.md
+        raise MemoryFileNotFound(f"no memory file {shown(rel)}", hint=Hint("list_dir", rel))
+    _refuse_kind(rel, kind)
     root_fd = rootfs.open_root(root)
     try:
         opened = rootfs.walk(root_fd, str(root), parts, rel)
@@ -350,6 +344,18 @@ def open_memory(root: Path, path: str | os.PathLike[str], *, foreign=None) -> tu
         opened.close()
         raise
     return opened, rel
+
+
+def _is_folder(root: Path, parts: list[str], rel: str) -> bool:
+    """Whether ``parts`` is a folder inside ``root``, reached by descriptor as any read is (links not followed)."""
+    root_fd = rootfs.open_root(root)
+    try:
+        rootfs.walk(root_fd, str(root), parts, rel, directory=True).close()
+        return True
+    except (MemsearchError, OSError):
+        return False
+    finally:
+        os.close(root_fd)
 
 
 def _refuse_kind(rel: str, kind: str) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import json
-import logging
 import os
 import socket
 import time
@@ -27,8 +26,6 @@ from ..platforms import peer_uid
 from .protocol import PROTOCOL_ERRORS, PROTOCOL_VERSION, ProtocolError, decode, encode
 
 __all__ = ["Client", "ask", "DaemonUnavailable"]
-
-log = logging.getLogger("memsearch.client")
 
 _QUIET_ERRNOS = {errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK, errno.ENOTDIR}
 
@@ -140,7 +137,9 @@ class Client:
 
 
 def _warn(message: str) -> None:
-    log.warning("memsearch: %s", message)
+    import logging  # here, not at import: logging costs a shell command answered by the daemon about 10 ms
+
+    logging.getLogger("memsearch.client").warning("memsearch: %s", message)
 
 
 def ask(root, method: str, params: dict, *, db=None, timeout: float | None = None,

@@ -4,7 +4,8 @@ The CLI, :func:`memsearch.search`, the tools and MCP all call these. Arguments a
 before anything else (:func:`~memsearch.engine.search.args.check_search`), so a bad call is
 refused the same way whoever would have answered it. When no daemon serves an index this
 process may write, one is started in the background for the calls that follow
-(:mod:`.autostart`) and this call is answered in-process.
+(:mod:`.autostart`) and this call is answered in-process: on a tree never indexed, from the
+files' text rows alone while that daemon embeds them (:mod:`.firstbuild`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, ContextManager
 from .. import settings
 from ..errors import IndexLocked, StorageFull
 from ..location import IndexLocation
-from . import autostart
+from . import autostart, firstbuild
 from .client import ask
 
 if TYPE_CHECKING:  # the fast path never imports the checker: the daemon checks what it answers
@@ -37,16 +38,19 @@ def _ask(where: IndexLocation, method: str, params: dict, *, local: bool, warn: 
     return answer
 
 
-def sync_quietly(index, warn: Warn | None = None) -> None:
+def sync_quietly(index, warn: Warn | None = None, *, defer: bool = False) -> bool:
     """Bring ``index`` up to date before an in-process search, unless another writer (a daemon) holds
-    it (it keeps the index fresh) or the disk is full (search what is there; ``warn`` says so)."""
+    it (it keeps the index fresh) or the disk is full (search what is there; ``warn`` says so).
+    ``defer``: a big first build only writes the text rows (a daemon embeds them). True when another
+    writer holds the index."""
     try:
-        index.sync(wait=0.0)
+        index.sync(wait=0.0, defer=defer)
     except IndexLocked:
-        pass
+        return True
     except StorageFull as exc:
         if warn is not None:
             warn(f"not synced: {exc}")
+    return False
 
 
 def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[], ContextManager] | None, model=None,
@@ -55,7 +59,9 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
     """Hits (JSON-ready dicts) of a checked search: from the daemon, else from the index ``using()``
     yields (synced first unless ``sync`` is False, the sync under ``guard``, a lock, when given). ``using``
     None: the daemon's answer or None (the CLI's fast path, whose ``args`` may be the unchecked
-    dict of :class:`SearchArgs`'s fields: the daemon checks them before it searches)."""
+    dict of :class:`SearchArgs`'s fields: the daemon checks them before it searches). On a tree never
+    indexed, see :mod:`.firstbuild`: the sync writes text rows only when a daemon is coming to embed
+    them, and a search that finds another writer building waits for the first rows."""
     if isinstance(args, dict) and using is not None:
         raise TypeError("an in-process search takes checked SearchArgs")
     params = (args if isinstance(args, dict) else args.params()) | {"model": settings.get("model", model)}
@@ -65,10 +71,20 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
     if using is None:
         return None
     with using() as index:
+        locked = False
         if sync:  # syncs one at a time; the searches themselves run concurrently (the index is thread-safe)
             with guard if guard is not None else nullcontext():
-                sync_quietly(index, warn)
-        return [hit.to_dict() for hit in index.search(args)]
+                locked = sync_quietly(index, warn, defer=firstbuild.daemon_coming(where))
+        hits = [hit.to_dict() for hit in index.search(args)]
+        if hits or not locked or index.searcher.snapshot()[1]:
+            return hits
+
+        def daemon():
+            answer = ask(where.root, "search", params, db=where)  # quiet: asked again and again
+            return None if answer is None else answer["hits"]
+
+        return firstbuild.await_rows(where, lambda: [hit.to_dict() for hit in index.search(args)],
+                                     lambda: index.searcher.snapshot()[1], None if local else daemon)
 
 
 def read(where: IndexLocation, path: str, lines: str | None = None, *, local: bool = False,

@@ -24,6 +24,7 @@ from typing import Callable
 from ..errors import MemsearchError
 from ..platforms import peer
 from . import protocol
+from .firstbuild import building, still_building
 from .protocol import PROTOCOL_VERSION, ProtocolError, decode, encode, secure_dir
 
 __all__ = ["Server", "MAX_CLIENTS", "IDLE_TIMEOUT_S"]
@@ -237,6 +238,10 @@ class Server:
         if model is not None and model != served:
             raise _Refused("WrongModel", f"this daemon searches with model {served!r}, not {model!r}")
         hits = self.index.search(query, k=k, scope=scope, mode=mode, since=since, until=until)
+        if not hits and not self.index.searcher.snapshot()[1]:  # no row at all: maybe none written yet
+            state = self.status()
+            if building(state):
+                raise still_building(self.root, state)
         return {"hits": [hit.to_dict() for hit in hits]}
 
     def _read(self, path, lines=None) -> dict:

@@ -97,7 +97,7 @@ ATTACKS = [
     ("notes/fifo.md", NotMemoryFile),
     ("root.md", PathOutsideRoot),
     ("root.md/etc/passwd", NotMemoryFile),
-    ("notes", NotMemoryFile),                                     # not .md
+    ("notes", MemoryFileNotFound),                                # a folder: list it
     ("notes/missing.md", MemoryFileNotFound),
     ("notes/a.md/x.md", MemoryFileNotFound),
     ("a" * 256 + ".md", InvalidArgument),

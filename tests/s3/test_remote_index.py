@@ -240,8 +240,10 @@ def test_store_errors_are_one_line_naming_the_fix(s3, make_tree, case):
 
 def test_store_errors_are_typed(s3, make_tree, monkeypatch):
     root = make_tree(TREE)
-    with pytest.raises(BucketNotFound):
+    with pytest.raises(BucketNotFound) as missing:
         MemoryIndex(root, db=f"s3://{s3.name}-nope/x", embedder=HashEmbedder())
+    assert f"`aws s3 mb s3://{s3.name}-nope`" in str(missing.value)  # the shell's fix; a model gets its own words
+    assert "aws" not in missing.value.render("tools") and "memory_read" in missing.value.render("tools")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "nobody")
     with pytest.raises(StoreAccessDenied):
         MemoryIndex(root, db=s3.uri("y"), embedder=HashEmbedder())

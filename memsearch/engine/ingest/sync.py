@@ -71,6 +71,8 @@ class IndexReport:
     too_large: tuple[str, ...] = field(default=(), repr=False)
     #: Markdown whose name is not valid UTF-8 (the tree walk's ``unnamed``, shown with ``\\xNN``): never indexed.
     bad_names: tuple[str, ...] = field(default=(), repr=False)
+    #: Files left to embed by another sync (``defer``): new ones written text only, changed ones untouched.
+    deferred: int = 0
 
     @property
     def changed(self) -> bool:
@@ -119,10 +121,13 @@ class Sync:
         self.files_done = self.embedded = self.reused = 0
         self.skipped: set[str] = set()  # files gone or swapped between plan and stream
 
-    def run(self, files: Iterable[str], only: Iterable[str] | None = None) -> IndexReport:
+    def run(self, files: Iterable[str], only: Iterable[str] | None = None, *, defer: bool = False) -> IndexReport:
         """Bring the store in line with ``files`` (relative paths) under ``tree.root``.
 
         ``only`` limits the work to those paths (a watcher's changed set); others are untouched.
+        ``defer``: when ``MEMSEARCH_TEXT_FIRST_FILES`` or more files need embedding, write the new
+        ones' text rows and stop there (the report's ``deferred`` counts what is left): a search
+        answered in-process on a cold tree leaves the embedding to the daemon it started.
         """
         started = time.perf_counter()
         plan = self.plan(files, only)
@@ -131,9 +136,10 @@ class Sync:
             self.progress("index", 0, self.total_files, 0)
         new = [p for p in plan.to_index if p.new]
         text_first = settings.get("text_first_files")
-        texted = self.write_texts(new) if text_first and len(new) >= text_first else set()
+        deferred = bool(defer and text_first and len(plan.to_index) >= text_first)
+        texted = self.write_texts(new) if text_first and (deferred or len(new) >= text_first) else set()
         deletions = list(plan.removed)
-        for batch in cut_batches(self.stream(plan), settings.get("batch_chunks")):
+        for batch in cut_batches(self.stream(plan) if not deferred else iter(()), settings.get("batch_chunks")):
             self.flush(batch, deletions)
             deletions = []
         deletions += sorted(texted & self.skipped)  # text written, then gone before it was embedded
@@ -142,7 +148,7 @@ class Sync:
         self.store.touch_states(plan.touched)
         if plan.to_index or plan.removed:
             self.store.ensure_indexes()
-        indexed = [p for p in plan.to_index if p.path not in self.skipped]
+        indexed = [p for p in plan.to_index if p.path not in self.skipped and (not deferred or p.path in texted)]
         return IndexReport(
             files_added=sum(1 for p in indexed if p.new),
             files_changed=sum(1 for p in indexed if not p.new),
@@ -156,6 +162,7 @@ class Sync:
             removed_paths=plan.removed,
             too_large=plan.too_large,
             bad_names=tuple(printable(p) for p in self.tree.unnamed),
+            deferred=len(plan.to_index) - len(self.skipped) if deferred else 0,
         )
 
     def plan(self, files: Iterable[str], only: Iterable[str] | None = None) -> Plan:

@@ -1,4 +1,4 @@
-"""What a query says about itself: the dates it names and whether it looks up an identifier.
+"""What a query says about itself: the dates it names, an identifier it looks up, whether it asks about the asker.
 
 Both are read from the query text alone, with no model and no network, and steer fusion
 (:mod:`memsearch.engine.search.fusion`): an identifier ("atlas-00042", ``retry_budget``,
@@ -7,7 +7,10 @@ embedding model blurs; a date ("on 9 November, 2022", "in March 2024", "2026-02-
 June") points at memory written then, which dated memory records in its front matter or file
 name (:func:`memsearch.memory.document.date_of`). Relative dates ("yesterday", "last week")
 are not resolved: "now" for the agent is not "now" for the memory; but a question for the newest
-state ("the latest X", "last time", "so far": :func:`wants_latest`) is recognised.
+state ("the latest X", "last time", "so far": :func:`wants_latest`) is recognised. A question about
+the asker's own doings, words or tastes ("what do I prefer", "what did I ask you to") is told from
+one about what the other side said ("what did you suggest": :func:`asks_own_words`), which matters
+in a chat transcript where the two speak in turns (:mod:`.speakers`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,15 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-__all__ = ["DateRange", "query_dates", "wants_latest", "is_identifier", "has_identifier", "clean_text"]
+__all__ = [
+    "DateRange",
+    "query_dates",
+    "wants_latest",
+    "asks_own_words",
+    "is_identifier",
+    "has_identifier",
+    "clean_text",
+]
 
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
@@ -96,6 +107,21 @@ _LAST_TIME = re.compile(rf"\blast\s+(?:{_TIME})s?\b", re.I)
 def wants_latest(query: str) -> bool:
     """Whether ``query`` asks for the newest state of something ("latest", "most recent", "last time")."""
     return bool(_LATEST.search(_LAST_TIME.sub(" ", query)))
+
+
+#: The asker as the subject: "I", "we", "my", "our", "me", "us".
+_FIRST_PERSON = re.compile(r"\b(?:I(?:'ve|'d|'m|'ll)?|[Ww]e(?:'ve|'d|'re|'ll)?|[Mm]y|[Oo]urs?|[Mm]e|[Uu]s)\b(?!\.)")
+#: ... unless the question asks what the assistant said: "did you suggest", "you told me", "your advice".
+_ASSISTANT_SAID = re.compile(
+    r"\b(?:(?:did|have|had|would)\s+you|you(?:'ve)?\s+(?:said|say|suggest\w*|recommend\w*|told|tell|advis\w*|"
+    r"mention\w*|propos\w*|explain\w*|think|thought|gave|give\s+me)|your\s+(?:advice|suggestion|"
+    r"recommendation|answer|tip|idea|plan)s?)\b",
+    re.I,
+)
+def asks_own_words(query: str) -> bool:
+    """Whether ``query`` asks about the asker's own doings, words or tastes ("what do I prefer", "what did
+    I tell you", "my plans") rather than what the assistant said ("what did you suggest")."""
+    return bool(_FIRST_PERSON.search(query)) and not _ASSISTANT_SAID.search(query)
 
 
 def is_identifier(token: str) -> bool:

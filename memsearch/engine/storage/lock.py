@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ...errors import IndexLocked, UnsupportedPlatform
+from ...errors import Hint, IndexLocked, UnsupportedPlatform
 from ...location import HOLDER_FILE, LOCK_FILE
 from ...memory.files import atomic_write_json, read_json
 
@@ -160,7 +160,7 @@ class WriterLock:
         deadline = _deadline(timeout)
         left = _left(deadline)
         if not self._write.acquire(timeout=-1 if left is None else left):
-            raise IndexLocked(self._busy_message(in_process=True))
+            raise IndexLocked(self._busy_message(in_process=True), hint=Hint("busy"))
         try:
             self._writer, self._depth = me, 1
             self.acquire(timeout=_left(deadline))
@@ -182,7 +182,7 @@ class WriterLock:
                     return fd
                 except BlockingIOError:
                     if deadline is not None and time.monotonic() >= deadline:
-                        raise IndexLocked(self._busy_message()) from None
+                        raise IndexLocked(self._busy_message(), hint=Hint("busy")) from None
                     time.sleep(POLL_S)
         except BaseException:
             os.close(fd)
@@ -216,8 +216,7 @@ class WriterLock:
             holder = lock_holder(self.db_path) or {}
             who = (f"process {holder['pid']} ({holder.get('purpose', 'a writer')}, since {holder.get('since', '?')})"
                    if holder.get("pid") else "another process")
-        return (f"the index at {self.db_path} is being written by {who}. Wait for it to finish (--wait SECONDS), "
-                f"or stop it (`memsearch stop ROOT` for a daemon); searches keep working meanwhile")
+        return f"the index at {self.db_path} is being written by {who}"
 
     def __enter__(self) -> "WriterLock":
         return self.acquire(timeout=0.0)

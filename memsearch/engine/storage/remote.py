@@ -36,7 +36,15 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ... import settings
-from ...errors import BucketNotFound, IndexLocked, IndexMismatch, RemoteStoreError, StoreAccessDenied, StoreUnreachable
+from ...errors import (
+    BucketNotFound,
+    Hint,
+    IndexLocked,
+    IndexMismatch,
+    RemoteStoreError,
+    StoreAccessDenied,
+    StoreUnreachable,
+)
 from ...location import LEASE_FILE, META_FILE, SCHEMES, is_remote, parse_remote
 from .lock import WriterLock
 
@@ -114,8 +122,8 @@ class RemoteDB:
         try:
             return json.loads(data)
         except ValueError as err:
-            raise IndexMismatch(f"the index parameters at {self.uri}/{META_FILE} are unreadable ({err}): "
-                                f"run `memsearch index ROOT --db {self.uri} --rebuild`") from err
+            raise IndexMismatch(f"the index parameters at {self.uri}/{META_FILE} are unreadable ({err})",
+                                hint=Hint("rebuild_db")) from err
 
     def write_meta(self, meta: dict) -> None:
         self.write(META_FILE, json.dumps(meta, indent=2, sort_keys=True).encode())  # one PUT: atomic
@@ -197,8 +205,8 @@ def translate(exc: BaseException, remote: RemoteDB) -> RemoteStoreError:
     text = str(exc)
     endpoint = remote.storage_options.get("aws_endpoint", "AWS S3")
     if "NoSuchBucket" in text or "bucket does not exist" in text.lower():
-        return BucketNotFound(f"the bucket {remote.bucket!r} of {remote.uri} does not exist at {endpoint}: "
-                              f"create it (e.g. `aws s3 mb s3://{remote.bucket}`) or fix the address")
+        return BucketNotFound(f"the bucket {remote.bucket!r} of {remote.uri} does not exist at {endpoint}",
+                              hint=Hint("bucket", remote.bucket))
     if any(word in text for word in ("SignatureDoesNotMatch", "InvalidAccessKeyId", "AccessDenied", "403 Forbidden",
                                      "PermissionDenied", "Unauthenticated", "lacked the necessary privileges")):
         return StoreAccessDenied(f"{endpoint} refused the credentials for {remote.uri}: set AWS_ACCESS_KEY_ID and "
@@ -284,15 +292,14 @@ class WriterLease:
                     return self
                 continue  # another writer won this round: read its lease
             if deadline is not None and time.monotonic() >= deadline:
-                raise IndexLocked(self._busy_message(current[0]))
+                raise IndexLocked(self._busy_message(current[0]), hint=Hint("busy"))
             time.sleep(min(0.5, max(0.05, (deadline or time.monotonic() + 1) - time.monotonic())))
 
     def _busy_message(self, info: dict) -> str:
         left = max(0.0, float(info.get("expires", 0)) - time.time())
         return (f"the index at {self.remote.uri} is being written by process {info.get('pid')} on {info.get('host')} "
-                f"({info.get('purpose', 'a writer')}, since {info.get('since', '?')}): one writer per index. Wait for "
-                f"it (--wait SECONDS), or stop it; if it died, its lease expires in {left:.0f} s. Searches keep "
-                "working")
+                f"({info.get('purpose', 'a writer')}, since {info.get('since', '?')}): one writer per index; if it died, "
+                f"its lease expires in {left:.0f} s")
 
     def _start_renewal(self) -> None:
         self._stop = threading.Event()

@@ -164,18 +164,30 @@ class Store:
         """The chunks table; created (with ``dimension``) when missing, else None."""
         if self._chunks is None:
             if CHUNKS in self.table_names():
-                self._chunks = self.db.open_table(CHUNKS)
-            elif dimension:
+                self._chunks = self._open(CHUNKS)
+            if self._chunks is None and dimension:
                 self._chunks = self.db.create_table(CHUNKS, schema=chunk_schema(dimension))
         return self._chunks
 
     def files(self, create: bool = False):
         if self._files is None:
             if FILES in self.table_names():
-                self._files = self.db.open_table(FILES)
-            elif create:
+                self._files = self._open(FILES)
+            if self._files is None and create:
                 self._files = self.db.create_table(FILES, schema=FILE_SCHEMA)
         return self._files
+
+    def _open(self, name: str):
+        """The table ``name`` (listed), or None while its creation has not committed a first version: another
+        process creating it is listed before it can be opened (a reader of a first build saw "Table 'chunks'
+        was not found", reported as damage, in a daemon's first seconds)."""
+        try:
+            return self.db.open_table(name)
+        except Exception:
+            versions = None if self.remote is not None else self.path / f"{name}.lance" / "_versions"
+            if versions is not None and not any(versions.glob("*.manifest")):
+                return None
+            raise
 
     def versions_stamp(self) -> tuple | None:
         """What changes whenever either table commits a version (their ``_versions`` folders' entries),

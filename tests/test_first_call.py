@@ -1,0 +1,160 @@
+"""The first call on a tree never indexed (issue 22): an in-process search writes text rows only when a
+daemon is coming to embed them, a daemon asked before any row exists says IndexBuilding (never damage,
+never an empty list), and a table listed before its first commit reads as absent. The end-to-end runs
+with the real model and real processes are in tests/test_autostart.py."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from memsearch.engine.embed.embedder import HashEmbedder
+from memsearch.engine.index import MemoryIndex
+from memsearch.engine.storage.store import Store
+from memsearch.errors import IndexBuilding
+from memsearch.location import IndexLocation
+from memsearch.service import firstbuild, route
+from memsearch.service.client import Client
+from memsearch.service.server import Server
+from tests.conftest import REPO
+from tests.reliability.test_big_files import snapshot
+from tests.reliability.test_text_first import FILES, embedder, one_pass, tree
+
+
+def test_a_deferred_first_sync_writes_text_rows_only_and_the_next_sync_equals_a_one_pass_build(tmp_path, monkeypatch):
+    root = tree(tmp_path)
+    whole = one_pass(root, tmp_path, monkeypatch)
+    monkeypatch.setenv("MEMSEARCH_TEXT_FIRST_FILES", "4")
+    index = MemoryIndex(root, db=tmp_path / "db", embedder=embedder())
+    report = index.sync(defer=True)
+    assert report.deferred == FILES + 2 and report.files_added == FILES + 2 and report.chunks_embedded == 0
+    store = Store(tmp_path / "db")
+    assert store.text_only_rows() == store.row_count() == len(whole[0])
+    hits = index.search("otter tag7", k=3)
+    assert hits[0].path == "notes/n07.md" and all(h.partial for h in hits)
+    again = index.sync(defer=True)  # a second deferred call leaves the embedding alone too
+    assert again.deferred == FILES + 2 and again.files_added == again.files_changed == 0
+    done = index.sync()
+    assert done.deferred == 0 and done.files_changed == FILES + 2
+    assert snapshot(tmp_path / "db") == whole
+    assert not any(h.partial for h in index.search("otter tag7", k=3))
+
+
+def test_a_deferred_sync_of_few_files_is_a_whole_sync(tmp_path, monkeypatch):
+    root = tree(tmp_path)
+    monkeypatch.setenv("MEMSEARCH_TEXT_FIRST_FILES", str(FILES + 3))  # one more than there are files
+    report = MemoryIndex(root, db=tmp_path / "db", embedder=embedder()).sync(defer=True)
+    assert report.deferred == 0 and report.chunks_embedded > 0 and Store(tmp_path / "db").text_only_rows() == 0
+
+
+def test_daemon_coming_reads_the_start_file_s_lock(tmp_path):
+    where = IndexLocation.of(tree(tmp_path))
+    assert not firstbuild.daemon_coming(where)  # no start file at all
+    where.ensure_state()
+    fd = os.open(where.start_file, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        assert not firstbuild.daemon_coming(where)  # a start file nobody holds: the daemon is gone
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as an auto-started daemon holds it for its whole life
+        assert firstbuild.daemon_coming(where)
+        assert not firstbuild.daemon_coming(IndexLocation.of(where.root, "s3://bucket/p"))
+    finally:
+        os.close(fd)
+
+
+def test_an_in_process_search_defers_only_while_a_daemon_is_coming(tmp_path, monkeypatch):
+    root = tree(tmp_path)
+    monkeypatch.setenv("MEMSEARCH_TEXT_FIRST_FILES", "4")
+    monkeypatch.setenv("MEMSEARCH_AUTOSTART", "0")
+    where = IndexLocation.of(root)
+    index = MemoryIndex(root, embedder=embedder())
+    from contextlib import nullcontext
+
+    from memsearch.engine.search.args import check_search
+
+    args = check_search(root, "otter tag7", 3)
+    where.ensure_state()
+    fd = os.open(where.start_file, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        hits = route.search(where, args, using=lambda: nullcontext(index))
+        assert hits[0]["path"] == "notes/n07.md" and all(h["partial"] for h in hits)
+        assert Store(where.state).text_only_rows() == Store(where.state).row_count()
+    finally:
+        os.close(fd)  # the "daemon" died without embedding: the next call embeds everything itself
+    hits = route.search(where, args, using=lambda: nullcontext(index))
+    assert hits[0]["path"] == "notes/n07.md" and not any(h.get("partial") for h in hits)
+    assert Store(where.state).text_only_rows() == 0
+
+
+HOLD = """
+import sys
+from memsearch.engine.storage.lock import WriterLock
+lock = WriterLock(sys.argv[1], "watch")
+lock.acquire()
+print("held", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_search_finding_another_writer_building_waits_then_says_index_building(tmp_path):
+    root = tree(tmp_path)
+    where = IndexLocation.of(root)
+    where.ensure_state()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(where.state)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        # a daemon holds the writer lock and has not written its state yet: wait, then say so
+        with pytest.raises(IndexBuilding, match="still indexing") as caught:
+            firstbuild.await_rows(where, lambda: [], lambda: 0, wait=0.5)
+        assert caught.value.hint.action == "wait" and "memory_read" in caught.value.render("tools")
+        # its state says its first sync is over (an empty tree): the empty answer is the answer
+        where.state_file.write_text(f'{{"pid": {holder.pid}, "state": "watching", "syncs": 1}}')
+        assert firstbuild.await_rows(where, lambda: [], lambda: 0, wait=30) == []
+        # rows appeared: their hits, at once
+        assert firstbuild.await_rows(where, lambda: ["hit"], lambda: 1, wait=30) == ["hit"]
+    finally:
+        holder.communicate("\n", timeout=30)
+    assert firstbuild.await_rows(where, lambda: [], lambda: 0, wait=30) == []  # nobody writes: nothing to wait for
+
+
+def test_a_daemon_asked_before_its_first_rows_says_index_building(tmp_path):
+    root = tree(tmp_path)
+    index = MemoryIndex(root, embedder=HashEmbedder(dimension=32, name="hash-32"))
+    state = {"state": "syncing", "syncs": 0, "pending": FILES + 2}
+    with Server(index, status=lambda: dict(state)) as server:
+        client = Client(root, path=server.path)
+        with pytest.raises(IndexBuilding, match=f"{FILES + 2} files pending"):
+            client.call("search", query="otter", k=3)
+        state.update(state="watching", syncs=1)  # the first sync is over and the tree was empty
+        assert client.call("search", query="otter", k=3)["hits"] == []
+
+
+def test_a_table_listed_before_its_first_commit_reads_as_absent(tmp_path):
+    store = Store(tmp_path / "db")
+    (tmp_path / "db" / "chunks.lance" / "_versions").mkdir(parents=True)  # what a creator's first moments leave
+    assert store.chunks() is None and store.row_count() == 0
+    assert store.chunks(dimension=8) is not None  # and a writer creates it
+
+
+def test_concurrent_first_rows_are_seen_by_a_waiting_search(tmp_path, monkeypatch):
+    """A search that found the index locked and empty answers the rows another writer commits meanwhile."""
+    root = tree(tmp_path)
+    monkeypatch.setenv("MEMSEARCH_TEXT_FIRST_FILES", "4")
+    where = IndexLocation.of(root)
+    writer = MemoryIndex(root, embedder=embedder(), lock_purpose="watch")
+    reader = MemoryIndex(root, embedder=embedder())
+    where.ensure_state()
+    lock = writer.lock.acquire(timeout=0.0, purpose="watch")  # held for the whole sync, as a daemon's
+    try:
+        threading.Timer(0.5, lambda: writer.sync(defer=True, wait=0.0)).start()
+        hits = firstbuild.await_rows(where, lambda: reader.search("otter tag7", k=3),
+                                     lambda: reader.searcher.snapshot()[1], wait=60)
+    finally:
+        lock.release()
+    assert hits and hits[0].path == "notes/n07.md" and all(h.partial for h in hits)
