@@ -52,6 +52,7 @@ __all__ = [
     "cjk_corpus",
     "agentmem_corpus",
     "longchat_corpus",
+    "dumped_corpus",
     "load_corpus",
     "LOCOMO_TUNING",
     "CachingEmbedder",
@@ -217,6 +218,13 @@ def load_corpus(name: str, work: Path, *, locomo=None, size: int = 1000) -> Corp
     if name == "longchat-alt":
         return longchat_corpus(work, wordings="held-out")
     raise ValueError(f"unknown corpus {name!r}: choose from {', '.join(CORPORA)}")
+
+
+def dumped_corpus(out: Path, locomo=None) -> Corpus:
+    """The corpus a tuning dump in ``out`` was made from (its ``corpus.txt``, default LoCoMo), rebuilt
+    under ``out/trees`` (benchmarks/tune.py)."""
+    name = (out / "corpus.txt").read_text().strip() if (out / "corpus.txt").is_file() else "locomo"
+    return load_corpus(name, out / "trees", locomo=locomo)
 
 
 # --- running the engine -----------------------------------------------------------------------

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks import quality
+from benchmarks import quality, tune_vectors
 from benchmarks.metrics import Span
 from memsearch.engine.search import fusion, shape, speakers
 
@@ -53,15 +53,13 @@ MEASURES["longchat-alt"] = MEASURES["longchat"]
 MEASURES["longchat-hard"] = MEASURES["longchat"]
 
 
-def _corpus(out: Path, locomo=None):
-    """The corpus the dump in ``out`` was made from (``corpus.txt``, default LoCoMo), rebuilt."""
-    name = (out / "corpus.txt").read_text().strip() if (out / "corpus.txt").is_file() else "locomo"
-    return quality.load_corpus(name, out / "trees", locomo=locomo)
+_corpus = quality.dumped_corpus
 
 
-def dump(out: Path, locomo=None, corpus_name: str = "locomo") -> Path:
+def dump(out: Path, locomo=None, corpus_name: str = "locomo", max_tokens: int | None = None) -> Path:
     from benchmarks.common import bench_embedder
     from memsearch import MemoryIndex
+    from memsearch.engine.ingest.chunker import ChunkerConfig
     from memsearch.engine.search.flat import FlatVectors
     from memsearch.engine.storage.filter import Filter
 
@@ -72,7 +70,8 @@ def dump(out: Path, locomo=None, corpus_name: str = "locomo") -> Path:
     data: dict = {"trees": {}, "questions": {}}
     flt = Filter()
     for key, root in corpus.trees.items():
-        index = MemoryIndex(root, db=out / "db" / (key or "_"), embedder=embedder, rebuild=True)
+        chunker = ChunkerConfig(max_tokens=max_tokens) if max_tokens else None
+        index = MemoryIndex(root, db=out / "db" / (key or "_"), embedder=embedder, rebuild=True, chunker=chunker)
         index.sync()
         table = index.store.chunks()
         flat = FlatVectors(index.store.read(COLUMNS + ["vector"]), table.version)
@@ -534,6 +533,7 @@ VARIANTS |= {f"file2-{a}": file_second(a) for a in (0.1, 0.2, 0.3)}
 VARIANTS |= {f"file3-{a}": file_second(a, 3) for a in (0.1, 0.2, 0.3)}
 VARIANTS |= {f"rocchio-{p}-{b}-{m}": rocchio(b, m, p) for p in ("fused", "keyword") for b in (0.3, 0.6) for m in (3, 5)}
 VARIANTS |= {f"weight-{w}": weight(w) for w in (0.3, 0.5)}
+VARIANTS |= tune_vectors.VARIANTS
 
 
 def evaluate(out: Path, names=None, locomo=None, by_category: bool = False) -> dict:
@@ -549,7 +549,9 @@ def evaluate(out: Path, names=None, locomo=None, by_category: bool = False) -> d
     measures = MEASURES.get(corpus.name, MEASURES["locomo"])
     print(f"{corpus.name}: {' / '.join(measures)}", flush=True)
     results = {}
+    extra = tune_vectors._extra(out)
     needs = {"lines-": bool(lines), "rm3-": expanded is not None}
+    needs |= {prefix: pkl in extra for prefix, pkl in tune_vectors.NEEDS.items()}
     for name in names or [n for n in VARIANTS if all(ok or not n.startswith(p) for p, ok in needs.items())]:
         started = time.perf_counter()
         hits = {}
@@ -561,6 +563,7 @@ def evaluate(out: Path, names=None, locomo=None, by_category: bool = False) -> d
                 "question": q,
                 "lines": lines.get(q.tree),
                 "expanded": expanded,
+                "extra": extra,
             }
             ranked = VARIANTS[name](q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]], ctx)
             hits[q.qid] = [
@@ -585,10 +588,11 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=Path("bench-results/tune"))
     parser.add_argument("--locomo")
     parser.add_argument("--corpus", default="locomo", help="dump: the corpus (locomo, agentmem, longchat, longchat-hard)")
+    parser.add_argument("--max-tokens", type=int, help="dump: chunk size (default: the engine's)")
     parser.add_argument("--by-category", action="store_true", help="eval: a column per question category too")
     args = parser.parse_intermixed_args(argv)
     if args.what == "dump":
-        print(dump(args.out, args.locomo, args.corpus))
+        print(dump(args.out, args.locomo, args.corpus, args.max_tokens))
     elif args.what == "lines":
         print(embed_lines(args.out))
     elif args.what == "expand":

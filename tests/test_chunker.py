@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memsearch.engine.ingest.chunker import ChunkerConfig, chunk_document
+from memsearch.engine.ingest.chunker import LONG_LINE_CHARS, ChunkerConfig, chunk_document
 from memsearch.memory.document import parse_document
 from memsearch.memory.tokens import count_tokens
 
@@ -89,11 +89,33 @@ def test_long_sections_split_with_overlap_and_bound():
 def test_overlong_line_is_cut_at_sentences():
     sentence = "This is one sentence about the pipeline and its many stages."
     body = "# One\n" + " ".join([sentence] * 40) + "\n"
-    _, chunks = chunks_of(body, max_tokens=50)
-    pieces = [c for c in chunks if c.start_line == 2]
-    assert len(pieces) > 3
-    assert all(c.tokens <= 50 for c in pieces)
-    assert all(p.text.endswith(".") for p in pieces)
+    for factor in (1, 2):  # a long line: its section is packed with long_line_factor x max_tokens
+        _, chunks = chunks_of(body, max_tokens=50, long_line_factor=factor)
+        pieces = [c for c in chunks if c.start_line == 2]
+        assert len(pieces) > 3
+        assert all(c.tokens <= 50 * factor for c in pieces) and max(c.tokens for c in pieces) > 50 * (factor - 1)
+        assert all(p.text.endswith(".") for p in pieces)
+
+
+def test_paragraphs_in_long_lines_stay_whole_and_short_turns_keep_the_budget():
+    paragraph = " ".join(["The long run went well today and the pacing felt controlled throughout."] * 8)
+    assert len(paragraph) > LONG_LINE_CHARS
+    prose = "# Chat\n\n**User:** How did it go?\n\n" + "\n\n".join([paragraph] * 4) + "\n"
+    _, chunks = chunks_of(prose, max_tokens=64)
+    assert all(c.tokens <= 128 for c in chunks)
+    assert any(c.text == paragraph for c in chunks)  # about 105 tokens: whole, not cut at 64
+    _, cut = chunks_of(prose, max_tokens=64, long_line_factor=1)
+    assert not any(c.text == paragraph for c in cut)
+    turns = "# Chat\n\n" + "\n".join(f"Ana: turn {i} about the long run and the pacing." for i in range(60)) + "\n"
+    _, short = chunks_of(turns, max_tokens=64)
+    assert short == chunks_of(turns, max_tokens=64, long_line_factor=1)[1]  # a sentence a line: unchanged
+    assert all(c.tokens <= 64 for c in short)
+
+
+def test_settings_recorded_before_the_factor_read_as_factor_one():
+    assert ChunkerConfig.recorded({"max_tokens": 128, "overlap_lines": 2}) == ChunkerConfig(long_line_factor=1)
+    assert ChunkerConfig(long_line_factor=1).to_dict() == {"max_tokens": 128, "overlap_lines": 2}
+    assert ChunkerConfig.recorded(ChunkerConfig().to_dict()) == ChunkerConfig()
 
 
 def test_date_from_file_name_and_headings_only_file():

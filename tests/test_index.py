@@ -176,6 +176,28 @@ def test_parameter_mismatch_on_open(index, tmp_path):
     assert rebuilt.sync().files_added == 9
 
 
+def test_index_recorded_before_long_line_factor_keeps_chunking_alike_until_rebuilt(make_tree, tmp_path):
+    paragraph = " ".join(["The taper starts three weeks out and volume drops to about eighty percent."] * 10)
+    chat = "# Chat\n\n**User:** Any advice?\n\n" + paragraph + "\n\n" + paragraph + "\n"
+    root = make_tree({"MEMORY.md": "", "chats/2026-03-01.md": chat})
+    old = MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder(), chunker=ChunkerConfig(max_tokens=80,
+                                                                                                long_line_factor=1))
+    old.sync()
+    assert old.store.read_meta()["chunker"] == {"max_tokens": 80, "overlap_lines": 2}  # as before the factor
+    assert not any(h.text == paragraph for h in old.search("taper volume", k=5))  # cut at 80 tokens
+    old.close()
+    reopened = MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder(), chunker=None)
+    assert reopened.chunker.long_line_factor == 1  # no mismatch, no silent change of chunking
+    reopened.close()
+    with pytest.raises(IndexMismatch, match="chunker"):
+        MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder(), chunker=ChunkerConfig(max_tokens=80))
+    rebuilt = MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder(), chunker=ChunkerConfig(max_tokens=80),
+                          rebuild=True)
+    rebuilt.sync()
+    assert any(h.text == paragraph for h in rebuilt.search("taper volume", k=5))  # whole at 2 x 80 tokens
+    rebuilt.close()
+
+
 def test_empty_index_searches_cleanly(make_tree, tmp_path):
     index = MemoryIndex(make_tree({"MEMORY.md": "# only core"}), db=tmp_path / "db", embedder=HashEmbedder())
     assert index.sync().chunks_total == 0
@@ -200,6 +222,24 @@ def test_real_model_examples_quality(examples_copy, real_embedder, tmp_path):
         expected = {e["path"] for e in q["expected"]}
         found += bool(expected & set(paths(hits)))
     assert found / len(fixture["queries"]) >= 0.8, found
+
+
+@pytest.mark.slow
+def test_real_model_finds_a_fact_buried_in_a_paragraph_line(make_tree, real_embedder, tmp_path):
+    """A chat with a paragraph a line: the paragraph holding the fact is one whole hit, not a slice of it."""
+    filler = ("It depends on how much time you can put into the plan each week. Start small and keep a short log "
+              "of what you did. Most of the progress comes from boring consistency rather than clever tricks.")
+    fact = ("For the long runs, practise fuelling every 40 minutes with a gel and some water, so your stomach is "
+            "used to it on race day.")
+    answer = f"{filler} {fact} {filler}"
+    chat = "\n\n".join(["# Chat 2026-03-02", "**User:** How should I handle food on long runs?",
+                         f"**Assistant:** {filler}", answer, filler]) + "\n"
+    root = make_tree({"MEMORY.md": "", "chats/2026-03-02.md": chat})
+    index = MemoryIndex(root, db=tmp_path / "db", embedder=real_embedder)
+    index.sync()
+    hit = index.search("How often should I take a gel on long runs?", k=1)[0]
+    assert hit.start_line == 7 and answer in hit.text  # the answering line, whole (about 110 tokens)
+    index.close()
 
 
 @pytest.mark.slow
@@ -318,3 +358,18 @@ def test_in_memory_vector_search_matches_lancedb(index):
         cut = got[-1][1]
         assert {i for i, s in got if s > cut} == {i for i, s in expected if s > cut}
     assert compared == 3
+
+
+def test_a_hit_s_dict_is_its_dataclass_fields(examples_copy, tmp_path):
+    """Hit.to_dict builds the dict field by field (the daemon's hot path): it must say what asdict says."""
+    from dataclasses import asdict, fields
+
+    from memsearch.engine.search.hits import Hit
+
+    index = MemoryIndex(examples_copy, db=tmp_path / "db", embedder=HashEmbedder())
+    index.sync()
+    hits = [h for query in ("vendor contract", "kayak", "milestone deadline") for h in index.search(query, k=10)]
+    assert any(h.memory_md is not None for h in hits) and any(len(h.memory_chain) > 1 for h in hits)
+    for hit in hits + [Hit("a.md", "", 1, 2, "", "t", 0.5, None, None, (), stale=True, partial=True)]:
+        assert hit.to_dict() == asdict(hit) | {"memory_chain": list(hit.memory_chain)}
+        assert list(hit.to_dict()) == [f.name for f in fields(Hit)]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from benchmarks import quality, tune
+from benchmarks import quality, tune, tune_vectors
 from benchmarks.common import EMBEDDER_ENV
 
 TOPICS = ["salsa dancing lessons", "sourdough bread starter", "marathon training plan", "vintage camera repair",
@@ -43,8 +43,12 @@ def test_baseline_replay_matches_the_engine_and_every_variant_reranks(tmp_path, 
     tune.dump(out, data)
     tune.embed_lines(out)
     tune.expand(out, data)
+    for size in tune_vectors.SIZES:
+        tune_vectors.embed_windows(out, size)
+    for how in tune_vectors.HOWS:
+        tune_vectors.embed_context(out, data, how)
     results = tune.evaluate(out, None, data)
-    assert set(results) == set(tune.VARIANTS)  # lines-* and rm3-* included: their inputs exist
+    assert set(results) == set(tune.VARIANTS)  # lines-*, rm3-*, win*-, ctx-* included: their inputs exist
     assert set(results["baseline"]) == {"tune", "test", "all"}
     assert results["baseline"]["all"][0] > 0.9  # file R@5 on this easy corpus
     # the replayed baseline is the engine's hybrid ranking, hit for hit
@@ -63,7 +67,18 @@ def test_baseline_replay_matches_the_engine_and_every_variant_reranks(tmp_path, 
     d = dumped["questions"][q.qid]
     ctx = {"tree": dumped["trees"][q.tree], "vector": d["vector"], "question": q,
            "lines": pickle.loads((out / "lines.pkl").read_bytes())[q.tree],
-           "expanded": pickle.loads((out / "expanded.pkl").read_bytes())}
+           "expanded": pickle.loads((out / "expanded.pkl").read_bytes()), "extra": tune_vectors._extra(out)}
     for name, variant in tune.VARIANTS.items():
         ids = [r["id"] for r in variant(q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]], ctx)]
         assert len(ids) == len(set(ids)) and set(ids) >= {r["id"] for r in d["keyword"]}, name
+    # with no weight on the windows, the window variant re-runs the dumped cosine leg: the baseline
+    mixed = tune.VARIANTS["win1-mix-0.0"](q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]], ctx)
+    assert [r["id"] for r in mixed] == [r["id"] for r in tune.baseline(q, d["vec"], d["keyword"], ctx)]
+
+
+def test_sentence_windows_stay_inside_one_line_and_skip_headings():
+    row = {"text": "# Chat\nAna: Hi. How are you?\nBen: Fine! And you", "start_line": 3, "heading": "Chat",
+           "date": "2023-05-02"}
+    assert tune_vectors._windows(row, 1) == [(4, "Ana: Hi."), (4, "How are you?"), (5, "Ben: Fine!"), (5, "And you")]
+    assert tune_vectors._windows(row, 2) == [(4, "Ana: Hi. How are you?"), (5, "Ben: Fine! And you")]
+    assert tune_vectors._header(row) == "Chat (2023-05-02)"

@@ -87,7 +87,8 @@ class MemoryIndex:
         self._rebuild_pending = rebuild
         meta = None if rebuild else self.store.read_meta()
         try:
-            self.chunker = chunker or ChunkerConfig(**(meta or {}).get("chunker", {}))
+            self.chunker = chunker or (ChunkerConfig.recorded(meta["chunker"]) if meta and "chunker" in meta
+                                       else ChunkerConfig())
         except (TypeError, ValueError) as exc:
             reason = (f"the index at {self.db_path} records chunker settings this version does not know "
                       f"({str(exc)[:100]})")

@@ -103,7 +103,7 @@ def file_pieces(path: str, text: str, state: dict, count, cut, config: ChunkerCo
     budget = config.max_tokens
     for attempt in range(RECHUNK_ATTEMPTS):
         run = FileRun(path, doc, state, restarted=attempt > 0)
-        chunks = iter_chunks(doc, count, ChunkerConfig(budget, config.overlap_lines), cut, lines=lines)
+        chunks = iter_chunks(doc, count, replace(config, max_tokens=budget), cut, lines=lines)
         restarted = False
         for group in _groups(chunks, CHECK_GROUP):
             texts = [f"{context_header(doc, c)}\n{c.text}" for c in group]

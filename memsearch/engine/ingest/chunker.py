@@ -36,15 +36,40 @@ OVERLAP_MAX_SHARE = 0.25
 #: 128 bytes), so a text over ``max_tokens * MAX_TOKEN_CHARS`` characters cannot fit and is not
 #: counted whole: a section of a 50 MB file is never encoded in one piece.
 MAX_TOKEN_CHARS = 1024
+#: Prose runs in long lines (a paragraph a line, a chat turn a line): a section whose non-blank lines
+#: average at least LONG_LINE_CHARS characters is packed with ``long_line_factor`` x ``max_tokens``, so
+#: a paragraph (about 130-200 tokens) stays whole in one chunk with the turn or paragraph before it
+#: instead of being cut at sentences. Chat turns of a sentence or two (LoCoMo's average about 120
+#: characters) and notes stay at ``max_tokens``. Measured: memsearch/engine/search/fusion.py.
+LONG_LINE_CHARS = 300
+DEFAULT_LONG_LINE_FACTOR = 2
 
 
 @dataclass(frozen=True)
 class ChunkerConfig:
     max_tokens: int = DEFAULT_MAX_TOKENS
     overlap_lines: int = DEFAULT_OVERLAP_LINES
+    #: Budget multiplier for sections of long lines (:data:`LONG_LINE_CHARS`); 1: every section alike.
+    long_line_factor: int = DEFAULT_LONG_LINE_FACTOR
 
     def to_dict(self) -> dict:
-        return {"max_tokens": self.max_tokens, "overlap_lines": self.overlap_lines}
+        data = {"max_tokens": self.max_tokens, "overlap_lines": self.overlap_lines}
+        # an index recorded before the factor existed chunked every section alike: it reads as factor 1
+        return data if self.long_line_factor == 1 else data | {"long_line_factor": self.long_line_factor}
+
+    @classmethod
+    def recorded(cls, data: dict) -> "ChunkerConfig":
+        """The settings an index's ``index.json`` recorded (one written before ``long_line_factor``: 1)."""
+        return cls(**{"long_line_factor": 1, **data})
+
+
+def _long_lines(lines: list[str], begin: int, end: int) -> bool:
+    """Whether the section's non-blank lines average at least :data:`LONG_LINE_CHARS` characters."""
+    total = count = 0
+    for line in lines[begin:end]:
+        if line.strip():
+            total, count = total + len(line), count + 1
+    return bool(count) and total >= LONG_LINE_CHARS * count
 
 
 @dataclass(frozen=True)
@@ -197,9 +222,9 @@ def iter_chunks(
     """The chunks of :func:`chunk_document`, one at a time: a big file's chunks are never all
     held at once (sections, blocks and units are produced lazily too). ``lines``: the
     document's ``text.splitlines()`` when the caller has them (and dropped the text)."""
-    budget = config.max_tokens
     cut = encode_cut or _halving_cut(count)
     lines = doc.text.splitlines() if lines is None else lines
+    budget = config.max_tokens
 
     def fits(first: int, end: int, strip: bool = True) -> bool:
         if sum(len(line) + 1 for line in lines[first:end]) > budget * MAX_TOKEN_CHARS:
@@ -215,6 +240,7 @@ def iter_chunks(
         return Chunk(first + 1, last + 1, heading, body, count(body)) if body.strip() else None
 
     for heading, begin, end, before in _sections(lines, doc.body_start - 1):
+        budget = config.max_tokens * (config.long_line_factor if _long_lines(lines, begin, end) else 1)
         if fits(begin, end):
             last = end - 1
             while last > begin and not lines[last].strip():
