@@ -158,3 +158,23 @@ def test_concurrent_first_rows_are_seen_by_a_waiting_search(tmp_path, monkeypatc
     finally:
         lock.release()
     assert hits and hits[0].path == "notes/n07.md" and all(h.partial for h in hits)
+
+
+def test_a_listening_daemon_warms_its_reader_before_any_client_asks(tmp_path):
+    """The reader's in-memory copies are built once the socket listens, not by the first client's search."""
+    import time
+
+    from memsearch.service.daemon import Daemon
+
+    root = tree(tmp_path)
+    index = MemoryIndex(root, embedder=embedder())
+    index.sync()
+    daemon = Daemon(root, index=index, listen=True).start()
+    try:
+        assert daemon.server.requests == 0
+        deadline = time.monotonic() + 60
+        while daemon.reader.searcher.nbytes == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert daemon.reader.searcher.nbytes > 0 and daemon.server.requests == 0
+    finally:
+        daemon.close()
