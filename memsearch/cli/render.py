@@ -86,7 +86,7 @@ def line(*parts: str | tuple[str, str], stderr: bool = False) -> None:
     and dim (as rich does)."""
     stream = sys.stderr if stderr else sys.stdout
     paint = styled(stream)
-    plain = paint and bool(os.environ.get("NO_COLOR"))
+    no_color = paint and bool(os.environ.get("NO_COLOR"))
     column, written = 0, []
     for part in parts:
         text, style = (part, None) if isinstance(part, str) else part
@@ -95,7 +95,7 @@ def line(*parts: str | tuple[str, str], stderr: bool = False) -> None:
             text = (" " * column + text).expandtabs(TAB_SIZE)[column:]
         column = len(text) - text.rfind("\n") - 1 if "\n" in text else column + len(text)
         code = SGR.get(style or "")
-        if paint and code and text and not (plain and len(code) == 2):
+        if paint and code and text and not (no_color and len(code) == 2):  # 2 digits: a colour
             text = "\n".join(f"\x1b[{code}m{piece}\x1b[0m" if piece else piece for piece in text.split("\n"))
         written.append(text)
     stream.write("".join(written) + "\n")
