@@ -50,7 +50,7 @@ class ChunkerConfig:
     max_tokens: int = DEFAULT_MAX_TOKENS
     overlap_lines: int = DEFAULT_OVERLAP_LINES
     #: Budget multiplier for sections of long lines (:data:`LONG_LINE_CHARS`); 1: every section alike.
-    long_line_factor: int = DEFAULT_LONG_LINE_FACTOR
+    long_line_factor: float = DEFAULT_LONG_LINE_FACTOR
 
     def to_dict(self) -> dict:
         data = {"max_tokens": self.max_tokens, "overlap_lines": self.overlap_lines}
@@ -240,7 +240,7 @@ def iter_chunks(
         return Chunk(first + 1, last + 1, heading, body, count(body)) if body.strip() else None
 
     for heading, begin, end, before in _sections(lines, doc.body_start - 1):
-        budget = config.max_tokens * (config.long_line_factor if _long_lines(lines, begin, end) else 1)
+        budget = int(config.max_tokens * (config.long_line_factor if _long_lines(lines, begin, end) else 1))
         if fits(begin, end):
             last = end - 1
             while last > begin and not lines[last].strip():
@@ -250,13 +250,15 @@ def iter_chunks(
                 yield chunk
             continue
         run = _RunPaths(lines, begin, before)
-        yield from _pack(_units(lines, begin, end, budget, count, cut, fits), lines, heading, budget, count, config,
+        units = _units(lines, begin, end, budget, count, cut, fits, config.max_tokens)
+        yield from _pack(units, lines, heading, budget, count, config,
                          lambda path, first, last, text=None, run=run: emit(run.at(last, path), first, last, text))
 
 
-def _units(lines, begin, end, budget, count, cut, fits) -> Iterator[tuple[int, int, str | None]]:
-    """Units of an over-long section: whole blocks when they fit, else their lines, else pieces
-    of a line, as (first index, last index, text override)."""
+def _units(lines, begin, end, budget, count, cut, fits, piece_budget) -> Iterator[tuple[int, int, str | None]]:
+    """Units of an over-long section: whole blocks when they fit, else their lines, else pieces of a
+    line of at most ``piece_budget`` (a line that cannot stay whole gains nothing from long pieces, which
+    only dilute the sentence that answers), as (first index, last index, text override)."""
     for block in _blocks(lines, begin, end):
         block_last = block.start + len(block.lines) - 1
         if fits(block.start, block_last + 1, strip=False):
@@ -269,7 +271,7 @@ def _units(lines, begin, end, budget, count, cut, fits) -> Iterator[tuple[int, i
             if count(line) <= budget:
                 yield idx, idx, None
             else:
-                yield from ((idx, idx, piece) for piece in _split_text(line, budget, count, cut))
+                yield from ((idx, idx, piece) for piece in _split_text(line, piece_budget, count, cut))
 
 
 def _pack(units: Iterable, lines, heading, budget, count, config, emit) -> Iterator[Chunk]:
