@@ -6,7 +6,9 @@ code, tables, list runs); a block that does not fit is cut at lines, a line that
 at sentences, and a sentence that does not fit at token boundaries. Fences and tables are
 never cut when they fit. Where a section must be cut, the next piece repeats the last
 ``overlap_lines`` lines of the previous one (when they are small), so a fact on the
-boundary is whole in at least one chunk. Front matter is metadata and never chunk text.
+boundary is whole in at least one chunk. A section written in long lines (paragraphs or whole chat
+turns a line) is packed at ``long_line_factor`` x the budget, so a paragraph stays whole; a line too
+long even for that is cut into pieces of the usual budget. Front matter is metadata and never chunk text.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ MAX_TOKEN_CHARS = 1024
 #: Prose runs in long lines (a paragraph a line, a chat turn a line): a section whose non-blank lines
 #: average at least LONG_LINE_CHARS characters is packed with ``long_line_factor`` x ``max_tokens``, so
 #: a paragraph (about 130-200 tokens) stays whole in one chunk with the turn or paragraph before it
-#: instead of being cut at sentences. Chat turns of a sentence or two (LoCoMo's average about 120
-#: characters) and notes stay at ``max_tokens``. Measured: memsearch/engine/search/fusion.py.
+#: instead of being cut at sentences (a line too long even for that is cut at ``max_tokens``: longer
+#: pieces only dilute the sentence that answers). Chat turns of a sentence or two (LoCoMo's average
+#: about 120 characters) and notes stay at ``max_tokens``. Measured: memsearch/engine/search/fusion.py.
 LONG_LINE_CHARS = 300
 DEFAULT_LONG_LINE_FACTOR = 2
 
