@@ -195,7 +195,11 @@ hits / within 6,000 characters / MRR@10 (baseline tune 0.776 / 0.617 / 0.587 / 0
   LoCoMo, agentmem or longchat averages 300 characters a line (their turns and notes are a sentence or
   two), so their chunks, figures and search latency are unchanged by construction (LoCoMo re-dumped:
   identical). A budget of 64 tokens everywhere, without the lean: tune 0.798 / 0.590 / 0.524 / 0.487,
-  held-out 0.722 / 0.635 / 0.611 / 0.496; 256 everywhere is the cut-at-doubled-budget row above.
+  held-out 0.722 / 0.635 / 0.611 / 0.496; 256 everywhere is the cut-at-doubled-budget row above. Cost:
+  indexing two longchat-hard users (one of each layout) with factor 1 and 2 alternately, twice each, in
+  one process: 72.6 s for 1,628 chunks against 76.9 s for 1,352 (1.06x; longer texts, and a file whose
+  whole-paragraph chunk is over the model's 256 tokens is chunked again at 0.75 of the budget), load 4.7 to
+  5.9 on 2 cores; searches are the same code over fewer rows.
 * A vector per sentence (each sentence of a chunk with its heading and date, embedded; a chunk's cosine
   mixed with its best sentence's at 0.3 / 0.5 / 0.7 / 1.0, over every chunk of the tree): longchat-hard
   held-out 0.766 / 0.620 / 0.602 / 0.520 .. 0.804 / 0.631 / 0.607 / 0.543 (0.7), tune up to 0.786 / 0.653 /
