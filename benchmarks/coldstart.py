@@ -182,7 +182,7 @@ def run_cli(chunks: int = 20_000, out: Path | None = None, calls: int = 5, log=p
                 raise RuntimeError(f"memsearch search failed: {done.stderr[-500:]}")
             hits = json.loads(done.stdout)["hits"]
             walls.append({"wall": round(wall, 3), "hits": len(hits), "partial": sum(bool(h.get("partial")) for h in hits),
-                          "load": load_average()})
+                          "load": load_average(), "stderr": done.stderr.strip()[-300:]})  # e.g. a fallback's warning
             log(f"call {i + 1}: {wall:.3f} s, {len(hits)} hits ({walls[-1]['partial']} partial), load {load_average()}")
             if i == 0:  # wait for the auto-started daemon before the calls it answers
                 deadline = time.monotonic() + 600

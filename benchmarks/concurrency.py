@@ -1,6 +1,6 @@
 """Benchmark of concurrent searches through one daemon: searches/s and latency at 1, 4 and 16 clients.
 
-    python -m benchmarks.concurrency [--out FILE] [--clients 1,4,16] [--seconds 10] [--label after]
+    python -m benchmarks.concurrency [--out FILE] [--clients 1,4,16] [--seconds 10] [--label after] [--compare DIR]
 
 On a copy of examples/memory with the real model, a ``memsearch watch --detach`` daemon serves;
 for each client count, that many threads of this process (each its own connection per request,
@@ -9,6 +9,12 @@ Reported per count: searches/s, latency p50/p95/p99, and the ratio of searches/s
 client's. The reference, timed in the same run after the daemon phases: this process encoding
 the same queries with the same model, one at a time and in batches of ``--batch``
 (queries/s), the ceiling batching can approach. The load average goes beside every figure.
+
+Each phase also reports the CPU seconds per search of the clients (this process) and of the
+daemon (``/proc``), and ``cpu_bound_qps``: the cores over their sum, the most searches/s the
+machine could give if clients and daemon had every core to themselves. ``--compare DIR`` runs a
+second daemon from another checkout (``before``) on its own copy of the tree and interleaves its
+phases with this checkout's, so that before and after share one run and its load.
 """
 
 from __future__ import annotations
@@ -57,8 +63,20 @@ def _status(root: Path, env: dict) -> dict:
         return {}
 
 
-def clients_phase(root: Path, clients: int, seconds: float) -> dict:
-    """``clients`` threads searching through the daemon for ``seconds``."""
+def _cpu_s(pid: int | None) -> float | None:
+    """CPU seconds (user + system, every thread) process ``pid`` has used: /proc on Linux, else None."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def clients_phase(root: Path, clients: int, seconds: float, daemon_pid: int | None = None) -> dict:
+    """``clients`` threads searching through the daemon for ``seconds``; with ``daemon_pid``, the CPU
+    seconds per search of the clients (this process) and of the daemon, and the bound they set."""
     from memsearch.service.client import Client
 
     stop = threading.Event()
@@ -80,6 +98,7 @@ def clients_phase(root: Path, clients: int, seconds: float) -> dict:
 
     load = load_average()
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
+    cpu0, server0 = time.process_time(), _cpu_s(daemon_pid)
     t0 = time.perf_counter()
     for t in threads:
         t.start()
@@ -88,10 +107,16 @@ def clients_phase(root: Path, clients: int, seconds: float) -> dict:
     for t in threads:
         t.join(120)
     elapsed = time.perf_counter() - t0
+    client_cpu, server1 = time.process_time() - cpu0, _cpu_s(daemon_pid)
     every = [x for part in latencies for x in part]
-    return {"clients": clients, "seconds": round(elapsed, 2), "searches": len(every),
-            "qps": round(len(every) / elapsed, 1), "p50_s": _pct(every, 0.5), "p95_s": _pct(every, 0.95),
-            "p99_s": _pct(every, 0.99), "failures": failures[:5], "loadavg": load}
+    out = {"clients": clients, "seconds": round(elapsed, 2), "searches": len(every),
+           "qps": round(len(every) / elapsed, 1), "p50_s": _pct(every, 0.5), "p95_s": _pct(every, 0.95),
+           "p99_s": _pct(every, 0.99), "failures": failures[:5], "loadavg": load}
+    if every and server0 is not None and server1 is not None:
+        per_client, per_server = client_cpu / len(every), (server1 - server0) / len(every)
+        out.update(client_cpu_ms=round(per_client * 1000, 3), server_cpu_ms=round(per_server * 1000, 3),
+                   cpu_bound_qps=round((os.cpu_count() or 1) / (per_client + per_server), 1))
+    return out
 
 
 def encode_reference(batch: int, seconds: float) -> dict:
@@ -112,44 +137,65 @@ def encode_reference(batch: int, seconds: float) -> dict:
     out["single_qps"] = rate(lambda i: (embedder.embed_query(QUERIES[i % len(QUERIES)]), 1)[1])
     if batched is not None:
         group = [QUERIES[i % len(QUERIES)] for i in range(batch)]
+        cpu0 = time.process_time()
         out["batched_qps"] = rate(lambda i: (batched(group), batch)[1])
+        used = time.process_time() - cpu0  # CPU of every thread (the encoder's own included), per query
+        out["batched_cpu_ms_per_query"] = round(used * 1000 / (out["batched_qps"] * min(seconds, 5.0)), 3)
     return out
 
 
-def run(clients: list[int], seconds: float, batch: int, label: str, log=print) -> dict:
+def _start_daemon(root: Path, env: dict, code: Path = REPO) -> dict:
+    """Start ``memsearch watch --detach`` on ``root`` from checkout ``code`` and wait until it serves,
+    caught up; its status. It runs in ``code`` because ``python -m`` imports the package of its working
+    directory before PYTHONPATH's."""
+    started = subprocess.run(_memsearch("watch", str(root), "--detach"), capture_output=True, text=True, env=env,
+                             cwd=code)
+    if started.returncode != 0:
+        raise RuntimeError(f"the daemon did not start: {started.stderr}")
+    deadline = time.monotonic() + 600
+    while not ((s := _status(root, env)).get("serving") and s.get("last_sync")):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the daemon did not catch up within 600 s")
+        time.sleep(0.5)
+    return s
+
+
+def run(clients: list[int], seconds: float, batch: int, label: str, log=print, compare: Path | None = None) -> dict:
+    """The phases (module docstring); ``compare``: another checkout whose daemon (labelled ``before``)
+    serves a second copy of the tree, its phases interleaved with this one's in the same run."""
     env = child_env()
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     env.pop("MEMSEARCH_DB", None)
+    codes = [(label or "this", REPO)] + ([("before", compare)] if compare is not None else [])
     work = Path(tempfile.mkdtemp(prefix="memsearch-concurrency-"))
-    root = work / "memory"
-    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
     results: dict = {"label": label, "cpus": os.cpu_count(), "loadavg_start": load_average(), "phases": []}
+    daemons: list[tuple[str, Path, dict, dict]] = []
     try:
-        started = subprocess.run(_memsearch("watch", str(root), "--detach"), capture_output=True, text=True, env=env)
-        if started.returncode != 0:
-            raise RuntimeError(f"the daemon did not start: {started.stderr}")
-        deadline = time.monotonic() + 600
-        while not ((s := _status(root, env)).get("serving") and s.get("last_sync")):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the daemon did not catch up within 600 s")
-            time.sleep(0.5)
-        results["chunks"] = s.get("chunks")
-        clients_phase(root, 2, 2.0)  # warm: the daemon's copies of the vectors and BM25
+        for name, code in codes:
+            root = work / name / "memory"
+            shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
+            code_env = dict(env, PYTHONPATH=os.pathsep.join(p for p in (str(code), env.get("PYTHONPATH", "")) if p))
+            status = _start_daemon(root, code_env, code)
+            daemons.append((name, root, code_env, status))
+            results["chunks"] = status.get("chunks")
+            clients_phase(root, 2, 2.0)  # warm: the daemon's copies of the vectors and BM25
         for n in clients:
-            phase = clients_phase(root, n, seconds)
-            results["phases"].append(phase)
-            log(f"{n:>3} clients: {phase['qps']:>7.1f} searches/s  p50 {phase['p50_s'] * 1000:6.1f} ms  "
-                f"p99 {phase['p99_s'] * 1000:6.1f} ms  load {phase['loadavg']}")
+            for name, root, _, status in daemons:
+                phase = clients_phase(root, n, seconds, status.get("pid")) | {"code": name}
+                results["phases"].append(phase)
+                log(f"{name:>6} {n:>3} clients: {phase['qps']:>7.1f} searches/s  p50 {phase['p50_s'] * 1000:6.1f} ms  "
+                    f"p99 {phase['p99_s'] * 1000:6.1f} ms  CPU/search: clients {phase.get('client_cpu_ms')} ms, "
+                    f"daemon {phase.get('server_cpu_ms')} ms  load {phase['loadavg']}")
     finally:
-        subprocess.run(_memsearch("stop", str(root)), capture_output=True, env=env)
+        for _, root, code_env, _ in daemons:
+            subprocess.run(_memsearch("stop", str(root)), capture_output=True, env=code_env)
         shutil.rmtree(work, ignore_errors=True)
     results["encode"] = encode_reference(batch, min(seconds, 5.0))
     log(f"encode in-process: {results['encode']}")
-    base = results["phases"][0]["qps"] if results["phases"] else None
+    ref = results["encode"].get("batched_qps") or results["encode"]["single_qps"]
     for phase in results["phases"]:
+        base = next((p["qps"] for p in results["phases"] if p["code"] == phase["code"]), None)
         phase["over_one_client"] = round(phase["qps"] / base, 2) if base else None
         phase["p99_over_p50"] = round(phase["p99_s"] / phase["p50_s"], 2) if phase["p50_s"] else None
-        ref = results["encode"].get("batched_qps") or results["encode"]["single_qps"]
         phase["over_batched_encode"] = round(phase["qps"] / ref, 3)
     results["loadavg_end"] = load_average()
     return results
@@ -162,8 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     parser.add_argument("--batch", type=int, default=16, help="batch size of the in-process encode reference")
     parser.add_argument("--label", default="", help="a name for this run (e.g. before, after)")
+    parser.add_argument("--compare", type=Path, help="another checkout (e.g. `git archive` of main) whose daemon "
+                        "runs beside this one's, phases interleaved: before and after in one run")
     args = parser.parse_args(argv)
-    results = run([int(c) for c in args.clients.split(",")], args.seconds, args.batch, args.label)
+    results = run([int(c) for c in args.clients.split(",")], args.seconds, args.batch, args.label,
+                  compare=args.compare)
     text = json.dumps(results, indent=2) + "\n"
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

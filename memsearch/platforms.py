@@ -23,8 +23,8 @@ import os
 import socket
 import struct
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 try:
     import fcntl
@@ -41,8 +41,7 @@ LOCAL_PEERCRED = 0x001
 PROC_LOCKS = Path("/proc/locks")
 
 
-@dataclass(frozen=True)
-class Platform:
+class Platform(NamedTuple):
     """How to ask the kernel. ``peer_cred``: ``"so_peercred"``, ``"local_peercred"`` or ``"none"``;
     ``lock_table``: ``"proc_locks"`` or ``"probe"``."""
 

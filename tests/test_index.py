@@ -363,3 +363,18 @@ def test_in_memory_vector_search_matches_lancedb(index):
         cut = got[-1][1]
         assert {i for i, s in got if s > cut} == {i for i, s in expected if s > cut}
     assert compared == 3
+
+
+def test_a_hit_s_dict_is_its_dataclass_fields(examples_copy, tmp_path):
+    """Hit.to_dict builds the dict field by field (the daemon's hot path): it must say what asdict says."""
+    from dataclasses import asdict, fields
+
+    from memsearch.engine.search.hits import Hit
+
+    index = MemoryIndex(examples_copy, db=tmp_path / "db", embedder=HashEmbedder())
+    index.sync()
+    hits = [h for query in ("vendor contract", "kayak", "milestone deadline") for h in index.search(query, k=10)]
+    assert any(h.memory_md is not None for h in hits) and any(len(h.memory_chain) > 1 for h in hits)
+    for hit in hits + [Hit("a.md", "", 1, 2, "", "t", 0.5, None, None, (), stale=True, partial=True)]:
+        assert hit.to_dict() == asdict(hit) | {"memory_chain": list(hit.memory_chain)}
+        assert list(hit.to_dict()) == [f.name for f in fields(Hit)]

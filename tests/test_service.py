@@ -443,6 +443,8 @@ def test_cli_answered_by_the_daemon_imports_neither_typer_nor_the_engine(served,
         "argparse",
         "memsearch.memory.tree",
         "memsearch.memory.rootfs",
+        "dataclasses",
+        "inspect",
     }
 
 
@@ -454,8 +456,8 @@ def test_the_prompt_hook_imports_only_the_client(served):
     assert result.returncode == 0 and "vendor" in result.stdout.lower(), result.stderr
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
     assert "memsearch.service.client" in imported
-    assert not imported & {"typer", "lancedb", "rich", "logging", "secrets", "argparse", "shutil",
-                           "memsearch.memory.tree", "memsearch.harness.tools", "memsearch.memory.tokens"}
+    assert not imported & {"typer", "lancedb", "rich", "logging", "secrets", "argparse", "shutil", "dataclasses",
+                           "inspect", "memsearch.memory.tree", "memsearch.harness.tools", "memsearch.memory.tokens"}
 
 
 def test_fast_path_leaves_everything_unusual_to_the_full_cli():

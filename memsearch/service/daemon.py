@@ -181,6 +181,15 @@ class Daemon:
             raise DaemonFailed(f"cannot serve on {exc.filename or 'the socket'}: {exc.strerror or exc}. "
                                  f"Fix the folder's owner or mode, or pass a shorter --db") from None
         self._state.update(socket=str(self.server.path), protocol=PROTOCOL_VERSION)
+        threading.Thread(target=self._warm, name="memsearch-warm", daemon=True).start()
+
+    def _warm(self) -> None:
+        """Build the reader's in-memory copies (vectors, BM25) before a client's first search needs them:
+        on a 19.7k-chunk tree an auto-started daemon's first answer took 2.6 s (benchmarks.coldstart --cli)."""
+        try:
+            self.reader.search("warm up", k=1)
+        except Exception:  # noqa: BLE001 - the first client's search builds them instead
+            logger.debug("warming the reader failed", exc_info=True)
 
     def close(self) -> None:
         """Let a sync in flight finish its batch, then release the lock. Idempotent."""
