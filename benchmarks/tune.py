@@ -56,7 +56,8 @@ MEASURES["longchat-hard"] = MEASURES["longchat"]
 _corpus = quality.dumped_corpus
 
 
-def dump(out: Path, locomo=None, corpus_name: str = "locomo", max_tokens: int | None = None) -> Path:
+def dump(out: Path, locomo=None, corpus_name: str = "locomo", max_tokens: int | None = None,
+         long_line_factor: float | None = None) -> Path:
     from benchmarks.common import bench_embedder
     from memsearch import MemoryIndex
     from memsearch.engine.ingest.chunker import ChunkerConfig
@@ -70,7 +71,8 @@ def dump(out: Path, locomo=None, corpus_name: str = "locomo", max_tokens: int | 
     data: dict = {"trees": {}, "questions": {}}
     flt = Filter()
     for key, root in corpus.trees.items():
-        chunker = ChunkerConfig(max_tokens=max_tokens) if max_tokens else None
+        given = {"max_tokens": max_tokens, "long_line_factor": long_line_factor}
+        chunker = ChunkerConfig(**{k: v for k, v in given.items() if v is not None}) if any(given.values()) else None
         index = MemoryIndex(root, db=out / "db" / (key or "_"), embedder=embedder, rebuild=True, chunker=chunker)
         index.sync()
         table = index.store.chunks()
@@ -589,10 +591,11 @@ def main(argv=None) -> int:
     parser.add_argument("--locomo")
     parser.add_argument("--corpus", default="locomo", help="dump: the corpus (locomo, agentmem, longchat, longchat-hard)")
     parser.add_argument("--max-tokens", type=int, help="dump: chunk size (default: the engine's)")
+    parser.add_argument("--long-line-factor", type=float, help="dump: budget factor for long-line sections")
     parser.add_argument("--by-category", action="store_true", help="eval: a column per question category too")
     args = parser.parse_intermixed_args(argv)
     if args.what == "dump":
-        print(dump(args.out, args.locomo, args.corpus, args.max_tokens))
+        print(dump(args.out, args.locomo, args.corpus, args.max_tokens, args.long_line_factor))
     elif args.what == "lines":
         print(embed_lines(args.out))
     elif args.what == "expand":

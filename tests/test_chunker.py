@@ -89,11 +89,11 @@ def test_long_sections_split_with_overlap_and_bound():
 def test_overlong_line_is_cut_at_sentences():
     sentence = "This is one sentence about the pipeline and its many stages."
     body = "# One\n" + " ".join([sentence] * 40) + "\n"
-    for factor in (1, 2):  # a long line: its section is packed with long_line_factor x max_tokens
+    for factor in (1, 2):  # a line too long to stay whole is cut at max_tokens, whatever the factor
         _, chunks = chunks_of(body, max_tokens=50, long_line_factor=factor)
         pieces = [c for c in chunks if c.start_line == 2]
         assert len(pieces) > 3
-        assert all(c.tokens <= 50 * factor for c in pieces) and max(c.tokens for c in pieces) > 50 * (factor - 1)
+        assert all(c.tokens <= 50 for c in pieces)
         assert all(p.text.endswith(".") for p in pieces)
 
 

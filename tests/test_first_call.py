@@ -178,3 +178,33 @@ def test_a_listening_daemon_warms_its_reader_before_any_client_asks(tmp_path):
         assert daemon.reader.searcher.nbytes > 0 and daemon.server.requests == 0
     finally:
         daemon.close()
+
+
+@pytest.mark.slow
+def test_an_mcp_toolbox_s_warm_up_on_a_cold_tree_leaves_the_embedding_to_a_coming_daemon(tmp_path, monkeypatch):
+    """MCP warms its ToolBox in the background before the first search: with a daemon coming it writes the
+    text rows only (the first memory_search answers partial hits), with none it embeds everything."""
+    from memsearch.harness.api import close_indexes
+    from memsearch.harness.tools import ToolBox
+
+    root = tree(tmp_path)
+    monkeypatch.setenv("MEMSEARCH_TEXT_FIRST_FILES", "4")
+    where = IndexLocation.of(root)
+    where.ensure_state()
+    fd = os.open(where.start_file, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # an auto-started daemon on its way (autostart is off in the tests)
+        box = ToolBox(root)
+        box.warm()
+        store = Store(where.state)
+        assert store.row_count() == store.text_only_rows() > 0
+        hits = box.call("memory_search", {"query": "otter tag7", "k": 3})["hits"]
+        assert hits[0]["path"] == "notes/n07.md" and all(h["partial"] for h in hits)
+    finally:
+        os.close(fd)
+        close_indexes()
+    box = ToolBox(root)
+    box.warm()  # no daemon coming: the warm-up embeds what is left
+    assert Store(where.state).text_only_rows() == 0
+    assert not any(h["partial"] for h in box.call("memory_search", {"query": "otter tag7", "k": 3})["hits"])
+    close_indexes()

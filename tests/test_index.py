@@ -227,19 +227,24 @@ def test_real_model_examples_quality(examples_copy, real_embedder, tmp_path):
 @pytest.mark.slow
 def test_real_model_finds_a_fact_buried_in_a_paragraph_line(make_tree, real_embedder, tmp_path):
     """A chat with a paragraph a line: the paragraph holding the fact is one whole hit, not a slice of it."""
-    filler = ("It depends on how much time you can put into the plan each week. Start small and keep a short log "
-              "of what you did. Most of the progress comes from boring consistency rather than clever tricks.")
+    filler = ("It depends on how much time you can put into the plan each week, and on what else is going on. "
+              "Start small and keep a short log of what you did after every session. Most of the progress "
+              "comes from boring consistency rather than from clever tricks or expensive new equipment.")
     fact = ("For the long runs, practise fuelling every 40 minutes with a gel and some water, so your stomach is "
             "used to it on race day.")
     answer = f"{filler} {fact} {filler}"
     chat = "\n\n".join(["# Chat 2026-03-02", "**User:** How should I handle food on long runs?",
-                         f"**Assistant:** {filler}", answer, filler]) + "\n"
+                         f"**Assistant:** {filler}", answer, f"{filler} {filler}"]) + "\n"
     root = make_tree({"MEMORY.md": "", "chats/2026-03-02.md": chat})
-    index = MemoryIndex(root, db=tmp_path / "db", embedder=real_embedder)
-    index.sync()
-    hit = index.search("How often should I take a gel on long runs?", k=1)[0]
-    assert hit.start_line == 7 and answer in hit.text  # the answering line, whole (about 110 tokens)
-    index.close()
+    found = {}
+    for factor in (1, 2):
+        with MemoryIndex(root, db=tmp_path / f"db{factor}", embedder=real_embedder,
+                         chunker=ChunkerConfig(long_line_factor=factor)) as index:
+            index.sync()
+            found[factor] = index.search("How often should I take a gel on long runs?", k=1)[0]
+    lines = {f: hit.text.split("\n") for f, hit in found.items()}
+    assert found[2].start_line <= 7 <= found[2].end_line and answer in lines[2]  # the answering line, whole
+    assert answer not in lines[1] and fact in found[1].text  # without the factor: a slice of it (130+ tokens)
 
 
 @pytest.mark.slow

@@ -24,11 +24,11 @@ import threading
 from typing import Any
 
 from ..engine.search.args import check_search
-from ..errors import IndexLocked, InvalidArgument, MemsearchError, StorageFull, UnknownTool
+from ..errors import InvalidArgument, MemsearchError, UnknownTool
 from ..location import IndexLocation
 from ..memory.contract import list_dir, load_core, read
 from ..memory.tree import resolve_root
-from ..service import route
+from ..service import autostart, firstbuild, route
 from .bounds import bounded_error
 from .budget import DEFAULT_BUDGET, MIN_BUDGET, Budget
 from .memory_tool import MEMORY_TOOL_NAME, WRITE_INSTRUCTIONS, run_memory
@@ -168,11 +168,18 @@ class ToolBox:
 
     def warm(self) -> None:
         """Open the index, load the model and sync now, so the first search is fast (not needed
-        while a daemon serves the index: its model is warm)."""
+        while a daemon serves the index: its model is warm). With a daemon allowed, one is started
+        for the calls that follow (:mod:`..service.autostart`), and on a tree never indexed this
+        sync writes the files' text rows only, which that daemon embeds (:mod:`..service.firstbuild`):
+        the first search answers partial keyword hits instead of waiting for the whole embedding."""
         if self.daemon and self._ask("status", {}) is not None:
             return
+        where = IndexLocation.of(self.root, self.db, resolved=True)
+        if self.daemon and self.sync:
+            autostart.ensure(where, model=self.model)
         with self._lock, self._using() as index:
-            self._sync(index)
+            if self.sync:
+                route.sync_quietly(index, defer=self.daemon and firstbuild.daemon_coming(where))
             index.embedder.embed_query("warm up")
 
     def system_prompt(self, preamble: str = MEMORY_INSTRUCTIONS) -> str:
@@ -202,13 +209,6 @@ class ToolBox:
         from ..service.client import ask
 
         return ask(self.root, method, params, db=self.db)
-
-    def _sync(self, index) -> None:
-        if self.sync:
-            try:
-                index.sync(wait=0.0)
-            except (IndexLocked, StorageFull):
-                pass  # a daemon (or an indexing run) holds the index and keeps it fresh; disk full: search what exists
 
     def _search(
         self,

@@ -6,7 +6,9 @@ code, tables, list runs); a block that does not fit is cut at lines, a line that
 at sentences, and a sentence that does not fit at token boundaries. Fences and tables are
 never cut when they fit. Where a section must be cut, the next piece repeats the last
 ``overlap_lines`` lines of the previous one (when they are small), so a fact on the
-boundary is whole in at least one chunk. Front matter is metadata and never chunk text.
+boundary is whole in at least one chunk. A section written in long lines (paragraphs or whole chat
+turns a line) is packed at ``long_line_factor`` x the budget, so a paragraph stays whole; a line too
+long even for that is cut into pieces of the usual budget. Front matter is metadata and never chunk text.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ MAX_TOKEN_CHARS = 1024
 #: Prose runs in long lines (a paragraph a line, a chat turn a line): a section whose non-blank lines
 #: average at least LONG_LINE_CHARS characters is packed with ``long_line_factor`` x ``max_tokens``, so
 #: a paragraph (about 130-200 tokens) stays whole in one chunk with the turn or paragraph before it
-#: instead of being cut at sentences. Chat turns of a sentence or two (LoCoMo's average about 120
-#: characters) and notes stay at ``max_tokens``. Measured: memsearch/engine/search/fusion.py.
+#: instead of being cut at sentences (a line too long even for that is cut at ``max_tokens``: longer
+#: pieces only dilute the sentence that answers). Chat turns of a sentence or two (LoCoMo's average
+#: about 120 characters) and notes stay at ``max_tokens``. Measured: memsearch/engine/search/fusion.py.
 LONG_LINE_CHARS = 300
 DEFAULT_LONG_LINE_FACTOR = 2
 
@@ -50,7 +53,7 @@ class ChunkerConfig:
     max_tokens: int = DEFAULT_MAX_TOKENS
     overlap_lines: int = DEFAULT_OVERLAP_LINES
     #: Budget multiplier for sections of long lines (:data:`LONG_LINE_CHARS`); 1: every section alike.
-    long_line_factor: int = DEFAULT_LONG_LINE_FACTOR
+    long_line_factor: float = DEFAULT_LONG_LINE_FACTOR
 
     def to_dict(self) -> dict:
         data = {"max_tokens": self.max_tokens, "overlap_lines": self.overlap_lines}
@@ -240,7 +243,7 @@ def iter_chunks(
         return Chunk(first + 1, last + 1, heading, body, count(body)) if body.strip() else None
 
     for heading, begin, end, before in _sections(lines, doc.body_start - 1):
-        budget = config.max_tokens * (config.long_line_factor if _long_lines(lines, begin, end) else 1)
+        budget = int(config.max_tokens * (config.long_line_factor if _long_lines(lines, begin, end) else 1))
         if fits(begin, end):
             last = end - 1
             while last > begin and not lines[last].strip():
@@ -250,13 +253,15 @@ def iter_chunks(
                 yield chunk
             continue
         run = _RunPaths(lines, begin, before)
-        yield from _pack(_units(lines, begin, end, budget, count, cut, fits), lines, heading, budget, count, config,
+        units = _units(lines, begin, end, budget, count, cut, fits, config.max_tokens)
+        yield from _pack(units, lines, heading, budget, count, config,
                          lambda path, first, last, text=None, run=run: emit(run.at(last, path), first, last, text))
 
 
-def _units(lines, begin, end, budget, count, cut, fits) -> Iterator[tuple[int, int, str | None]]:
-    """Units of an over-long section: whole blocks when they fit, else their lines, else pieces
-    of a line, as (first index, last index, text override)."""
+def _units(lines, begin, end, budget, count, cut, fits, piece_budget) -> Iterator[tuple[int, int, str | None]]:
+    """Units of an over-long section: whole blocks when they fit, else their lines, else pieces of a
+    line of at most ``piece_budget`` (a line that cannot stay whole gains nothing from long pieces, which
+    only dilute the sentence that answers), as (first index, last index, text override)."""
     for block in _blocks(lines, begin, end):
         block_last = block.start + len(block.lines) - 1
         if fits(block.start, block_last + 1, strip=False):
@@ -269,7 +274,7 @@ def _units(lines, begin, end, budget, count, cut, fits) -> Iterator[tuple[int, i
             if count(line) <= budget:
                 yield idx, idx, None
             else:
-                yield from ((idx, idx, piece) for piece in _split_text(line, budget, count, cut))
+                yield from ((idx, idx, piece) for piece in _split_text(line, piece_budget, count, cut))
 
 
 def _pack(units: Iterable, lines, heading, budget, count, config, emit) -> Iterator[Chunk]:
