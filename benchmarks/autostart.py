@@ -17,7 +17,6 @@ run. Results go to ``DIR/autostart.json`` and a Markdown table on stdout.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import load_average
+from benchmarks.common import load_average, write_result
 from benchmarks.service import QUERIES, _env, _memsearch, _stats, _status, _wall
 
 __all__ = ["run", "main", "report"]
@@ -72,9 +71,7 @@ def run(out: Path | None = None, runs: int = 10, off_runs: int = 3, log=print) -
         subprocess.run(_memsearch("stop", str(root)), env=off, capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
     result["load_end"] = load_average()
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "autostart.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_result(out, "autostart.json", result)
     return result
 
 

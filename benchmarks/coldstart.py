@@ -34,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.common import bench_embedder, child_env, load_average
+from benchmarks.common import bench_embedder, child_env, load_average, write_result
 from benchmarks.synthetic import generate_chunks
 
 __all__ = ["run", "run_cli", "main", "report", "report_cli"]
@@ -132,9 +132,7 @@ def run(chunks: int = 20_000, out: Path | None = None, full: bool = False, log=p
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result["load_end"] = load_average()
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "coldstart.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_result(out, "coldstart.json", result)
     return result
 
 
@@ -196,9 +194,7 @@ def run_cli(chunks: int = 20_000, out: Path | None = None, calls: int = 5, log=p
         stop(root, timeout=120)
         shutil.rmtree(work, ignore_errors=True)
     result["load_end"] = load_average()
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "coldstart_cli.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_result(out, "coldstart_cli.json", result)
     return result
 
 

@@ -1,13 +1,14 @@
-"""What the benchmarks share: the repository root, the embedder under test, a child's environment."""
+"""What the benchmarks share: the repository root, the embedder under test, a child's environment, result files."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 from memsearch import settings
 
-__all__ = ["REPO", "EMBEDDER_ENV", "bench_embedder", "child_env", "load_average", "compile_bytecode"]
+__all__ = ["REPO", "EMBEDDER_ENV", "bench_embedder", "child_env", "load_average", "compile_bytecode", "write_result"]
 
 #: The clone the benchmarks run from (they read examples/ and tests/fixtures/ there).
 REPO = Path(__file__).resolve().parents[1]
@@ -40,3 +41,11 @@ def compile_bytecode(checkout: Path = REPO) -> None:
     import compileall
 
     compileall.compile_dir(str(checkout / "memsearch"), quiet=2)
+
+
+def write_result(out: Path | None, name: str, result) -> None:
+    """Write ``result`` as indented JSON to ``out/name`` (``out`` made if missing); nothing when ``out`` is None."""
+    if out is None:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text(json.dumps(result, indent=2) + "\n")

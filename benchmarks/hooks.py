@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO, child_env, compile_bytecode
+from benchmarks.common import REPO, child_env, compile_bytecode, write_result
 
 __all__ = ["run", "main"]
 
@@ -88,8 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args(argv)
     result = run(args.runs)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "hooks.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, "hooks.json", result)
     for key, value in result.items():
         print(f"{key}: {value:.3f}" if isinstance(value, float) else f"{key}: {value}")
     return 0

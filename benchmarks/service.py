@@ -40,7 +40,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO, child_env, compile_bytecode, load_average
+from benchmarks.common import REPO, child_env, compile_bytecode, load_average, write_result
 
 __all__ = ["run", "main", "report"]
 
@@ -155,9 +155,7 @@ def run(out: Path | None = None, runs: int = 20, local_runs: int = 5, clients: i
         results["client_path"] = client_path(root, env, runs, compare)
         log(client_report(results["client_path"]))
         if client_only:
-            if out is not None:
-                out.mkdir(parents=True, exist_ok=True)
-                (out / "service-client.json").write_text(json.dumps(results, indent=2) + "\n")
+            write_result(out, "service-client.json", results)
             return results
         query = lambda i: QUERIES[i % len(QUERIES)]  # noqa: E731
 
@@ -247,9 +245,7 @@ def run(out: Path | None = None, runs: int = 20, local_runs: int = 5, clients: i
         "server_minus_in_process_ms": round(p50("server_ms") - p50("in_process_ms"), 3),
     }
     results["load_after"] = [round(x, 2) for x in os.getloadavg()]
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "service.json").write_text(json.dumps(results, indent=2) + "\n")
+    write_result(out, "service.json", results)
     log(report(results))
     return results
 

@@ -31,7 +31,7 @@ try:
 except ImportError:  # Windows: the index refuses to open there anyway (storage.lock says why)
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Platform", "LINUX", "BSD", "BARE", "current", "peer", "peer_uid", "holds_flock", "flock_pids"]
+__all__ = ["Platform", "LINUX", "BSD", "BARE", "current", "peer", "peer_uid", "holds_flock", "flock_pids", "flock_taken"]
 
 _UCRED = struct.Struct("3i")  # Linux struct ucred: pid, uid, gid
 _XUCRED = struct.Struct("IIh")  # macOS struct xucred head: cr_version, cr_uid, cr_ngroups (16 gids follow)
@@ -105,7 +105,7 @@ def flock_pids(path: str | os.PathLike[str]) -> set[int] | None:
     return pids
 
 
-def _flock_taken(path: str | os.PathLike[str]) -> bool | None:
+def flock_taken(path: str | os.PathLike[str]) -> bool | None:
     """Whether some process holds an exclusive ``flock`` on ``path`` (asked of the lock); None if unknown."""
     if fcntl is None:
         return None
@@ -137,5 +137,5 @@ def holds_flock(path: str | os.PathLike[str], pid: int, platform: Platform | Non
         pids = flock_pids(path)
         if pids is not None:
             return pid in pids
-    taken = _flock_taken(path)
+    taken = flock_taken(path)
     return True if taken is None else taken

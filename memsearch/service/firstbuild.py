@@ -13,18 +13,13 @@ answers :class:`~memsearch.errors.IndexBuilding` (:func:`still_building`), never
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Callable
 
 from ..errors import Hint, IndexBuilding
 from ..location import IndexLocation
 from ..memory.files import read_json
-
-try:
-    import fcntl
-except ImportError:  # Windows: no daemon there
-    fcntl = None  # type: ignore[assignment]
+from ..platforms import flock_taken
 
 __all__ = ["daemon_coming", "building", "still_building", "await_rows", "FIRST_ROWS_WAIT_S"]
 
@@ -38,21 +33,7 @@ POLL_S = 0.2
 def daemon_coming(where: IndexLocation) -> bool:
     """Whether an auto-started daemon is starting or running for ``where``'s index: it holds the start
     file's flock for its whole life, from before it waits for the writer lock (:mod:`.autostart`)."""
-    if fcntl is None or where.remote:
-        return False
-    try:
-        fd = os.open(where.start_file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
+    return not where.remote and flock_taken(where.start_file) is True
 
 
 def building(state: dict | None) -> bool:

@@ -19,7 +19,6 @@ Filters are built only from values escaped by :func:`.filter.sql_str` or generat
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import warnings
@@ -30,9 +29,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from ...errors import Hint, IndexDamaged
 from ...location import META_FILE
-from ...memory.files import atomic_write_json
+from . import meta
 from .damage import reason_of, translated
 from .filter import Filter, sql_str
 from .remote import RemoteDB, is_remote, translate
@@ -98,40 +96,20 @@ class Store:
         whose fixes name the memory root ``root`` (default: the one given when opened)."""
         return translated(self.path, self.root if root is None else root, self.remote)
 
-    # --- parameters -------------------------------------------------------------------
+    # --- parameters (index.json: :mod:`.meta`) -------------------------------------------
     @property
     def meta_path(self) -> Path:
         return self.path / META_FILE
 
     def read_meta(self) -> dict | None:
-        if self.remote is not None:
-            return self.remote.read_meta()
-        try:
-            meta = json.loads(self.meta_path.read_text())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as err:
-            raise IndexDamaged(f"the index parameters in {self.meta_path} are unreadable ({str(err)[:120]})",
-                               hint=Hint("rebuild")) from None
-        if not isinstance(meta, dict) or not isinstance(meta.get("chunker", {}), dict):
-            raise IndexDamaged(f"the index parameters in {self.meta_path} are not the object memsearch writes",
-                               hint=Hint("rebuild"))
-        return meta
+        return meta.read(self.path, self.remote)
 
-    def write_meta(self, meta: dict) -> None:
-        if self.remote is not None:
-            return self.remote.write_meta(meta)
-        atomic_write_json(self.meta_path, meta, indent=2, sort_keys=True)
+    def write_meta(self, data: dict) -> None:
+        meta.write(self.path, data, self.remote)
 
     def meta_stamp(self) -> tuple | None:
         """What changes whenever ``index.json`` is replaced (written by rename, or by one PUT: a new etag)."""
-        if self.remote is not None:
-            return self.remote.stamp()
-        try:
-            st = os.stat(self.meta_path)
-        except OSError:
-            return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size)
+        return meta.stamp(self.path, self.remote)
 
     def drop(self) -> None:
         """Remove both tables and the parameters (``--rebuild``)."""
