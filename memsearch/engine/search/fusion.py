@@ -128,7 +128,7 @@ Measured in this round and not adopted:
 
 * coverage questions (an English vocabulary for "many events" and "their order": summarise, recap,
   overview, rundown, timeline, progress, so far, over the past weeks, across our chats, chronological,
-  sequence, came first, earliest; benchmarks/tune.py ``_BROAD_COVERAGE``) with at most 1 or 2 chunks of a
+  sequence, came first, earliest; benchmarks/tune_rules.py ``_BROAD_COVERAGE``) with at most 1 or 2 chunks of a
   file in the first 10 (``spread-C-10``). Alone, first set summary turn recall 0.208 -> 0.271, but held-out
   wordings 0.281 -> 0.271 (within 6,000 characters 0.281 -> 0.250); on top of the lean, first set 0.928 /
   0.917 / 0.893 / 0.799 (cap 1) and 0.928 / 0.922 / 0.900 / 0.798 (cap 2), held-out wordings 0.862 / 0.839
