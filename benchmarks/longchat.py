@@ -19,12 +19,13 @@ from __future__ import annotations
 import datetime as dt
 import random
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.longchat_topics import GENERIC, TOPICS, Topic
 
-__all__ = ["USERS", "TUNING_USERS", "SESSIONS", "Planted", "build"]
+__all__ = ["USERS", "TUNING_USERS", "SESSIONS", "Planted", "Wording", "Shape", "plan_turns", "write_users", "build"]
 
 USERS = 6
 TUNING_USERS = 3
@@ -45,6 +46,32 @@ class Planted:
     split: str
 
 
+@dataclass(frozen=True)
+class Wording:
+    """How a corpus words the questions that differ between corpora (``summary`` may draw on the rng)."""
+
+    summary: Callable[[random.Random, Topic], str]
+    instruction: Callable[[Topic], str]
+    preference: Callable[[Topic], str]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a long-chat corpus varies: users, sessions, dates (first day, days between users' first days,
+    days between sessions), whether :func:`plan_turns` shuffles, how a session is written (``session`` gets
+    the user number too) and the questions' wording."""
+
+    users: int
+    tuning_users: int
+    sessions: int
+    start: dt.date
+    stagger: int
+    gap: tuple[int, int]
+    shuffle_plan: bool
+    session: Callable[..., tuple[list[str], dict]]
+    wording: Wording
+
+
 def _paragraphs(rng: random.Random, topic: Topic, n: int) -> list[str]:
     out = []
     for template in rng.sample(GENERIC, n):
@@ -53,18 +80,21 @@ def _paragraphs(rng: random.Random, topic: Topic, n: int) -> list[str]:
     return out
 
 
-def _plan(rng: random.Random, topics: list[Topic]) -> dict[int, list[tuple[str, Topic, int]]]:
-    """session index -> [(kind, topic, number)] of the turns that questions ask about."""
-    plan: dict[int, list[tuple[str, Topic, int]]] = {i: [] for i in range(SESSIONS)}
+def plan_turns(rng: random.Random, topics: list[Topic], sessions: int = SESSIONS,
+               shuffle: bool = True) -> dict[int, list[tuple[str, Topic, int]]]:
+    """session index -> [(kind, topic, number)] of the turns that questions ask about (``shuffle``: each
+    session's list shuffled here too)."""
+    plan: dict[int, list[tuple[str, Topic, int]]] = {i: [] for i in range(sessions)}
     for topic in topics:
-        for n, s in enumerate(sorted(rng.sample(range(SESSIONS), len(topic.events)))):
+        for n, s in enumerate(sorted(rng.sample(range(sessions), len(topic.events)))):
             plan[s].append(("event", topic, n))
-        for n, s in enumerate(sorted(rng.sample(range(SESSIONS), 2))):
+        for n, s in enumerate(sorted(rng.sample(range(sessions), 2))):
             plan[s].append(("update", topic, n))
         for kind, n in (("instruction", 0), ("preference", 0), ("fact", 0), ("fact", 1)):
-            plan[rng.randrange(SESSIONS)].append((kind, topic, n))
-    for turns in plan.values():
-        rng.shuffle(turns)
+            plan[rng.randrange(sessions)].append((kind, topic, n))
+    if shuffle:
+        for turns in plan.values():
+            rng.shuffle(turns)
     return plan
 
 
@@ -100,7 +130,8 @@ def _session(rng: random.Random, day: dt.date, turns, topics) -> tuple[list[str]
     return lines, where
 
 
-def _questions(rng: random.Random, topics, found: dict, tree: str, split: str) -> list[Planted]:
+def plant_questions(rng: random.Random, topics, found: dict, tree: str, split: str, wording: Wording) -> list[Planted]:
+    """One user's questions, asked in ``wording``; ``found`` maps each planted turn to its (path, line)."""
     out = []
 
     def add(query, category, keys):
@@ -108,12 +139,12 @@ def _questions(rng: random.Random, topics, found: dict, tree: str, split: str) -
 
     for t in topics:
         events = [("event", t.name, n) for n in range(len(t.events))]
-        add(f"Can you summarise what I did about {t.label} across our chats?", "summary", events)
+        add(wording.summary(rng, t), "summary", events)
         three = rng.sample(range(len(t.events)), 3)
         add("In which order did these happen: " + ", ".join(t.events[n][1] for n in three) + "?", "order",
             [events[n] for n in sorted(three)])
-        add(t.instruction[1], "instruction", [("instruction", t.name, 0)])
-        add(t.preference[1], "preference", [("preference", t.name, 0)])
+        add(wording.instruction(t), "instruction", [("instruction", t.name, 0)])
+        add(wording.preference(t), "preference", [("preference", t.name, 0)])
         add(t.update[2], "update", [("update", t.name, 1)])
         for n, (_, question) in enumerate(t.facts):
             add(question, "fact", [("fact", t.name, n)])
@@ -122,11 +153,12 @@ def _questions(rng: random.Random, topics, found: dict, tree: str, split: str) -
     return out
 
 
-def build(out: Path, seed: int = SEED) -> tuple[dict[str, Path], list[Planted], dict]:
-    """Write the users' trees under ``out``; returns {tree: root}, the questions, and counts."""
+def write_users(out: Path, seed: int, shape: Shape) -> tuple[dict[str, Path], list[Planted], int, int]:
+    """Write ``shape.users`` users' trees under ``out`` (one random stream per user, seeded ``seed * 1000 + u``);
+    returns {tree: root}, the questions, and the characters and non-blank lines written."""
     shutil.rmtree(out, ignore_errors=True)
-    trees, questions, chars = {}, [], 0
-    for u in range(USERS):
+    trees, questions, chars, lines = {}, [], 0, 0
+    for u in range(shape.users):
         rng = random.Random(seed * 1000 + u)
         name = f"user-{u}"
         root = out / name
@@ -134,17 +166,36 @@ def build(out: Path, seed: int = SEED) -> tuple[dict[str, Path], list[Planted], 
         (root / "MEMORY.md").write_text("# Memory\n\nChats with the assistant, one file per session in chats/.\n")
         (root / "chats" / "MEMORY.md").write_text("# Chats\n\nOne file per chat session, named by its date.\n")
         topics = rng.sample(TOPICS, TOPICS_PER_USER)
-        plan = _plan(rng, topics)
-        day = dt.date(2026, 1, 5) + dt.timedelta(days=3 * u)
+        plan = plan_turns(rng, topics, shape.sessions, shape.shuffle_plan)
+        day = shape.start + dt.timedelta(days=shape.stagger * u)
         found: dict = {}
-        for s in range(SESSIONS):
-            lines, where = _session(rng, day, plan[s], topics)
+        for s in range(shape.sessions):
+            body, where = shape.session(rng, day, plan[s], topics, u)
             rel = f"chats/{day.isoformat()}.md"
-            text = "\n".join(lines)
+            text = "\n".join(body)
             (root / rel).write_text(text, encoding="utf-8")
             chars += len(text)
+            lines += sum(1 for x in body if x.strip())
             found |= {k: (rel, line) for k, line in where.items()}
-            day += dt.timedelta(days=rng.randint(5, 10))
+            day += dt.timedelta(days=rng.randint(*shape.gap))
         trees[name] = root
-        questions += _questions(rng, topics, found, name, "tune" if u < TUNING_USERS else "test")
+        split = "tune" if u < shape.tuning_users else "test"
+        questions += plant_questions(rng, topics, found, name, split, shape.wording)
+    return trees, questions, chars, lines
+
+
+#: longchat's questions: the topic's own instruction and preference questions.
+WORDING = Wording(
+    summary=lambda rng, t: f"Can you summarise what I did about {t.label} across our chats?",
+    instruction=lambda t: t.instruction[1],
+    preference=lambda t: t.preference[1],
+)
+SHAPE = Shape(users=USERS, tuning_users=TUNING_USERS, sessions=SESSIONS, start=dt.date(2026, 1, 5), stagger=3,
+              gap=(5, 10), shuffle_plan=True,
+              session=lambda rng, day, turns, topics, u: _session(rng, day, turns, topics), wording=WORDING)
+
+
+def build(out: Path, seed: int = SEED) -> tuple[dict[str, Path], list[Planted], dict]:
+    """Write the users' trees under ``out``; returns {tree: root}, the questions, and counts."""
+    trees, questions, chars, _ = write_users(out, seed, SHAPE)
     return trees, questions, {"users": USERS, "sessions": USERS * SESSIONS, "chars": chars, "questions": len(questions)}

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import shutil
 from pathlib import Path
 
-from benchmarks.longchat import TOPICS_PER_USER, Planted
-from benchmarks.longchat_topics import GENERIC, TOPICS, Topic
+from benchmarks.longchat import Planted, Shape, Wording, write_users
+from benchmarks.longchat_topics import GENERIC, Topic
 
 __all__ = ["USERS", "TUNING_USERS", "SESSIONS", "LAYOUTS", "build"]
 
@@ -104,65 +103,20 @@ def _session(rng, day: dt.date, turns, topics, layout: str) -> tuple[list[str], 
     return lines, where
 
 
-def _plan(rng: random.Random, topics: list[Topic]) -> dict[int, list[tuple[str, Topic, int]]]:
-    plan: dict[int, list[tuple[str, Topic, int]]] = {i: [] for i in range(SESSIONS)}
-    for topic in topics:
-        for n, s in enumerate(sorted(rng.sample(range(SESSIONS), len(topic.events)))):
-            plan[s].append(("event", topic, n))
-        for n, s in enumerate(sorted(rng.sample(range(SESSIONS), 2))):
-            plan[s].append(("update", topic, n))
-        for kind, n in (("instruction", 0), ("preference", 0), ("fact", 0), ("fact", 1)):
-            plan[rng.randrange(SESSIONS)].append((kind, topic, n))
-    return plan
-
-
-def _questions(rng: random.Random, topics, found: dict, tree: str, split: str) -> list[Planted]:
-    out = []
-
-    def add(query, category, keys):
-        out.append(Planted(f"{tree}-{len(out)}", query, category, tuple(found[k] for k in keys), tree, split))
-
-    for t in topics:
-        events = [("event", t.name, n) for n in range(len(t.events))]
-        add(rng.choice(_SUMMARY).format(label=t.label), "summary", events)
-        three = rng.sample(range(len(t.events)), 3)
-        add("In which order did these happen: " + ", ".join(t.events[n][1] for n in three) + "?", "order",
-            [events[n] for n in sorted(three)])
-        add(_INSTRUCTION.format(label=t.label), "instruction", [("instruction", t.name, 0)])
-        add(_PREFERENCE.format(label=t.label), "preference", [("preference", t.name, 0)])
-        add(t.update[2], "update", [("update", t.name, 1)])
-        for n, (_, question) in enumerate(t.facts):
-            add(question, "fact", [("fact", t.name, n)])
-        n = rng.randrange(len(t.events))
-        add(f"When did I mention {t.events[n][1]}?", "temporal", [events[n]])
-    return out
+#: The questions name the topic, not the evidence's words.
+WORDING = Wording(
+    summary=lambda rng, t: rng.choice(_SUMMARY).format(label=t.label),
+    instruction=lambda t: _INSTRUCTION.format(label=t.label),
+    preference=lambda t: _PREFERENCE.format(label=t.label),
+)
+SHAPE = Shape(users=USERS, tuning_users=TUNING_USERS, sessions=SESSIONS, start=dt.date(2026, 2, 2), stagger=2,
+              gap=(4, 9), shuffle_plan=False,
+              session=lambda rng, day, turns, topics, u: _session(rng, day, turns, topics, LAYOUTS[u % len(LAYOUTS)]),
+              wording=WORDING)
 
 
 def build(out: Path, seed: int = SEED) -> tuple[dict[str, Path], list[Planted], dict]:
     """Write the users' trees under ``out``; returns {tree: root}, the questions, and counts."""
-    shutil.rmtree(out, ignore_errors=True)
-    trees, questions, chars, lines = {}, [], 0, 0
-    for u in range(USERS):
-        rng = random.Random(seed * 1000 + u)
-        name, layout = f"user-{u}", LAYOUTS[u % len(LAYOUTS)]
-        root = out / name
-        (root / "chats").mkdir(parents=True)
-        (root / "MEMORY.md").write_text("# Memory\n\nChats with the assistant, one file per session in chats/.\n")
-        (root / "chats" / "MEMORY.md").write_text("# Chats\n\nOne file per chat session, named by its date.\n")
-        topics = rng.sample(TOPICS, TOPICS_PER_USER)
-        plan = _plan(rng, topics)
-        day = dt.date(2026, 2, 2) + dt.timedelta(days=2 * u)
-        found: dict = {}
-        for s in range(SESSIONS):
-            body, where = _session(rng, day, plan[s], topics, layout)
-            rel = f"chats/{day.isoformat()}.md"
-            text = "\n".join(body)
-            (root / rel).write_text(text, encoding="utf-8")
-            chars += len(text)
-            lines += sum(1 for x in body if x.strip())
-            found |= {k: (rel, line) for k, line in where.items()}
-            day += dt.timedelta(days=rng.randint(4, 9))
-        trees[name] = root
-        questions += _questions(rng, topics, found, name, "tune" if u < TUNING_USERS else "test")
+    trees, questions, chars, lines = write_users(out, seed, SHAPE)
     stats = {"users": USERS, "sessions": USERS * SESSIONS, "chars": chars, "lines": lines, "questions": len(questions)}
     return trees, questions, stats
