@@ -118,6 +118,8 @@ _ASSISTANT_SAID = re.compile(
     r"recommendation|answer|tip|idea|plan)s?)\b",
     re.I,
 )
+
+
 def asks_own_words(query: str) -> bool:
     """Whether ``query`` asks about the asker's own doings, words or tastes ("what do I prefer", "what did
     I tell you", "my plans") rather than what the assistant said ("what did you suggest")."""
