@@ -1,14 +1,16 @@
-"""What the benchmarks share: the repository root, the embedder under test, a child's environment, result files."""
+"""What the benchmarks share: the repository root, the embedder under test, a child's environment, client threads, result files."""
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 from pathlib import Path
 
 from memsearch import settings
 
-__all__ = ["REPO", "EMBEDDER_ENV", "bench_embedder", "child_env", "load_average", "compile_bytecode", "write_result"]
+__all__ = ["REPO", "EMBEDDER_ENV", "bench_embedder", "child_env", "load_average", "compile_bytecode", "write_result", "run_clients"]
 
 #: The clone the benchmarks run from (they read examples/ and tests/fixtures/ there).
 REPO = Path(__file__).resolve().parents[1]
@@ -49,3 +51,16 @@ def write_result(out: Path | None, name: str, result) -> None:
         return
     out.mkdir(parents=True, exist_ok=True)
     (out / name).write_text(json.dumps(result, indent=2) + "\n")
+
+
+def run_clients(worker, clients: int, seconds: float, stop: threading.Event, join_s: float = 120) -> float:
+    """Run ``worker(n)`` in ``clients`` threads for ``seconds``, then set ``stop`` and join them; the wall seconds."""
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join(join_s)
+    return time.perf_counter() - t0

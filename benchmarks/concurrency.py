@@ -30,7 +30,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO, child_env, load_average
+from benchmarks.common import REPO, child_env, load_average, run_clients
 
 __all__ = ["run", "main", "QUERIES"]
 
@@ -97,16 +97,8 @@ def clients_phase(root: Path, clients: int, seconds: float, daemon_pid: int | No
             i += 1
 
     load = load_average()
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
     cpu0, server0 = time.process_time(), _cpu_s(daemon_pid)
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    time.sleep(seconds)
-    stop.set()
-    for t in threads:
-        t.join(120)
-    elapsed = time.perf_counter() - t0
+    elapsed = run_clients(worker, clients, seconds, stop)
     client_cpu, server1 = time.process_time() - cpu0, _cpu_s(daemon_pid)
     every = [x for part in latencies for x in part]
     out = {"clients": clients, "seconds": round(elapsed, 2), "searches": len(every),

@@ -40,7 +40,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO, child_env, compile_bytecode, load_average, write_result
+from benchmarks.common import REPO, child_env, compile_bytecode, load_average, run_clients, write_result
 
 __all__ = ["run", "main", "report"]
 
@@ -206,15 +206,7 @@ def run(out: Path | None = None, runs: int = 20, local_runs: int = 5, clients: i
                 latencies.append(time.perf_counter() - t0)
                 i += 1
 
-        threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
-        t0 = time.perf_counter()
-        for t in threads:
-            t.start()
-        time.sleep(seconds)
-        stop.set()
-        for t in threads:
-            t.join(60)
-        elapsed = time.perf_counter() - t0
+        elapsed = run_clients(worker, clients, seconds, stop, join_s=60)
         results["concurrent"] = {"clients": clients, "seconds": round(elapsed, 2), "qps": round(len(latencies) / elapsed, 1),
                                  "latency_s": _stats(latencies), "failures": failures[:5]}
         log(f"{clients} clients: {results['concurrent']}")

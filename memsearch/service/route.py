@@ -75,7 +75,10 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
         if sync:  # syncs one at a time; the searches themselves run concurrently (the index is thread-safe)
             with guard if guard is not None else nullcontext():
                 locked = sync_quietly(index, warn, defer=firstbuild.daemon_coming(where))
-        hits = [hit.to_dict() for hit in index.search(args)]
+        def here() -> list[dict]:
+            return [hit.to_dict() for hit in index.search(args)]
+
+        hits = here()
         if hits or not locked or index.searcher.snapshot()[1]:
             return hits
 
@@ -83,8 +86,7 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
             answer = ask(where.root, "search", params, db=where)  # quiet: asked again and again
             return None if answer is None else answer["hits"]
 
-        return firstbuild.await_rows(where, lambda: [hit.to_dict() for hit in index.search(args)],
-                                     lambda: index.searcher.snapshot()[1], None if local else daemon)
+        return firstbuild.await_rows(where, here, lambda: index.searcher.snapshot()[1], None if local else daemon)
 
 
 def read(where: IndexLocation, path: str, lines: str | None = None, *, local: bool = False,
