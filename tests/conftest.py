@@ -11,7 +11,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# No test starts a daemon in the background unless it asks for one (tests/test_autostart.py does):
+# No test starts a daemon in the background unless it asks for one (tests/service/test_autostart.py does):
 # CLI runs and memsearch.search() calls would otherwise leave daemons behind, one per tree.
 os.environ["MEMSEARCH_AUTOSTART"] = "0"
 

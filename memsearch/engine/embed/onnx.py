@@ -4,7 +4,7 @@ At first use the model's weights are exported (``torch.onnx.export``, the TorchS
 into ``$MEMSEARCH_CACHE/onnx/<fingerprint>/``, written atomically, and reused by every later
 process; nothing is downloaded. Texts are tokenized with the model's own fast tokenizer
 (``tokenizer.json``) and mean- or CLS-pooled and normalised exactly as sentence-transformers
-does (cosine 1.000 against it on LoCoMo turns and chunks; ``tests/test_onnx.py``).
+does (cosine 1.000 against it on LoCoMo turns and chunks; ``tests/engine/test_onnx.py``).
 
 Two sessions, each with its own threads (nothing process-wide is touched): queries run on
 QUERY_THREADS, documents on the session default. Measured on 2 busy cores (benchmarks/speed.py
@@ -286,7 +286,7 @@ class OnnxEmbedder:
         return self._queries.embed(text)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Queries' vectors, each row equal to the text's lone encode (bit for bit: tests/test_batcher.py),
+        """Queries' vectors, each row equal to the text's lone encode (bit for bit: tests/engine/test_batcher.py),
         in as few model calls as keep padding low (groups of similar length, :data:`QUERY_PAD_RATIO`)."""
         encoded = self._tokenizer(True).encode_batch([self.spec.query_prefix + t for t in texts])
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))

@@ -7,7 +7,7 @@ when the version changes, like :mod:`memsearch.engine.search.flat` for vectors. 
 system of record; this is derived from it and never written.
 
 :class:`Analyzer` reproduces the analysis :meth:`memsearch.engine.storage.store.Store.ensure_indexes`
-configures (LanceDB's defaults, checked term by term against LanceDB in tests/test_bm25.py):
+configures (LanceDB's defaults, checked term by term against LanceDB in tests/engine/test_bm25.py):
 split at every character that is not a letter, digit or spacing mark; drop words of
 MAX_TOKEN_BYTES bytes or more; lower-case; Snowball English stemming; drop a word whose *stem*
 is a stop word (LanceDB stems first); ASCII folding. Positions count every word, dropped ones

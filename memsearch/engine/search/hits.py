@@ -38,7 +38,7 @@ class Hit:
     def to_dict(self) -> dict:
         """The hit as JSON-ready data (what ``dataclasses.asdict`` gives, the chain a list), built field by
         field: ``asdict`` deep-copies every value, 0.41 of 7.8 s of a daemon's CPU in 400 searches of
-        examples/memory (cProfile); tests/test_index.py checks the two agree."""
+        examples/memory (cProfile); tests/engine/test_index.py checks the two agree."""
         ref = self.memory_md
         return {"path": self.path, "dir": self.dir, "start_line": self.start_line, "end_line": self.end_line,
                 "heading": self.heading, "text": self.text, "score": self.score, "date": self.date,

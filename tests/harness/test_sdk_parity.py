@@ -16,7 +16,7 @@ Two suites:
   without a final newline, CRLF, views in and out of range, and paths that escape; every one must end
   the same way on both, with byte-identical files after each step.
 
-Run ``python tests/test_sdk_parity.py`` to print the tally.
+Run ``python tests/harness/test_sdk_parity.py`` to print the tally.
 """
 
 from __future__ import annotations
@@ -498,7 +498,7 @@ def test_the_sdk_scenarios_pass_on_both_tools(tmp_path, name, side):
     assert not run_case(tmp_path, SDK_CASES[name], side)
 
 
-if __name__ == "__main__":  # the tally: python tests/test_sdk_parity.py
+if __name__ == "__main__":  # the tally: python tests/harness/test_sdk_parity.py
     with tempfile.TemporaryDirectory() as tmp:
         rows = run_sequence(Path(tmp) / "seq")
         matched = sum(1 for _, sdk, ms, diff in rows if sdk == ms and not diff)

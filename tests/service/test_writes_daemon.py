@@ -18,8 +18,8 @@ from memsearch.engine.storage.lock import lock_holder
 from memsearch.service.daemon import read_state
 from memsearch.tools import ToolBox
 from tests.conftest import REPO
-from tests.test_watcher import Running, hash_index
-from tests.test_writes import BASE, rows
+from tests.service.test_watcher import Running, hash_index
+from tests.harness.test_writes import BASE, rows
 
 WAIT = 180.0
 
@@ -137,7 +137,7 @@ def test_the_claude_memory_tool_example_with_the_real_model(examples_copy, real_
 def test_mcp_serve_writable_writes_and_searches(examples_copy, tmp_path):
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    from tests.test_mcp import ENV, payload
+    from tests.harness.test_mcp import ENV, payload
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "memsearch", "serve", str(examples_copy), "--writable",
                                                                  "--db", str(tmp_path / "index")], env=ENV, cwd=str(REPO))

@@ -34,7 +34,7 @@ from memsearch.watcher import Daemon, MemoryFilter, read_state, resolve_debounce
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 WAIT = 20.0
 DEBOUNCE = 50
 

@@ -1,7 +1,7 @@
 """The first call on a tree never indexed (issue 22): an in-process search writes text rows only when a
 daemon is coming to embed them, a daemon asked before any row exists says IndexBuilding (never damage,
 never an empty list), and a table listed before its first commit reads as absent. The end-to-end runs
-with the real model and real processes are in tests/test_autostart.py."""
+with the real model and real processes are in tests/service/test_autostart.py."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from memsearch.harness.memory_tool import NATIVE_MEMORY_TOOL
 from memsearch.memory.validator import validate
 from memsearch.tools import MEMORY_TOOL, TOOL_NAMES, ToolBox, anthropic_tools, openai_tools
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BASE = {
     "MEMORY.md": "# Memory\n\nRoot index.\n",
     "notes/MEMORY.md": "# Notes\n\nWorking notes.\n",

@@ -15,7 +15,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from memsearch.harness.outputs import ERROR_SCHEMA
 from memsearch.tools import MEMORY_TOOL, TOOLS
 from tests.conftest import EXAMPLES, REPO
-from tests.test_mcp import ENV
+from tests.harness.test_mcp import ENV
 
 #: (tool, arguments): every tool, with results that fit and results cut to the budget.
 CALLS = [

@@ -1,6 +1,6 @@
 """The daemon's socket server and its thin client, with real Unix sockets and real processes.
 
-The index here uses the HashEmbedder (fast); tests/test_service_e2e.py runs the same paths
+The index here uses the HashEmbedder (fast); tests/e2e/test_service_e2e.py runs the same paths
 with the real model and real daemon processes.
 """
 
