@@ -18,8 +18,8 @@ from memsearch.engine.storage.lock import lock_holder
 from memsearch.service.daemon import read_state
 from memsearch.tools import ToolBox
 from tests.conftest import REPO
-from tests.service.test_watcher import Running, hash_index
 from tests.harness.test_writes import BASE, rows
+from tests.service.test_watcher import Running, hash_index
 
 WAIT = 180.0
 
