@@ -98,7 +98,7 @@ def _start_watcher(root: Path, db: Optional[str], model: Optional[str]):
     """The daemon in this process (its searches reach it through its socket), or None if another writer runs."""
     import sys
 
-    from ..service.process import WatchThread
+    from ..service.host import WatchThread
 
     try:
         return WatchThread(root, db=db, model=model).start()
