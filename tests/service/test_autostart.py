@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from memsearch.location import IndexLocation
+from memsearch.location import IndexLocation, service_log_file
 from memsearch.service.process import daemon_status, stop, verified_holder
 from tests.conftest import REPO
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 RACE = """
 import sys
-from memsearch.location import IndexLocation
+from memsearch.location import IndexLocation, service_log_file
 from memsearch.service.autostart import ensure
 where = IndexLocation.of(sys.argv[1])
 sys.stdin.readline()  # all racers start together
@@ -76,7 +76,7 @@ def test_racing_clients_start_one_daemon_which_exits_when_nobody_asks(examples_c
         _until(lambda: not _alive(pid), timeout=180)
         assert verified_holder(IndexLocation.of(root)) is None
         assert json.loads(IndexLocation.of(root).state_file.read_text())["state"] == "stopped"
-        assert "idle exit" in IndexLocation.of(root).log_file.read_text()
+        assert "idle exit" in service_log_file().read_text()
     finally:
         stop(root, timeout=60)
 
