@@ -28,7 +28,7 @@ __all__ = [
     "merge_rows",
 ]
 
-# --- the shape of agent memory (measured on benchmarks/agentmem.py: fusion.py's docstring) ------
+# --- the shape of agent memory (measured on benchmarks/agentmem.py: benchmarks/research/LOG.md) ------
 #: A generated MEMORY.md stub (the text the memory tool writes into a new directory, "Memory about
 #: acme: the notes filed in clients/acme/.") holds no memory: it names its folder, so a query naming
 #: the folder matched it first, and every hit in that folder carries it anyway (``Hit.memory_md``).

@@ -1,4 +1,4 @@
-"""Remote indexes against local disk, and Ray embedding against one process: ``python -m benchmarks.remote``.
+"""Remote indexes against local disk, and Ray embedding against one process: ``python -m benchmarks.perf.remote``.
 
 Index time of one tree into a local directory and into a local SeaweedFS (``s3://``), then
 search latency, p50/p95, *warm* (the index open, the query repeated) and *cold* (a new
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import REPO, bench_embedder
-from benchmarks.seaweed import SeaweedS3
+from tests.support.seaweed import SeaweedS3
 
 __all__ = ["main", "run_remote", "run_ray", "run_roots"]
 
@@ -187,7 +187,7 @@ def run_roots(count: int = 100, rounds: int = 40) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.remote", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.remote", description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=1, help="Repeat the example tree's external memory this many times.")
     parser.add_argument("--rounds", type=int, default=40, help="Warm searches per store (cold: a quarter of it).")
     parser.add_argument(
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     if "roots" in parts:
         result["roots"] = run_roots(args.roots, args.rounds)
     if "service" in parts:
-        from benchmarks.tenants import run_service
+        from benchmarks.perf.tenants import run_service
 
         result["service"] = run_service(args.roots, args.rounds)
     if "ray" in parts:

@@ -1,8 +1,8 @@
-"""The ranking variants that ``python -m benchmarks.tune eval`` replays: query-side rules over the dumped candidates.
+"""The ranking variants that ``python -m benchmarks.research.tune eval`` replays: query-side rules over the dumped candidates.
 
 A variant is a function ``(question, vector rows, keyword rows, context) -> ranked rows`` of the BM25 and
 cosine candidate lists that ``tune dump`` saved (top :data:`POOL` each); :data:`VARIANTS` names every one,
-and ``benchmarks.tune`` adds the first-stage variants of :mod:`benchmarks.tune_vectors` to them. Every
+and ``benchmarks.research.tune`` adds the first-stage variants of :mod:`benchmarks.research.tune_vectors` to them. Every
 variant is a technique measured for hybrid ranking (shipped or not); the results and why each was or was
 not adopted are in ``memsearch/engine/search/fusion.py``'s docstring.
 """
