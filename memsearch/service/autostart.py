@@ -24,10 +24,10 @@ request, and exits when no root is left.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from .. import settings
+from ..launch import DETACHED_CWD, python_argv
 from ..location import IndexLocation, service_dir, service_log_file, service_start_file
 
 try:
@@ -66,8 +66,8 @@ def _failed_recently(where: IndexLocation, fd: int, now: float) -> bool:
 def command(where: IndexLocation, *, model: str | None = None, idle_exit: int | None = None,
             start_fd: int | None = None) -> list[str]:
     """The command line of the auto-started service, loading ``where``'s root first."""
-    cmd = [sys.executable, "-m", "memsearch", "service", "--root", str(where.root), *where.watch_args(),
-           "--log-file", str(service_log_file()), "--idle-exit", str(settings.get("idle_exit", idle_exit))]
+    cmd = python_argv("memsearch", "service", "--root", str(where.root), *where.watch_args(),
+                      "--log-file", str(service_log_file()), "--idle-exit", str(settings.get("idle_exit", idle_exit)))
     if start_fd is not None:
         cmd += ["--start-fd", str(start_fd)]
     return cmd + (["--model", model] if model else [])
@@ -104,7 +104,7 @@ def ensure(where: IndexLocation, *, model: str | None = None, enabled: bool | No
         with open(service_log_file(), "ab") as log:
             proc = subprocess.Popen(command(where, model=model, idle_exit=idle_exit, start_fd=fd),
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                                    close_fds=True, pass_fds=(fd,))
+                                    close_fds=True, pass_fds=(fd,), cwd=DETACHED_CWD)
         threading.Thread(target=proc.wait, name="memsearch-autostart-reaper", daemon=True).start()
         return proc.pid
     except OSError:
