@@ -31,8 +31,10 @@ A long write (``index``, ``check``) may send progress lines before its reply, ea
 ``error.type`` is the name of a :mod:`memsearch.errors` class when the request itself was
 wrong (a bad argument, a path outside the root): a client raises that error as if it had run
 the call itself. The protocol's own errors are :data:`PROTOCOL_ERRORS`; ``Loading`` (the
-service is loading that root, or waits for another writer of it) is a quiet one: the client
-works in-process. Methods (:data:`METHODS`) and their ``params``, each for the request's ``root``:
+service is loading that root, or waits for another writer of it) and ``NotLoaded`` (a request
+other than ``search`` for a root the service does not hold: only a search, which needs the
+model, loads one) are quiet ones: the client works in-process. Methods (:data:`METHODS`) and
+their ``params``, each for the request's ``root``:
 
 * ``search``: ``query``, ``k``, ``scope``, ``mode``, ``since``, ``until``, ``model`` (a model name
   the client expects; the server refuses another) -> ``{"hits": [Hit.to_dict(), ...]}``
@@ -73,9 +75,9 @@ WRITE_METHODS = ("index", "check")
 MAX_SYNC_PATHS = 1000
 #: Errors of the protocol itself (not of the call): the client falls back to in-process work.
 PROTOCOL_ERRORS = ("BadRequest", "UnsupportedVersion", "UnknownMethod", "WrongRoot", "WrongModel",
-                   "PermissionDenied", "ServerError", "Loading")
+                   "PermissionDenied", "ServerError", "Loading", "NotLoaded")
 #: Protocol errors after which a client works in-process without a warning: nothing went wrong.
-QUIET_ERRORS = ("WrongRoot", "Loading")
+QUIET_ERRORS = ("WrongRoot", "Loading", "NotLoaded")
 #: Longest request line the daemon reads; a longer one is answered ``BadRequest`` and the connection closed.
 MAX_LINE_BYTES = 1 << 20
 #: Deepest nesting of arrays and objects in one message: a request is an envelope around flat

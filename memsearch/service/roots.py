@@ -39,6 +39,9 @@ LOAD_WAIT_S = 10.0
 LOCK_WAIT_S = 60.0
 #: A root that failed to load is not tried again for this long (its requests: ``Loading`` at once).
 RETRY_AFTER_S = 30.0
+#: The methods that load the root they name (they need its model); the others are answered for a loaded
+#: root only (read, ls and core are as quick from the files in the client's process).
+LOADS = ("search",)
 
 
 class Root:
@@ -64,6 +67,9 @@ class Root:
 
         index = self._index or MemoryIndex.open_repairing(self.where.root, db=self.where, model=self.model)
         self._index = None
+        # the model first (the process's first root: seconds; later ones share it), then the lock: the client
+        # that started the service writes a cold tree's text rows in-process meanwhile (firstbuild.py)
+        index.embedder.embed_query("warm up")
         daemon = Daemon(self.where.root, index=index, debounce=self.debounce, stop_event=self.stop_event,
                         lock_timeout=0.0, idle_exit=self.idle_exit)
         extra = {"socket": self.socket, "protocol": PROTOCOL_VERSION}
@@ -76,7 +82,6 @@ class Root:
             daemon.lock_timeout = self.lock_wait
             daemon.start(**extra)
         try:
-            index.embedder.embed_query("warm up")  # loads the model now, not in a client's search
             reader = MemoryIndex(self.where.root, db=self.where, embedder=index.embedder, foreign=index.foreign,
                                  include_core=index.include_core, encoding=index.encoding, fusion=index.fusion)
         except BaseException:
@@ -284,8 +289,20 @@ class Roots:
         where = IndexLocation.of(root, db)  # a root that is not one raises its typed error
         if method == "unload":
             return {"unloaded": self.unload(where)}
+        if method not in LOADS:  # only of a root this process holds already
+            root_state = self.loaded(where)
+            if root_state is None:
+                raise Refused("NotLoaded", f"the memsearch service does not hold {where.root}")
+            return root_state.answer(method, params, progress)
         model = params.get("model") if method == "search" else None
+        log.debug("%s of %s", method, where.root)
         return self.get(where, model if isinstance(model, str) else None).answer(method, params, progress)
+
+    def loaded(self, where: IndexLocation) -> Root | None:
+        """The root of ``where`` if it is loaded and ready, else None (nothing is loaded)."""
+        with self._lock:
+            root = self._roots.get(self.key(where))
+        return root if root is not None and root.phase == "ready" else None
 
     def status(self) -> dict:
         """The service itself: pid, socket, memory, and each loaded root's :meth:`Root.info`."""

@@ -174,6 +174,7 @@ class Server:
                             pid, uid, os.getuid())
                 self._refuse(conn, _error("PermissionDenied", f"this memsearch server serves uid {os.getuid()} only"))
                 return
+            log.debug("connection from pid %s", pid)
             conn.settimeout(self.idle_timeout)
             with conn, conn.makefile("rb") as lines:
                 while not self._closed.is_set():

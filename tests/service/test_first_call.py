@@ -193,7 +193,6 @@ def test_an_mcp_toolbox_s_warm_up_on_a_cold_tree_leaves_the_embedding_to_a_comin
     text rows only (the first memory_search answers partial hits), with none it embeds everything."""
     from memsearch.harness.api import close_indexes
     from memsearch.harness.tools import ToolBox
-
     from memsearch.location import service_start_file
     from memsearch.service.protocol import secure_dir
 
