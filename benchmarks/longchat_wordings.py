@@ -11,7 +11,7 @@ should I water my tomatoes?"): their answer is the assistant's, so they show whe
 the user's own lines hurts such questions.
 
 The second set is never used for choosing a rule or a constant (benchmarks/README.md); it is the
-``longchat-alt`` corpus of ``python -m benchmarks quality`` and ``python -m benchmarks.tune dump``,
+``longchat-alt`` corpus of ``python -m benchmarks quality`` and ``python -m benchmarks.research.tune dump``,
 scored by user split like the first (users 0-2 "tune", 3-5 "test"), though all of it is held out.
 """
 

@@ -222,7 +222,7 @@ def load_corpus(name: str, work: Path, *, locomo=None, size: int = 1000) -> Corp
 
 def dumped_corpus(out: Path, locomo=None) -> Corpus:
     """The corpus a tuning dump in ``out`` was made from (its ``corpus.txt``, default LoCoMo), rebuilt
-    under ``out/trees`` (benchmarks/tune.py)."""
+    under ``out/trees`` (benchmarks/research/tune.py)."""
     name = (out / "corpus.txt").read_text().strip() if (out / "corpus.txt").is_file() else "locomo"
     return load_corpus(name, out / "trees", locomo=locomo)
 

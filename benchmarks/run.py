@@ -69,8 +69,9 @@ def _split(values) -> list[str]:
 def run(what: str = "all", corpora=None, sizes=None, out: Path = Path("bench-results"), locomo=None,
         peers: str = "auto", daemon: bool = True, show_progress: bool = True, log=print) -> dict:
     """Run a benchmark set and write its outputs; returns the results (as in results.json)."""
-    from benchmarks import quality, report, speed
+    from benchmarks import quality, report
     from benchmarks.locomo import data_path
+    from benchmarks.perf import speed
 
     if what not in ("quality", "speed", "all"):
         raise ValueError(f"unknown benchmark {what!r}: choose quality, speed or all")

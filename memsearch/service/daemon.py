@@ -185,7 +185,7 @@ class Daemon:
 
     def _warm(self) -> None:
         """Build the reader's in-memory copies (vectors, BM25) before a client's first search needs them:
-        on a 19.7k-chunk tree an auto-started daemon's first answer took 2.6 s (benchmarks.coldstart --cli)."""
+        on a 19.7k-chunk tree an auto-started daemon's first answer took 2.6 s (benchmarks.perf.coldstart --cli)."""
         try:
             self.reader.search("warm up", k=1)
         except Exception:  # noqa: BLE001 - the first client's search builds them instead

@@ -134,7 +134,7 @@ def test_bench_smoke_run_writes_json_markdown_and_plots(tmp_path, monkeypatch):
     from benchmarks import run
 
     monkeypatch.setenv(run.EMBEDDER_ENV, "hash")
-    monkeypatch.chdir(REPO)  # the speed child runs `python -m benchmarks.speed`
+    monkeypatch.chdir(REPO)  # the speed child runs `python -m benchmarks.perf.speed`
     results = run.run("all", ["examples,synthetic"], ["120"], tmp_path / "out", peers="off", daemon=False,
                       show_progress=False, log=lambda *a: None)
     out = tmp_path / "out"
@@ -202,8 +202,8 @@ def test_benchmarks_use_only_public_memsearch_names():
 def test_benchmark_modules_import_each_other_without_cycles():
     graph: dict[str, set[str]] = {}
     for module, target, names in _benchmark_imports():
-        if target == "benchmarks":
-            targets = {f"benchmarks.{n}" for n in names}
+        if target in ("benchmarks", "benchmarks.perf", "benchmarks.research"):
+            targets = {f"{target}.{n}" for n in names}
         elif target.startswith("benchmarks."):
             targets = {target}
         else:
@@ -221,7 +221,22 @@ def test_benchmark_modules_import_each_other_without_cycles():
 
     for node in list(graph):
         visit(node, ())
-    assert graph["benchmarks.run"] >= {"benchmarks.quality", "benchmarks.speed", "benchmarks.report"}
+    assert graph["benchmarks.run"] >= {"benchmarks.quality", "benchmarks.perf.speed", "benchmarks.report"}
+
+
+def test_no_test_and_no_product_module_imports_research_code():
+    """benchmarks/research/ holds the tuning tools and their log: neither the tests nor memsearch import it."""
+    import ast
+
+    bad = []
+    for top in ("tests", "memsearch"):
+        for path in sorted((REPO / top).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                bad += [f"{path.relative_to(REPO)}: {n}" for n in names if n.startswith("benchmarks.research")]
+    assert not bad, bad
 
 
 def test_python_dash_m_benchmarks_runs_the_runner(tmp_path):

@@ -169,7 +169,7 @@ def test_concurrent_searches_through_the_daemon_equal_serial_ones(daemon):
     """16 clients at once (their query encodes batched together) get exactly what one client gets alone."""
     import threading
 
-    from benchmarks.concurrency import QUERIES
+    from benchmarks.perf.concurrency import QUERIES
     from memsearch.service.client import Client
 
     root, _ = daemon

@@ -11,11 +11,11 @@ import urllib.request
 
 import pytest
 
-from benchmarks.tenants import TenantServer, call
 from memsearch.errors import InvalidArgument, NotAMemoryRoot
 from memsearch.harness import api
 from memsearch.harness.tenants import Tenants
 from tests.conftest import REPO, build
+from tests.support.tenants import TenantServer, call
 
 
 def tenant_tree(name: str, secret: str) -> dict[str, str]:

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.seaweed import SeaweedS3
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.errors import StoreUnreachable
 from tests.conftest import build
+from tests.support.seaweed import SeaweedS3
 
 REPO = Path(__file__).resolve().parents[2]
 TREE = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n", "notes/a.md": "# A\n\nthe heron at dawn\n"}

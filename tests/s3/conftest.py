@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from benchmarks.seaweed import SeaweedS3
+from tests.support.seaweed import SeaweedS3
 
 
 @pytest.fixture(scope="session")

@@ -13,13 +13,13 @@ import time
 
 import pytest
 
-from benchmarks.seaweed import put_bucket
 from memsearch import settings
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.engine.storage.remote import LEASE_FILE, RemoteDB, WriterLease
 from memsearch.errors import BucketNotFound, IndexLocked, InvalidArgument, StoreAccessDenied, StoreUnreachable
 from tests.conftest import REPO
+from tests.support.seaweed import put_bucket
 
 TREE = {
     "MEMORY.md": "# Root\n\nCore memory.\n",
@@ -274,8 +274,8 @@ def test_real_model_cli_and_api_on_a_remote_index(s3, examples_copy, tmp_path):
 
 @pytest.mark.slow
 def test_one_server_serves_tenants_from_an_s3_template(s3, tmp_path):
-    from benchmarks.tenants import TenantServer, call
     from tests.conftest import build
+    from tests.support.tenants import TenantServer, call
 
     for name, secret in (("ada", "ClickHouse for compression"), ("bob", "Snowflake for the sharing")):
         build(tmp_path / "tenants" / name, {"MEMORY.md": f"# {name}\n", "notes/MEMORY.md": "# Notes\n\nDecisions.\n",

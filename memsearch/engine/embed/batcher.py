@@ -3,7 +3,7 @@
 A lone caller encodes at once (no window, no added latency). Callers that arrive while a
 batch is being encoded wait, and the first of them to wake encodes everything queued
 meanwhile as the next batch (at most :data:`MAX_QUERY_BATCH` texts). On 2 cores one
-all-MiniLM-L6-v2 query costs 6-10 ms and sixteen together 45-65 ms (benchmarks/concurrency.py,
+all-MiniLM-L6-v2 query costs 6-10 ms and sixteen together 45-65 ms (benchmarks/perf/concurrency.py,
 README "Concurrent searches"): batching is what lets 16 clients get more done than one.
 Each row of a batch equals the lone encode of its text (tests/engine/test_batcher.py checks it
 bit for bit on the real model), so a search's results never depend on its neighbours.

@@ -7,7 +7,7 @@ process; nothing is downloaded. Texts are tokenized with the model's own fast to
 does (cosine 1.000 against it on LoCoMo turns and chunks; ``tests/engine/test_onnx.py``).
 
 Two sessions, each with its own threads (nothing process-wide is touched): queries run on
-QUERY_THREADS, documents on the session default. Measured on 2 busy cores (benchmarks/speed.py
+QUERY_THREADS, documents on the session default. Measured on 2 busy cores (benchmarks/perf/speed.py
 ``encoders``, all-MiniLM-L6-v2): one query 14 ms with torch on one thread, 6-7 ms here (FP32);
 int8 dynamic quantization halves that again but moves vectors (cosine 0.95) and is opt-in
 (MEMSEARCH_QUANTIZE, with its recall in benchmarks/README.md).
@@ -38,7 +38,7 @@ OPSET = 17
 #: machine a second spinning thread made a torch query ~1 s instead of ~60 ms.
 QUERY_THREADS = 1
 #: A batch of queries is cut where a text is longer than this many times the shortest of its group:
-#: padding costs. Sixteen queries of 3-19 tokens on 2 busy cores (benchmarks/concurrency.py's):
+#: padding costs. Sixteen queries of 3-19 tokens on 2 busy cores (benchmarks/perf/concurrency.py's):
 #: one at a time 350 ms, one padded batch 260 ms, four groups of four 152 ms, cut at 1.5x 117 ms.
 QUERY_PAD_RATIO = 1.5
 _MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",

@@ -43,7 +43,7 @@ MAX_TOKEN_CHARS = 1024
 #: a paragraph (about 130-200 tokens) stays whole in one chunk with the turn or paragraph before it
 #: instead of being cut at sentences (a line too long even for that is cut at ``max_tokens``: longer
 #: pieces only dilute the sentence that answers). Chat turns of a sentence or two (LoCoMo's average
-#: about 120 characters) and notes stay at ``max_tokens``. Measured: memsearch/engine/search/fusion.py.
+#: about 120 characters) and notes stay at ``max_tokens``. Measured: benchmarks/research/LOG.md.
 LONG_LINE_CHARS = 300
 DEFAULT_LONG_LINE_FACTOR = 2
 

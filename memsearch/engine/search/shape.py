@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from ...memory.editor import index_text
 from ...memory.tree import INDEX_NAME
+from .order import rank_order
 from .query import wants_latest
 
 __all__ = [
@@ -28,7 +29,7 @@ __all__ = [
     "merge_rows",
 ]
 
-# --- the shape of agent memory (measured on benchmarks/agentmem.py: fusion.py's docstring) ------
+# --- the shape of agent memory (measured on benchmarks/agentmem.py: benchmarks/research/LOG.md) ------
 #: A generated MEMORY.md stub (the text the memory tool writes into a new directory, "Memory about
 #: acme: the notes filed in clients/acme/.") holds no memory: it names its folder, so a query naming
 #: the folder matched it first, and every hit in that folder carries it anyway (``Hit.memory_md``).
@@ -141,7 +142,7 @@ def reshape(ranked: list[dict], query: str) -> list[dict]:
 
 
 def _sorted(rows: list[dict]) -> list[dict]:
-    return sorted(rows, key=lambda r: (-r["score"], r["path"], r["start_line"]))
+    return rank_order(rows)
 
 
 def merge_rows(ranked: list[dict], k: int) -> list[dict]:

@@ -1,6 +1,6 @@
 """Benchmark of concurrent searches through one daemon: searches/s and latency at 1, 4 and 16 clients.
 
-    python -m benchmarks.concurrency [--out FILE] [--clients 1,4,16] [--seconds 10] [--label after] [--compare DIR]
+    python -m benchmarks.perf.concurrency [--out FILE] [--clients 1,4,16] [--seconds 10] [--label after] [--compare DIR]
 
 On a copy of examples/memory with the real model, a ``memsearch watch --detach`` daemon serves;
 for each client count, that many threads of this process (each its own connection per request,
@@ -194,7 +194,7 @@ def run(clients: list[int], seconds: float, batch: int, label: str, log=print, c
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.concurrency", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.concurrency", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, help="write the results here (JSON)")
     parser.add_argument("--clients", default="1,4,16", help="client counts, comma-separated")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase")

@@ -6,9 +6,9 @@
 * index size on disk and peak RSS.
 
 :func:`run_sizes` (used by ``python -m benchmarks speed``) measures all of it at each size in a
-fresh child process (``python -m benchmarks.speed _size ...``, :func:`main`), so that peak RSS
+fresh child process (``python -m benchmarks.perf.speed _size ...``, :func:`main`), so that peak RSS
 and warm-up belong to one size only, together with the synthetic corpus' retrieval quality at
-that size; :func:`daemon_freshness` runs benchmarks/daemon.py small.
+that size; :func:`daemon_freshness` runs benchmarks/perf/daemon.py small.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def size_run(work: Path, chunks: int, raw_sample: int = RAW_SAMPLE, seed: int = 
 
 
 def run_sizes(sizes, work: Path, progress=None) -> list[dict]:
-    """:func:`size_run` for each size, each in a fresh ``python -m benchmarks.speed _size`` child."""
+    """:func:`size_run` for each size, each in a fresh ``python -m benchmarks.perf.speed _size`` child."""
     import subprocess
     import sys
 
@@ -179,7 +179,7 @@ def run_sizes(sizes, work: Path, progress=None) -> list[dict]:
         out = work / f"size-{chunks}.json"
         out.unlink(missing_ok=True)
         with open(work / f"size-{chunks}.log", "w") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "benchmarks.speed", "_size", str(chunks), str(work), str(out)],
+            proc = subprocess.Popen([sys.executable, "-m", "benchmarks.perf.speed", "_size", str(chunks), str(work), str(out)],
                                     stdout=subprocess.PIPE, stderr=log, text=True, env=env, cwd=str(REPO))
             for line in proc.stdout:
                 parts = line.split(maxsplit=3)
@@ -197,13 +197,13 @@ def run_sizes(sizes, work: Path, progress=None) -> list[dict]:
 
 
 def daemon_freshness(work: Path, files: int = 300, edits: int = 20, rapid: int = 100, timeout: int = 900) -> dict:
-    """benchmarks/daemon.py at a small size (its live phases only): write-to-searchable times."""
+    """benchmarks/perf/daemon.py at a small size (its live phases only): write-to-searchable times."""
     import subprocess
     import sys
 
     out = work / "daemon"
     out.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "benchmarks.daemon", "--out", str(out), "--files", str(files), "--edits", str(edits),
+    cmd = [sys.executable, "-m", "benchmarks.perf.daemon", "--out", str(out), "--files", str(files), "--edits", str(edits),
            "--rapid", str(rapid), "--disk-edits", "0"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(REPO),
@@ -219,7 +219,7 @@ def daemon_freshness(work: Path, files: int = 300, edits: int = 20, rapid: int =
     return {k: data[k] for k in keep if k in data}
 
 
-# --- the query path against a bare model encode (python -m benchmarks.speed paths) --------------
+# --- the query path against a bare model encode (python -m benchmarks.perf.speed paths) --------------
 def interleaved(calls: dict, queries: list[str], warm: int = 5) -> dict:
     """p50/p95 ms of each ``calls[name](query)``, run in turn on every query.
 
@@ -413,7 +413,7 @@ def main(argv=None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in ("paths", "encoders"):
-        parser = argparse.ArgumentParser(prog=f"python -m benchmarks.speed {argv[0]}")
+        parser = argparse.ArgumentParser(prog=f"python -m benchmarks.perf.speed {argv[0]}")
         parser.add_argument("--out", type=Path, default=Path("bench-results/speed-paths"))
         parser.add_argument("--locomo")
         parser.add_argument("--copies", default="1,4", help="LoCoMo tree copies in one index (paths)")
@@ -441,7 +441,7 @@ def main(argv=None) -> int:
     if len(argv) != 4 or argv[0] != "_size":
         print(
             "usage: python -m benchmarks speed [--size 1000,10000] [--out DIR] "
-            "(python -m benchmarks.speed only runs one size for it: _size CHUNKS WORK OUT.json)",
+            "(python -m benchmarks.perf.speed only runs one size for it: _size CHUNKS WORK OUT.json)",
             file=sys.stderr,
         )
         return 2

@@ -1,4 +1,4 @@
-"""Remote indexes against local disk, and Ray embedding against one process: ``python -m benchmarks.remote``.
+"""Remote indexes against local disk, and Ray embedding against one process: ``python -m benchmarks.perf.remote``.
 
 Index time of one tree into a local directory and into a local SeaweedFS (``s3://``), then
 search latency, p50/p95, *warm* (the index open, the query repeated) and *cold* (a new
@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from benchmarks.common import REPO, bench_embedder
-from benchmarks.seaweed import SeaweedS3
+from memsearch import settings
+from tests.support.seaweed import SeaweedS3
 
 __all__ = ["main", "run_remote", "run_ray", "run_roots"]
 
@@ -181,13 +182,13 @@ def run_roots(count: int = 100, rounds: int = 40) -> dict:
                 api.search("which warehouse", roots[i], db=f"s3://bench/tenants/t{i:03d}", sync=False)
                 cold.append(time.perf_counter() - t)
             api.close_indexes()
-    return {"roots": count, "open_limit": api.MAX_OPEN_INDEXES, "index_and_first_search_all_s": round(open_s, 1),
+    return {"roots": count, "open_limit": settings.get("max_open"), "index_and_first_search_all_s": round(open_s, 1),
             "rss_mb": {"model_loaded": round(rss_model / 2**20), "after_all_roots": round(rss_all / 2**20)},
             "warm_root": _summary(warm), "cold_root": _summary(cold)}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.remote", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.remote", description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=1, help="Repeat the example tree's external memory this many times.")
     parser.add_argument("--rounds", type=int, default=40, help="Warm searches per store (cold: a quarter of it).")
     parser.add_argument(
@@ -209,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     if "roots" in parts:
         result["roots"] = run_roots(args.roots, args.rounds)
     if "service" in parts:
-        from benchmarks.tenants import run_service
+        from benchmarks.perf.tenants import run_service
 
         result["service"] = run_service(args.roots, args.rounds)
     if "ray" in parts:

@@ -1,6 +1,6 @@
 """Benchmark of the auto-started daemon: CLI wall times with no daemon started by hand.
 
-    python -m benchmarks.autostart [--out DIR] [--runs 10] [--off-runs 3]
+    python -m benchmarks.perf.autostart [--out DIR] [--runs 10] [--off-runs 3]
 
 On a copy of examples/memory, indexed first (``memsearch index``), with the real model:
 
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import load_average, write_result
-from benchmarks.service import QUERIES, _env, _memsearch, _stats, _status, _wall
+from benchmarks.perf.service import QUERIES, _env, _memsearch, _stats, _status, _wall
 
 __all__ = ["run", "main", "report"]
 
@@ -89,7 +89,7 @@ def report(r: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.autostart", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.autostart", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=None, help="write autostart.json here")
     parser.add_argument("--runs", type=int, default=10, help="calls answered by the auto-started daemon")
     parser.add_argument("--off-runs", type=int, default=3, help="calls with autostart off (each loads the model)")

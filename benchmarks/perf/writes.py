@@ -1,7 +1,7 @@
 """Benchmark of write-to-searchable: one memory-tool write through ``ToolBox(root, writable=True)``, in-process.
 
-    python -m benchmarks.writes [--writes 30] [--root DIR] [--out FILE.json]
-    MEMSEARCH_BENCH_EMBEDDER=hash python -m benchmarks.writes    # everything but the model
+    python -m benchmarks.perf.writes [--writes 30] [--root DIR] [--out FILE.json]
+    MEMSEARCH_BENCH_EMBEDDER=hash python -m benchmarks.perf.writes    # everything but the model
 
 On a temporary copy of examples/memory (or ``--root``, copied), with the real default model
 loaded and the tree indexed *before* timing (the first model load is excluded, as the target

@@ -1,6 +1,6 @@
 """Benchmark of the Claude Code hooks: wall time of each hook as Claude Code runs it (a command, JSON on stdin).
 
-    python -m benchmarks.hooks [--out DIR] [--runs 20]
+    python -m benchmarks.perf.hooks [--out DIR] [--runs 20]
 
 On a copy of examples/memory, indexed first, with the real model: a bare ``python -c pass`` (the floor of any
 hook), then the first prompt hook with no daemon running (it starts one and waits for it at most
@@ -83,7 +83,7 @@ def run(runs: int = 20) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.hooks", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.hooks", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "bench-results")
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args(argv)

@@ -1,10 +1,10 @@
-"""First-stage variants for the tuning loop (benchmarks/tune.py): finer vectors inside chunks, context, trimmed hits.
+"""First-stage variants for the tuning loop (benchmarks/research/tune.py): finer vectors inside chunks, context, trimmed hits.
 
-Steps over a dump (``python -m benchmarks.tune dump --out DIR``), each saving a pickle beside it::
+Steps over a dump (``python -m benchmarks.research.tune dump --out DIR``), each saving a pickle beside it::
 
-    python -m benchmarks.tune_vectors windows --out DIR [--size 1]   # sentence windows of every chunk, embedded
-    python -m benchmarks.tune_vectors context --out DIR              # chunks re-embedded with their turn's context
-    python -m benchmarks.tune eval --out DIR win2-mix-0.5 ...         # the variants below, as any other
+    python -m benchmarks.research.tune_vectors windows --out DIR [--size 1]   # sentence windows of every chunk, embedded
+    python -m benchmarks.research.tune_vectors context --out DIR              # chunks re-embedded with their turn's context
+    python -m benchmarks.research.tune eval --out DIR win2-mix-0.5 ...         # the variants below, as any other
 
 Variants (registered in ``tune.VARIANTS``):
 
@@ -248,7 +248,7 @@ NEEDS = {f"win{s}-": f"windows-{s}" for s in SIZES} | {f"ctx-{h}": f"context-{h}
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.tune_vectors")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.research.tune_vectors")
     parser.add_argument("what", choices=("windows", "context"))
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--size", type=int, default=1, choices=SIZES)

@@ -1,6 +1,6 @@
 """Benchmark of the indexing daemon (``memsearch watch``): freshness, searches under writes, disk use.
 
-    python -m benchmarks.daemon --out DIR [--files 2000] [--edits 100] [--rapid 500] [--disk-edits 1000]
+    python -m benchmarks.perf.daemon --out DIR [--files 2000] [--edits 100] [--rapid 500] [--disk-edits 1000]
 
 Processes: the daemon (``python -m memsearch watch``, real model), a *reader* that
 searches in a loop and records every latency and error, and this controller.
@@ -172,7 +172,7 @@ def live_phases(args, work: Path) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads), HF_HUB_OFFLINE="1",
                TOKENIZERS_PARALLELISM="false")
     read_proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.daemon", "_reader", str(root), str(db), str(control), str(args.threads)],
+        [sys.executable, "-m", "benchmarks.perf.daemon", "_reader", str(root), str(db), str(control), str(args.threads)],
         env=env,
         stderr=open(work / "reader.log", "wb"),
     )
@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "_reader":
         reader(argv[1], argv[2], argv[3], int(argv[4]))
         return 0
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.daemon", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.daemon", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="Directory for result.json and the work trees.")
     parser.add_argument("--files", type=int, default=2000, help="Notes in the tree indexed under search load.")
     parser.add_argument("--edits", type=int, default=100, help="Edits timed for freshness.")
@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True)
     started = time.perf_counter()
     result = {
-        "command": "python -m benchmarks.daemon " + " ".join(argv),
+        "command": "python -m benchmarks.perf.daemon " + " ".join(argv),
         "cpus": os.cpu_count(),
         "loadavg_at_start": os.getloadavg(),
         "threads_per_process": args.threads,

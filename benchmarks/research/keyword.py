@@ -8,8 +8,8 @@ the in-memory search, and hybrid search with each keyword path; the in-memory co
 question, score differences); and both after ``--edits`` single-file syncs (LanceDB's
 unindexed tail, folded by the engine past FTS_TAIL_MAX_ROWS).
 
-    python -m benchmarks.keyword --locomo /path/to/locomo10.json --copies 1,4 --edits 1000
-    python -m benchmarks.keyword --locomo /path/to/locomo10.json --quality   # LoCoMo recall, each path
+    python -m benchmarks.research.keyword --locomo /path/to/locomo10.json --copies 1,4 --edits 1000
+    python -m benchmarks.research.keyword --locomo /path/to/locomo10.json --quality   # LoCoMo recall, each path
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import statistics
 import time
 from pathlib import Path
 
-from benchmarks.speed import interleaved
+from benchmarks.perf.speed import interleaved
 
 __all__ = ["agreement", "build_times", "size_run", "run", "quality", "main"]
 
@@ -190,7 +190,7 @@ def quality(work: Path, locomo=None, configs=("keyword", "hybrid-convex", "hybri
 def main(argv=None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.keyword", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.research.keyword", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("bench-results/keyword"))
     parser.add_argument("--locomo")
     parser.add_argument("--copies", default="1,4", help="LoCoMo tree copies in one index, per size")

@@ -3,14 +3,14 @@
 ``dump`` indexes the LoCoMo trees (one per conversation) with the engine as it is and saves,
 for every question, the BM25 and the cosine candidate lists (top :data:`POOL`, the rows the
 engine's hybrid search would see) with the query vector, plus each tree's chunk vectors; a
-ranking variant (:data:`VARIANTS`, from :mod:`benchmarks.tune_rules` and :mod:`benchmarks.tune_vectors`)
+ranking variant (:data:`VARIANTS`, from :mod:`benchmarks.research.tune_rules` and :mod:`benchmarks.research.tune_vectors`)
 is then a function of those lists, scored on the tuning split (conversations 0-4), the held-out test
 split (5-9) and all ten in a second or two::
 
-    python -m benchmarks.tune dump --out /tmp/tune          # minutes: embeds ~2.3k chunks
-    python -m benchmarks.tune lines --out /tmp/tune         # for the lines-* rows: embeds ~5.9k turns alone
-    python -m benchmarks.tune expand --out /tmp/tune        # for the rm3-* rows: a second BM25 query each
-    python -m benchmarks.tune eval --out /tmp/tune [NAME ...]
+    python -m benchmarks.research.tune dump --out /tmp/tune          # minutes: embeds ~2.3k chunks
+    python -m benchmarks.research.tune lines --out /tmp/tune         # for the lines-* rows: embeds ~5.9k turns alone
+    python -m benchmarks.research.tune expand --out /tmp/tune        # for the rm3-* rows: a second BM25 query each
+    python -m benchmarks.research.tune eval --out /tmp/tune [NAME ...]
 
 Every variant is a technique measured for hybrid ranking (shipped or not); the results and
 why each was or was not adopted are in ``memsearch/engine/search/fusion.py``'s docstring.
@@ -30,9 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks import quality, tune_rules, tune_vectors
+from benchmarks import quality
 from benchmarks.metrics import Span
-from benchmarks.tune_rules import EXPAND_TERMS, POOL, baseline
+from benchmarks.research import tune_rules, tune_vectors
+from benchmarks.research.tune_rules import EXPAND_TERMS, POOL, baseline
 from memsearch.engine.search import shape
 
 __all__ = ["POOL", "VARIANTS", "dump", "embed_lines", "expand", "evaluate", "main"]
@@ -171,7 +172,7 @@ def evaluate(out: Path, names=None, locomo=None, by_category: bool = False) -> d
     if unknown:
         raise SystemExit(f"unknown variant {', '.join(unknown)}: choose from {', '.join(VARIANTS)}")
     if not (out / "candidates.pkl").is_file():
-        raise SystemExit(f"no candidates in {out}: run `python -m benchmarks.tune dump --out {out}` first")
+        raise SystemExit(f"no candidates in {out}: run `python -m benchmarks.research.tune dump --out {out}` first")
     data = pickle.loads((out / "candidates.pkl").read_bytes())
     lines = pickle.loads((out / "lines.pkl").read_bytes()) if (out / "lines.pkl").is_file() else {}
     expanded = pickle.loads((out / "expanded.pkl").read_bytes()) if (out / "expanded.pkl").is_file() else None
@@ -212,7 +213,7 @@ def evaluate(out: Path, names=None, locomo=None, by_category: bool = False) -> d
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.tune")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.research.tune")
     parser.add_argument("what", choices=("dump", "lines", "expand", "eval"))
     parser.add_argument("names", nargs="*")
     parser.add_argument("--out", type=Path, default=Path("bench-results/tune"))

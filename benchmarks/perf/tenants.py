@@ -1,8 +1,7 @@
 """Many tenants through one real ``memsearch serve --roots PARENT --http`` process, from an MCP client.
 
-:class:`TenantServer` starts the server on a free loopback port and stops it (the tests use it
-too); :func:`call` runs one tool in a session on a tenant's URL; :func:`run_service` is the
-``--parts service`` benchmark of :mod:`benchmarks.remote`: the server's resident memory with
+The server and its client are test support (tests/support/tenants.py); :func:`run_service` is the
+``--parts service`` benchmark of :mod:`benchmarks.perf.remote`: the server's resident memory with
 ``count`` tenants on SeaweedFS (``--db s3://bench/tenants/{tenant}``), and search latency from a
 client, p50/p95, of a warm tenant (open in the server's LRU) against a cold one (evicted).
 """
@@ -10,91 +9,17 @@ client, p50/p95, of a warm tenant (open in the server's LRU) against a cold one 
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO
+from tests.support.tenants import TenantServer, session
 
-__all__ = ["TenantServer", "call", "session", "run_service", "free_port"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class TenantServer:
-    """``python -m memsearch serve --roots PARENT --http`` on a free loopback port, for a ``with`` block."""
-
-    def __init__(self, parent: Path, *, env: dict[str, str] | None = None, args: tuple[str, ...] = (), start_timeout: float = 120):
-        self.parent, self.args, self.start_timeout = parent, args, start_timeout
-        self.env = dict(os.environ if env is None else env, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-        self.port = free_port()
-        self.process: subprocess.Popen | None = None
-
-    def url(self, tenant: str) -> str:
-        return f"http://127.0.0.1:{self.port}/tenants/{tenant}/mcp"
-
-    def __enter__(self) -> "TenantServer":
-        command = [sys.executable, "-m", "memsearch", "serve", "--roots", str(self.parent), "--http", "--port", str(self.port), *self.args]
-        self.process = subprocess.Popen(command, env=self.env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + self.start_timeout
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return self
-            except OSError:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"memsearch serve --roots exited: {self.process.stderr.read().decode()[-2000:]}")
-                if time.monotonic() > deadline:
-                    self.__exit__()
-                    raise RuntimeError("memsearch serve --roots did not start listening")
-                time.sleep(0.1)
-
-    def __exit__(self, *exc) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-    def rss(self) -> int:
-        import psutil
-
-        return psutil.Process(self.process.pid).memory_info().rss
-
-
-def session(url: str):
-    """An MCP client session on ``url`` (``async with session(url) as client``)."""
-    from mcp import Client
-
-    return Client(url)
-
-
-def call(url: str, tool: str, arguments: dict) -> dict:
-    """One tool call in a fresh session: the result's JSON (``structuredContent``)."""
-    import anyio
-
-    result: dict = {}
-
-    async def run() -> None:
-        async with session(url) as client:
-            answer = await client.call_tool(tool, arguments)
-            result.update(answer.structured_content or {})
-
-    anyio.run(run)
-    return result
+__all__ = ["run_service"]
 
 
 def _summary(values: list[float]) -> dict:
-    """p50/p95 in ms (nearest rank, as benchmarks.remote reports them)."""
+    """p50/p95 in ms (nearest rank, as benchmarks.perf.remote reports them)."""
     ordered = sorted(values)
     pick = lambda q: ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]  # noqa: E731
     return {"p50_ms": round(pick(0.5) * 1000, 2), "p95_ms": round(pick(0.95) * 1000, 2), "n": len(values)}
@@ -117,7 +42,7 @@ def run_service(count: int = 100, rounds: int = 40, max_open: int = 16) -> dict:
     """``count`` tenants on SeaweedFS behind one server; see the module docstring."""
     import anyio
 
-    from benchmarks.seaweed import SeaweedS3
+    from tests.support.seaweed import SeaweedS3
 
     with tempfile.TemporaryDirectory(prefix="memsearch-service-bench-") as tmp:
         work = Path(tmp)

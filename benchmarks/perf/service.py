@@ -1,7 +1,7 @@
 """Benchmark of the serving daemon: what a shell command, a harness and a writer see with and without it.
 
-    python -m benchmarks.service [--out DIR] [--runs 20] [--local-runs 5] [--clients 8] [--seconds 10] [--files 0]
-    python -m benchmarks.service --client-only [--runs 30] [--compare OTHER_CHECKOUT]
+    python -m benchmarks.perf.service [--out DIR] [--runs 20] [--local-runs 5] [--clients 8] [--seconds 10] [--files 0]
+    python -m benchmarks.perf.service --client-only [--runs 30] [--compare OTHER_CHECKOUT]
 
 On a copy of examples/memory (plus ``--files`` synthetic notes), with the real model:
 
@@ -268,7 +268,7 @@ def report(r: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.service", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.service", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=None, help="write service.json here")
     parser.add_argument("--runs", type=int, default=20, help="CLI calls with the daemon (and 3x searches for server time)")
     parser.add_argument("--local-runs", type=int, default=5, help="CLI calls with --local (each loads the model)")

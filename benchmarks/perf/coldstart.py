@@ -1,7 +1,7 @@
 """Benchmark of a cold index: time from starting the first sync of a tree never indexed to its first keyword hit.
 
-    python -m benchmarks.coldstart [--chunks 20000] [--out DIR] [--full]
-    python -m benchmarks.coldstart --cli [--chunks 20000] [--out DIR]
+    python -m benchmarks.perf.coldstart [--chunks 20000] [--out DIR] [--full]
+    python -m benchmarks.perf.coldstart --cli [--chunks 20000] [--out DIR]
 
 A synthetic tree (:mod:`benchmarks.synthetic`, about ``--chunks`` chunks) is indexed from nothing
 by ``MemoryIndex.sync`` in a thread, as ``memsearch watch`` and ``serve`` do, while a second
@@ -216,7 +216,7 @@ def report_cli(r: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.coldstart", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.coldstart", description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=20_000, help="approximate size of the tree, in chunks")
     parser.add_argument("--out", type=Path, default=None, help="write coldstart.json here")
     parser.add_argument("--full", action="store_true", help="let the sync finish (embed every chunk)")

@@ -1,6 +1,6 @@
 """Searches per second held, with zero errors, while a daemon ingests a burst of edits.
 
-    python -m benchmarks.burst [--edits 1000] [--files 50]
+    python -m benchmarks.perf.burst [--edits 1000] [--files 50]
 
 A copy of examples/memory gets a real ``memsearch watch`` daemon (real model, real file
 events). This process searches the same index in a loop (a reader: no lock) while another

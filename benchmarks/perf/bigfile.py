@@ -1,4 +1,4 @@
-"""Peak memory of indexing one big Markdown file: ``python -m benchmarks.bigfile``.
+"""Peak memory of indexing one big Markdown file: ``python -m benchmarks.perf.bigfile``.
 
 Generates one Markdown file of each size asked (deterministic: headings, paragraphs, lists and
 code fences, a canary fact in its first and in its last section), indexes it into a fresh
@@ -10,9 +10,9 @@ chunking, storing and committing without the model's cost. ``--embedder model`` 
 ``memsearch index`` itself with the default model (slow on 2 cores: use small sizes). Each run
 also checks that both canaries are found, so a file left out or cut short cannot pass.
 
-    python -m benchmarks.bigfile --sizes 5,20,50 --embedder hash
-    python -m benchmarks.bigfile --sizes 2,5 --embedder model
-    python -m benchmarks.bigfile --sizes 50 --files 50    # the same bytes in 50 files, for comparison
+    python -m benchmarks.perf.bigfile --sizes 5,20,50 --embedder hash
+    python -m benchmarks.perf.bigfile --sizes 2,5 --embedder model
+    python -m benchmarks.perf.bigfile --sizes 50 --files 50    # the same bytes in 50 files, for comparison
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def measure(megabytes: float, embedder: str, work: Path, files: int = 1) -> dict
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bigfile", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.bigfile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="5,20,50", help="comma-separated file sizes in MB (default 5,20,50)")
     parser.add_argument(
         "--embedder", choices=("hash", "model"), default="hash", help="hash (default) or the real model"

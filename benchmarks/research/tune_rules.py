@@ -1,8 +1,8 @@
-"""The ranking variants that ``python -m benchmarks.tune eval`` replays: query-side rules over the dumped candidates.
+"""The ranking variants that ``python -m benchmarks.research.tune eval`` replays: query-side rules over the dumped candidates.
 
 A variant is a function ``(question, vector rows, keyword rows, context) -> ranked rows`` of the BM25 and
 cosine candidate lists that ``tune dump`` saved (top :data:`POOL` each); :data:`VARIANTS` names every one,
-and ``benchmarks.tune`` adds the first-stage variants of :mod:`benchmarks.tune_vectors` to them. Every
+and ``benchmarks.research.tune`` adds the first-stage variants of :mod:`benchmarks.research.tune_vectors` to them. Every
 variant is a technique measured for hybrid ranking (shipped or not); the results and why each was or was
 not adopted are in ``memsearch/engine/search/fusion.py``'s docstring.
 """
@@ -15,6 +15,7 @@ import numpy as np
 
 from benchmarks import quality
 from memsearch.engine.search import fusion, shape, speakers
+from memsearch.engine.search.order import rank_order
 
 __all__ = ["POOL", "EXPAND_TERMS", "VARIANTS", "baseline"]
 
@@ -28,7 +29,7 @@ def baseline(q, vec, kw, ctx):
 
 
 def _rank(rows):
-    return sorted(rows, key=lambda r: (-r["score"], r["path"], r["start_line"]))
+    return rank_order(rows)
 
 
 def neighbours(share, how="max"):

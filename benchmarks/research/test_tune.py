@@ -1,4 +1,4 @@
-"""The ranking replay loop (benchmarks/tune.py): its baseline is the engine's own hybrid ranking."""
+"""The ranking replay loop (benchmarks/research/tune.py): its baseline is the engine's own hybrid ranking."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from benchmarks import quality, tune, tune_vectors
+from benchmarks import quality
 from benchmarks.common import EMBEDDER_ENV
+from benchmarks.research import tune, tune_vectors
 
 TOPICS = ["salsa dancing lessons", "sourdough bread starter", "marathon training plan", "vintage camera repair",
           "balcony tomato garden", "chess openings study", "pottery wheel class"]
