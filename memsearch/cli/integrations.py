@@ -90,3 +90,14 @@ def register(app: typer.Typer) -> None:
         else:
             changes = claude_code.plan_project(spec, base, project, db, log_sessions=log_sessions)
         _confirm_and_apply(changes, yes)
+
+    @group.command("plugin", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def claude_code_plugin(
+        ctx: typer.Context,
+        what: str = typer.Argument(..., help="hook EVENT (session-start, prompt, session-log) or serve [--writable]."),
+    ) -> None:
+        """What the Claude Code plugin runs: a hook, or the MCP server, on its memory root ($MEMSEARCH_MEMORY_ROOT,
+        default ~/.memsearch/memory, created valid on first use)."""
+        from ..harness.plugin import main
+
+        raise typer.Exit(main([what, *ctx.args]))

@@ -214,8 +214,9 @@ def folder_index(repository: str, cwd: str) -> str:
     return (f"# {repository}: Claude Code sessions\n\n"
             f"What Claude Code sessions in the {repository} repository{where} did: one file per day "
             "(YYYY-MM-DD.md), one section per session with the user's prompts, Claude's final answers and the "
-            "files the session changed and read, cut short, secrets masked. Written by memsearch's session log "
-            "(`memsearch claude-code install --log-sessions`); search it with memory_search.\n")
+            "files the session changed and read, cut short, secrets masked. Written by memsearch's session log (the "
+            "memsearch plugin's log_sessions option, or `memsearch claude-code install --log-sessions`); search it "
+            "with memory_search.\n")
 
 
 def _indexer(root: Path, db: str | None):
