@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 from pathlib import Path
 
 from ..errors import ClientConfigError
+from ..launch import python_argv
 from . import clients
 from .clients import ConfigChange, ServerSpec, absolute_db
 from .hooks import CLAUDE_TIMEOUT_S
@@ -38,9 +38,10 @@ LOG_EVENTS = {"Stop": "session-log", "SessionEnd": "session-log", "PreCompact": 
 
 
 def hook_command(event: str, root: Path, db: str | None = None, python: str | None = None) -> str:
-    """The shell command Claude Code runs for ``event``, every path absolute."""
+    """The shell command Claude Code runs for ``event``, every path absolute; Python runs isolated from the
+    project it is started in (:mod:`memsearch.launch`), so the project's own modules never load."""
     arg = EVENTS.get(event) or LOG_EVENTS[event]
-    parts = [python or sys.executable, "-m", HOOK_MODULE, arg, "--root", str(Path(root).expanduser().resolve())]
+    parts = python_argv(HOOK_MODULE, arg, "--root", str(Path(root).expanduser().resolve()), python=python)
     if db:
         parts += ["--db", absolute_db(db)]
     return shlex.join(parts)

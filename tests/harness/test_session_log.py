@@ -154,7 +154,7 @@ def test_the_next_prompt_recalls_the_logged_session(make_tree, tmp_path):
     subprocess.run(install, capture_output=True, text=True, timeout=120, env=ENV, stdin=subprocess.DEVNULL, check=True)
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     command = {event: settings["hooks"][event][-1]["hooks"][0]["command"] for event in settings["hooks"]}
-    assert shlex.split(command["Stop"])[3] == "session-log" and command["Stop"] == command["SessionEnd"]
+    assert shlex.split(command["Stop"])[4] == "session-log" and command["Stop"] == command["SessionEnd"]
     log = transcript(tmp_path / "t.jsonl", str(project),
                      [("Why do refunds to Norwegian cards bounce?", "The acquirer rejects NOK refunds over 30 days "
                        "old; refunds.py now issues a credit note instead.", "refunds.py")])
