@@ -106,6 +106,29 @@ def test_the_session_log_is_off_unless_the_option_turns_it_on(tmp_path):
     assert validate(tmp_path / "mem").valid
 
 
+@pytest.mark.slow
+def test_the_plugin_server_is_the_memsearch_mcp_server_on_the_plugin_root(tmp_path):
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "MEMSEARCH_AUTOSTART": "0",
+           "MEMSEARCH_COMMAND": MEMSEARCH, "CLAUDE_PLUGIN_OPTION_MEMORY_ROOT": str(tmp_path / "mem"),
+           "CLAUDE_PLUGIN_OPTION_WRITABLE": "true"}
+    params = StdioServerParameters(command=str(LAUNCHER), args=["serve"], env=env, cwd=str(tmp_path))
+    seen = {}
+
+    async def session() -> None:
+        with anyio.fail_after(120):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                seen["tools"] = [t.name for t in (await client.list_tools()).tools]
+                seen["core"] = (await client.call_tool("memory_core", {})).structured_content
+
+    anyio.run(session)
+    assert seen["tools"] == ["memory_search", "memory_read", "memory_list", "memory_core", "memory"]  # writable
+    assert seen["core"]["files"][0]["path"] == "MEMORY.md" and validate(tmp_path / "mem").valid
+
+
 # --- the real Claude Code CLI ----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def claude_cli(tmp_path_factory) -> str:
