@@ -4,7 +4,8 @@ Light on purpose (the service client, settings and the location only): a ``memse
 daemon answers never imports the model, LanceDB, pyarrow or tiktoken. :func:`request` returns the daemon's
 result, or None when the caller should work in-process, which is when:
 
-* no daemon listens, and none is starting (``wait`` 0, autostart off, a read-only or remote index);
+* no daemon listens, and none is starting (``wait`` 0, autostart off, a read-only or remote index); with
+  ``wait``, one is started first (:func:`~memsearch.service.autostart.ensure`), as the server's warm-up does;
 * the daemon refused before running anything (an older daemon without the method, another model, ...);
 * a read went wrong on the daemon's side (a timeout, a bug): reading again here is harmless.
 
@@ -22,6 +23,7 @@ import time
 from .. import settings
 from ..errors import DaemonUnavailable, Hint, IndexBuilding, MemoryBusy
 from ..location import IndexLocation
+from ..service import autostart
 from ..service.client import Client
 from ..service.firstbuild import daemon_coming
 
@@ -51,18 +53,25 @@ class Starting(Exception):
 
 
 def request(where: IndexLocation, method: str, params: dict, *, wait: float = 0.0, write: bool = False,
-            timeout: float | None = None):
+            timeout: float | None = None, model: str | None = None):
     """The daemon's result of ``method(**params)``, or None (do it in-process); see the module docstring.
     Raises the typed error of the call itself, :class:`Starting`, or :class:`MemoryBusy` (a write's outcome unknown)."""
     client = Client(where.root, where, timeout=SERVED_TIMEOUT_S if timeout is None else timeout)
     deadline = time.monotonic() + wait
+    started = False
     while True:
         try:
             return client.call(method, **params)
         except DaemonUnavailable as exc:
             if exc.quiet:
-                if wait <= 0 or where.remote or not daemon_coming(where):
+                if wait <= 0 or where.remote:
                     return None
+                if not daemon_coming(where):
+                    if started:
+                        return None
+                    autostart.ensure(where, model=model)  # this call may come before the server's own warm-up started one
+                    started = True
+                    continue
                 if time.monotonic() >= deadline:
                     raise Starting(str(where.root)) from None
                 time.sleep(POLL_S)
@@ -87,7 +96,8 @@ def tool(box, name, arguments) -> dict | None:
     where = IndexLocation.of(box.root, box.db, resolved=True)
     try:
         return request(where, "tool", {"name": name, "arguments": arguments} | _options(box),
-                       wait=max(box.wait, WRITE_WAIT_S) if write and box.wait else box.wait, write=write)
+                       wait=max(box.wait, WRITE_WAIT_S) if write and box.wait else box.wait, write=write,
+                       model=box.model)
     except Starting:
         if name != "memory_search":
             return None
