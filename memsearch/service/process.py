@@ -174,14 +174,14 @@ def daemon_status(root, db=None) -> dict:
         return info
     states = store.file_states()
     tree = scan(base)
-    wanted = set(tree.external_files) | (set(tree.core_files) if meta.get("include_core") else set())
+    wanted = set(tree.indexed_files(bool(meta.get("include_core"))))
     changed = 0
     for path in wanted & set(states):
         try:
             st = (base / path).stat()
         except OSError:
             continue
-        changed += st.st_mtime_ns != states[path].mtime_ns or st.st_size != states[path].size
+        changed += not states[path].same_as(st)
     info.update(partial_files=sum(is_incomplete(s.mtime_ns, s.size) for s in states.values()),
                 partial_chunks=store.text_only_rows())
     info.update(indexed=True, files=len(states), chunks=store.row_count(),
