@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DaemonFailed, DaemonUnavailable, IndexLocked, shown
+from ..launch import DETACHED_CWD, python_argv
 from ..location import IndexLocation
 from ..memory.files import read_json
 from ..platforms import Platform, holds_flock
@@ -96,8 +96,8 @@ def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
         raise IndexLocked(f"the index at {db_path} is being written by {holder_text(holder)}; "
                           f"`memsearch status {base}` tells more, `memsearch stop {base}` stops a daemon")
     where.ensure_state()
-    cmd = [sys.executable, "-m", "memsearch", "watch", str(base), *where.watch_args(),
-           "--log-file", str(log_path), "--wait", str(wait)]
+    cmd = python_argv("memsearch", "watch", str(base), *where.watch_args(), "--log-file", str(log_path),
+                      "--wait", str(wait))
     if model:
         cmd += ["--model", model]
     if debounce is not None:
@@ -108,7 +108,7 @@ def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
     with open(log_path, "ab") as log:  # output before logging is set up (and crashes) land here too
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                                    close_fds=True)
+                                    close_fds=True, cwd=DETACHED_CWD)
         except OSError as exc:  # the interpreter is gone or not executable for this user
             raise DaemonFailed(f"cannot start the daemon process {shown(cmd[0])}: {exc.strerror or exc}. Reinstall "
                                "memsearch or run `memsearch watch ROOT` in the foreground") from None
