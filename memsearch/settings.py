@@ -190,6 +190,12 @@ _ROWS = [
     Setting("open_mb", "MEMSEARCH_OPEN_MB", 1024, _whole(1, 10_000_000), "a whole number of megabytes, at least 1",
             "Estimated memory the open indexes of one process may hold (in-memory vectors and rows); past it the least "
             "recently used are closed. The index in use always stays open."),
+    Setting("memory_root", "MEMSEARCH_MEMORY_ROOT", Path("~/.memsearch/memory"), _path, "a directory path",
+            "The memory root of the Claude Code plugin (its `memory_root` option wins); created as valid Agent Memory "
+            "on first use.", "`~/.memsearch/memory`"),
+    Setting("log_sessions", "MEMSEARCH_LOG_SESSIONS", False, _flag, "true or false",
+            "Whether the Claude Code plugin keeps each session in its memory root (its `log_sessions` option wins); "
+            "a project install opts in with `--log-sessions` instead."),
     Setting("log_level", "MEMSEARCH_LOG_LEVEL", "WARNING", _choice(*LOG_LEVELS, upper=True), ", ".join(LOG_LEVELS),
             "Log level of `memsearch serve` (on stderr)."),
     Setting("locomo", "MEMSEARCH_LOCOMO", None, _path, "the path of locomo10.json",
