@@ -154,7 +154,8 @@ _ROWS = [
     Setting("text_first_files", "MEMSEARCH_TEXT_FIRST_FILES", 64, _whole(0, 10_000_000),
             "a whole number of files (0: never)",
             "New files in one sync from which their text is written first, keyword-searchable (hits say `partial`) "
-            "before it is embedded; 0 embeds as it writes."),
+            "before it is embedded; the first sync of a tree never indexed does so whatever its size; 0 embeds as "
+            "it writes."),
     Setting("max_file_mb", "MEMSEARCH_MAX_FILE_MB", 10, _whole(1, 100_000), "a whole number of megabytes, at least 1",
             "Markdown files larger than this are not indexed (a warning names them). Memory no longer grows with a "
             "file's size; this bounds time: 10 MB is about 19,000 chunks, some 20 minutes of embedding on 2 busy CPU cores."),
