@@ -4,8 +4,9 @@
 own (its own store handles and caches, as a reader in another process would have) that shares
 the writer's model, so indexing never waits on a search. The writes (``sync``, ``index``,
 ``check``) go to the process's writer of that root (:class:`Writer`, a
-:class:`~memsearch.service.roots.Root`); a server without one refuses them. Write methods
-added later (a ``memory`` tool write) get their handler here and their work in the writer.
+:class:`~memsearch.service.roots.Root`); a server without one refuses them. More methods are
+plugged in by name (``methods``): the tool calls, resources and memory-tool writes thin clients
+forward (:mod:`memsearch.harness.served`, which syncs its writes through the writer).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class Answers:
     """
 
     def __init__(self, index, *, status: Callable[[], dict] | None = None, writer: Writer | None = None,
-                 sync: Callable[[list[str]], dict] | None = None, socket: str | None = None):
+                 sync: Callable[[list[str]], dict] | None = None, socket: str | None = None,
+                 methods: dict[str, Callable] | None = None):
         self.index = index
         self.root = index.root
         self.db_path = index.where.state
@@ -54,6 +56,7 @@ class Answers:
         self.requests = 0
         self._handlers = {"search": self._search, "read": self._read, "ls": self._ls, "core": self._core,
                           "status": self._status, "sync": self._sync, "index": self._index, "check": self._check}
+        self._handlers |= dict(methods or {})  # more methods (the tools' tool, resource, edit: harness/served.py)
 
     def dispatch(self, method: str, root: str | None, db: str | None, params: dict, progress=None):
         """A server of this root only (``memsearch watch ROOT``): a request naming another root is

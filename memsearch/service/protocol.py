@@ -50,6 +50,11 @@ their ``params``, each for the request's ``root``:
 * ``check``: ``repair``, ``wait``, ``model`` -> ``CheckReport.to_dict()`` (``memsearch check``)
 * ``unload``: none -> ``{"unloaded": bool}``: the root's watcher stops and its writer lock is released
 * ``stop`` (no ``root``): the service unloads every root and exits -> ``{"roots": N}``
+* ``tool``: ``name``, ``arguments``, ``writable``, ``budget``, ``encoding``, ``core_budget``, ``model`` -> the
+  tool's result, as ``ToolBox.call`` gives it (:mod:`memsearch.harness.served`)
+* ``resource``: ``uri`` (None: the list), ``encoding`` -> the MCP resources, or ``{"text"}``
+* ``edit``: ``command``, ``arguments``, ``budget``, ``encoding``, ``model`` -> ``EditResult.to_dict()``, the
+  write indexed by the server before it replies
 
 A version other than :data:`PROTOCOL_VERSION` is answered ``UnsupportedVersion`` (the client
 then works in-process).
@@ -67,7 +72,8 @@ __all__ = ["PROTOCOL_VERSION", "METHODS", "WRITE_METHODS", "PROTOCOL_ERRORS", "Q
            "MAX_DEPTH", "secure_dir", "encode", "decode", "json_depth", "json_depths", "ProtocolError", "Refused"]
 
 PROTOCOL_VERSION = 1
-METHODS = ("search", "read", "ls", "core", "status", "sync", "index", "check", "unload", "stop")
+METHODS = ("search", "read", "ls", "core", "status", "sync", "index", "check", "unload", "stop", "tool", "resource",
+           "edit")
 #: Methods that write a root's index: the client waits for them as long as the server works
 #: (progress lines keep it informed), with no reply timeout.
 WRITE_METHODS = ("index", "check")

@@ -39,9 +39,9 @@ LOAD_WAIT_S = 10.0
 LOCK_WAIT_S = 60.0
 #: A root that failed to load is not tried again for this long (its requests: ``Loading`` at once).
 RETRY_AFTER_S = 30.0
-#: The methods that load the root they name (they need its model); the others are answered for a loaded
-#: root only (read, ls and core are as quick from the files in the client's process).
-LOADS = ("search",)
+#: The methods that load the root they name (they need its model or its writer); the others are answered
+#: for a loaded root only (read, ls and core are as quick from the files in the client's process).
+LOADS = ("search", "tool", "edit")
 
 
 class Root:
@@ -87,8 +87,12 @@ class Root:
         except BaseException:
             daemon.close()
             raise
+        from ..harness.served import Served  # the tool calls and writes thin clients forward
+
+        served = Served(reader, self.sync_paths, status=lambda: daemon.state, refuse=Refused)
         self.daemon = daemon
-        self.answers = Answers(reader, status=lambda: daemon.state, writer=self, socket=self.socket)
+        self.answers = Answers(reader, status=lambda: daemon.state, writer=self, socket=self.socket,
+                               methods=served.methods())
         self.phase = "ready"
         threading.Thread(target=self._warm, name="memsearch-warm", daemon=True).start()
         return self
@@ -294,7 +298,7 @@ class Roots:
             if root_state is None:
                 raise Refused("NotLoaded", f"the memsearch service does not hold {where.root}")
             return root_state.answer(method, params, progress)
-        model = params.get("model") if method == "search" else None
+        model = params.get("model") if method in LOADS else None
         log.debug("%s of %s", method, where.root)
         return self.get(where, model if isinstance(model, str) else None).answer(method, params, progress)
 

@@ -27,7 +27,7 @@ from . import protocol
 from .answers import Answers
 from .protocol import PROTOCOL_VERSION, ProtocolError, Refused, decode, encode, secure_dir
 
-__all__ = ["Server", "Dispatch", "MAX_CLIENTS", "IDLE_TIMEOUT_S", "PROGRESS_EVERY_S"]
+__all__ = ["Server", "Refused", "Dispatch", "MAX_CLIENTS", "IDLE_TIMEOUT_S", "PROGRESS_EVERY_S"]
 
 log = logging.getLogger("memsearch.server")
 
@@ -57,19 +57,20 @@ class Server:
 
     ``dispatch``: what answers a request (see :data:`Dispatch`). ``index`` instead: serve that
     one root (its :class:`~memsearch.service.answers.Answers`, with ``status`` giving its
-    writer's state and ``sync`` its ``sync`` method). ``path``: the socket (default: the index
+    writer's state, ``sync`` its ``sync`` method and ``methods`` more methods by name). ``path``: the socket (default: the index
     location's :attr:`~memsearch.location.IndexLocation.socket`). The caller makes sure no
     other server of that path is alive, so a socket file left at ``path`` is stale.
     """
 
     def __init__(self, index=None, *, dispatch: Dispatch | None = None, status: Callable[[], dict] | None = None,
                  path: str | os.PathLike[str] | None = None, max_clients: int = MAX_CLIENTS,
-                 idle_timeout: float = IDLE_TIMEOUT_S, sync: Callable[[list[str]], dict] | None = None):
+                 idle_timeout: float = IDLE_TIMEOUT_S, sync: Callable[[list[str]], dict] | None = None,
+                 methods: dict[str, Callable] | None = None):
         if (index is None) == (dispatch is None):
             raise TypeError("a Server serves one index or one dispatcher")
         self.answers = None
         if index is not None:
-            self.answers = Answers(index, status=status, sync=sync)
+            self.answers = Answers(index, status=status, sync=sync, methods=methods)
             dispatch = self.answers.dispatch
             path = path or index.where.socket
         if path is None:
