@@ -277,11 +277,15 @@ def test_an_mcp_toolbox_s_warm_up_on_a_cold_tree_leaves_the_embedding_to_a_comin
 def test_a_write_a_daemon_indexes_before_its_first_pass_leaves_no_search_silently_incomplete(tmp_path):
     """Issue 33 item 2: a daemon synced the written file before its first full pass, and a search returned only
     that note with ``partial: false``. Now the rest of the tree is found too, its hits flagged ``partial``."""
-    from memsearch.service.daemon import Daemon
+    from memsearch.service.roots import Root
+    from memsearch.service.server import Server
 
     root = tree(tmp_path)
     (root / "notes" / "written.md").write_text("# Written\n\nThe otter named tag7 moved to the river.\n")
-    daemon = Daemon(root, index=MemoryIndex(root, embedder=embedder()), listen=True).start()
+    where = IndexLocation.of(root)
+    served = Root(where, index=MemoryIndex(root, embedder=embedder()), socket=str(where.socket)).open()
+    daemon = served.daemon  # opened, its watcher not started: no pass has run
+    server = Server(dispatch=served.answers.dispatch, path=where.socket).start()
     try:  # the write is indexed through the daemon (as the memory tool and `memsearch edit` do) before any pass
         assert Client(root).call("sync", paths=["notes/written.md"])["files"] == 1
         hits = Client(root).call("search", query="otter tag7", k=5)["hits"]
@@ -290,4 +294,5 @@ def test_a_write_a_daemon_indexes_before_its_first_pass_leaves_no_search_silentl
         daemon.process()  # the first full pass embeds the rest
         assert not any(h["partial"] for h in Client(root).call("search", query="otter tag7", k=5)["hits"])
     finally:
+        server.close()
         daemon.close()
