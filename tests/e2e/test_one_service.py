@@ -72,9 +72,9 @@ def test_one_service_serves_every_root_and_carries_out_their_writes(tmp_path):
     with open(os.path.join(roots[0], "notes", "c.md"), "w") as f:
         f.write("# C\n\nThe heron nests in the old mill.\n")
     done = json.loads(memsearch("index", roots[0], "--json").stdout)
-    assert done["files_added"] + done["files_unchanged"] == 3 and done["db"] == str(IndexLocation.of(roots[0]).state)
+    assert done["files_added"] + done["files_unchanged"] == 4 and done["db"] == str(IndexLocation.of(roots[0]).state)
     rebuilt = memsearch("index", roots[0], "--rebuild").stdout
-    assert "files: 3 added" in rebuilt and "being written" not in rebuilt
+    assert "files: 4 added" in rebuilt and "being written" not in rebuilt
     checked = memsearch("index", roots[0], "--check")
     assert "ok" in checked.stdout
     assert "ok" in memsearch("check", roots[0], "--repair").stdout
