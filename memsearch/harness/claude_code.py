@@ -19,7 +19,7 @@ from ..errors import ClientConfigError
 from ..launch import python_argv
 from . import clients
 from .clients import ConfigChange, ServerSpec
-from .hooks import CLAUDE_TIMEOUT_S
+from .hooks import claude_timeout
 
 __all__ = ["HOOK_MODULE", "EVENTS", "hook_command", "hooks_config", "plan_project", "plan_plugin"]
 
@@ -41,7 +41,7 @@ def hook_command(event: str, root: Path, db: str | None = None, python: str | No
 def hooks_config(root: Path, db: str | None = None, python: str | None = None) -> dict:
     """``{"hooks": ...}`` with memsearch's SessionStart and UserPromptSubmit hooks."""
     return {"hooks": {event: [{"hooks": [{"type": "command", "command": hook_command(event, root, db, python),
-                                          "timeout": CLAUDE_TIMEOUT_S}]}]
+                                          "timeout": claude_timeout()}]}]
                       for event in EVENTS}}
 
 
