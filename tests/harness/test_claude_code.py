@@ -52,7 +52,7 @@ def test_install_writes_hooks_and_mcp_server_and_keeps_other_settings(make_tree,
     assert prompt_groups[0] == other and len(prompt_groups) == 2
     for event, arg in claude_code.EVENTS.items():
         (hook,) = settings["hooks"][event][-1]["hooks"]
-        assert hook["type"] == "command" and hook["timeout"] == hooks.claude_timeout() == 10
+        assert hook["type"] == "command" and hook["timeout"] == 90 + hooks.CLAUDE_MARGIN_S  # MEMSEARCH_HOOK_TIMEOUT, as install read it
         argv = shlex.split(hook["command"])
         assert os.path.isabs(argv[0]) and argv[1] in ("-I", "-P") and argv[2:5] == ["-m", "memsearch.harness.hooks", arg]
         assert argv[5:7] == ["--root", str(root.resolve())]
@@ -154,6 +154,13 @@ def test_a_hung_daemon_does_not_block_the_prompt(make_tree, tmp_path):
     assert done.stdout == "" or "Memory recalled for this prompt" in done.stdout
     assert held  # the hook did reach the hung daemon (a hook that hung too would hit run_hook's 60 s timeout)
     print(f"prompt hook against a hung daemon: {seconds:.2f} s (ask timeout {hooks.ASK_TIMEOUT_S} s)")
+
+
+def test_claude_code_gets_the_hook_timeout_and_a_margin(monkeypatch):
+    monkeypatch.delenv("MEMSEARCH_HOOK_TIMEOUT", raising=False)
+    assert hooks.claude_timeout() == 10  # the default 8 s, and 2 s for Claude Code to see it end
+    monkeypatch.setenv("MEMSEARCH_HOOK_TIMEOUT", "2.5")
+    assert hooks.claude_timeout() == 5
 
 
 def test_the_hook_reads_the_command_line_it_is_given(tmp_path):
