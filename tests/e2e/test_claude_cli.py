@@ -1,11 +1,12 @@
 """The real Claude Code CLI (``@anthropic-ai/claude-code`` from npm) against memsearch, its model a loopback stub.
 
-`memsearch claude-code install ROOT --project DIR` on a copy of examples/memory, then ``claude -p`` in DIR twice:
-a cold session (the root never indexed, no daemon) and a warm one (the daemon the first started). The stub of
+`memsearch claude-code install ROOT --project DIR --log-sessions` on a copy of examples/memory, then ``claude -p``
+in DIR twice: a cold session (the root never indexed, no daemon) and a warm one (the daemon the first started). The stub of
 the Messages API (:mod:`tests.support.messages_stub`) scripts the model: fetch the deferred memory tool through
 ``ToolSearch``, call ``mcp__memsearch__memory_search``, answer. What reached the model is asserted from the
 requests it recorded: the SessionStart context (core memory and the listing), the prompt's recall in both
-sessions, the tool's hits with their ``MEMORY.md``. The CLI is installed once into a cache
+sessions, the tool's hits with their ``MEMORY.md``, and in the second session's recall the first session's log
+(``ROOT/project/DATE.md``). The CLI is installed once into a cache
 (``~/.cache/memsearch-tests/claude-code-VERSION``; ``MEMSEARCH_TEST_CLAUDE_CODE`` names another version); the
 test skips, saying why, only where npm or the package cannot be had. Claude Code refuses
 ``--dangerously-skip-permissions`` as root, so the tool is allowed with ``--allowedTools``.
@@ -122,7 +123,7 @@ def check(seen: dict) -> None:
     assert seen["tool_search"] is not None and SEARCH_TOOL in seen["tool_search"], seen["tool_search"]
     assert seen["searched"] is not None, "memory_search was never called"
     hits = json.loads(seen["searched"])["hits"]
-    assert hits[0]["path"] == "notes/2026-08-04.md" and hits[0]["heading"] == "Atlas v2 warehouse decision"
+    assert ("notes/2026-08-04.md", "Atlas v2 warehouse decision") in [(h["path"], h["heading"]) for h in hits], hits
     assert all(hit["memory_md"]["path"].endswith("MEMORY.md") for hit in hits), hits
 
 
@@ -133,7 +134,7 @@ def test_claude_code_cli_recalls_memory_in_a_cold_and_a_warm_session(claude, tmp
     home.mkdir()
     with MessagesStub(PROMPT) as stub:
         install = subprocess.run([sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project",
-                                  str(project), "--yes"], capture_output=True, text=True, timeout=120,
+                                  str(project), "--log-sessions", "--yes"], capture_output=True, text=True, timeout=120,
                                  env=_env(home, stub), cwd=REPO)
         assert install.returncode == 0, install.stderr
         try:
@@ -148,7 +149,10 @@ def test_claude_code_cli_recalls_memory_in_a_cold_and_a_warm_session(claude, tmp
             process.stop(root)
     for seen in (cold, warm):
         check(seen)
+    logs = sorted((root / "project").glob("????-??-??.md"))  # the first session, kept as memory
+    assert logs and PROMPT in logs[-1].read_text() and (root / "project" / "MEMORY.md").is_file()
     recall = _context(warm["first"], "Memory recalled for this prompt")
     assert "[partial]" not in recall  # the warm session's recall comes from the embedded index
+    assert f"- project/{logs[-1].name}:" in recall, recall  # and finds the first session's log
     print(f"claude -p with memsearch: cold session {cold['seconds']:.1f} s, warm {warm['seconds']:.1f} s; "
           f"load {os.getloadavg()}")
