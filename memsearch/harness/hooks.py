@@ -119,18 +119,32 @@ def _cut_bytes(text: str, limit: int) -> str:
 def _recall(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> list[dict]:
     """The hits for ``prompt``: the daemon's (hybrid) when it answers, else keyword hits found in-process."""
     client = Client(root, db, timeout=ASK_TIMEOUT_S)
+
+    def ask() -> dict | None:
+        try:
+            return client.call("search", query=prompt, k=k)
+        except DaemonUnavailable:
+            return None  # none listens (a stale socket), or it does not answer in time: answered here
+
     if client.path is not None:
         try:
-            return client.call("search", query=prompt, k=k)["hits"]
-        except (DaemonUnavailable, IndexBuilding):
-            pass  # none listens (a stale socket), or its first build has no row yet: answered here
+            answer = ask()
+        except IndexBuilding as exc:  # its first build has no row yet: its first text rows come within seconds
+            from ..service import firstbuild
+
+            try:
+                answer = firstbuild.await_daemon(ask, exc, max(0.0, deadline - time.monotonic()))
+            except IndexBuilding:
+                return []
+        if answer is not None:
+            return answer["hits"]
     from ..engine.search.args import check_search
     from ..location import META_FILE
     from ..service import route
     from .api import using_index
 
     where = IndexLocation.of(root, db)
-    autostart.ensure(where)  # the daemon for the prompts that follow (session start has started it, usually)
+    _start_daemon(root, db)  # for the prompts that follow (session start has started it, usually)
     args = check_search(where.root, prompt, k, mode="keyword")  # keyword: no model loads in the hook
     built = (where.state / META_FILE).exists()  # then the daemon syncs: nothing is embedded here
     return route.search(where, args, local=True, sync=not built, wait=max(0.0, deadline - time.monotonic()),

@@ -63,15 +63,15 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
     None: the daemon's answer or None (the CLI's fast path, whose ``args`` may be the unchecked
     dict of :class:`SearchArgs`'s fields: the daemon checks them before it searches). On a tree never
     indexed, see :mod:`.firstbuild`: the sync writes text rows only when a daemon is coming to embed
-    them, and a search that finds another writer building waits for the first rows (at most ``wait``
-    seconds, default :data:`~.firstbuild.FIRST_ROWS_WAIT_S`)."""
+    them, and a search that finds another writer building (or its daemon answering IndexBuilding) waits
+    for the first rows (at most ``wait`` seconds, default :data:`~.firstbuild.FIRST_ROWS_WAIT_S`)."""
     if isinstance(args, dict) and using is not None:
         raise TypeError("an in-process search takes checked SearchArgs")
     params = (args if isinstance(args, dict) else args.params()) | {"model": settings.get("model", model)}
     try:
         answer = _ask(where, "search", params, local=local, warn=warn, model=model, start=start)
     except IndexBuilding as exc:  # the daemon's first build has no row yet: wait for its first ones
-        answer = firstbuild.await_daemon(lambda: ask(where.root, "search", params, db=where, warn=warn), exc)
+        answer = firstbuild.await_daemon(lambda: ask(where.root, "search", params, db=where, warn=warn), exc, wait)
     if answer is not None:
         return answer["hits"]
     if using is None:
