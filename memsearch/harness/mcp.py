@@ -9,13 +9,15 @@
 * Resources: ``memory://core`` (core memory as rendered into a system prompt) and every
   ``MEMORY.md`` as ``memory://file/<path>``; the template ``memory://file/{path}`` reads any
   memory file. Resources are never cut to the token budget.
-* One :class:`~memsearch.tools.ToolBox` per server. While a daemon (``memsearch watch``, or
-  this server with ``serve --watch``) serves the index, it answers the searches and the server
-  loads no model; otherwise one model and one index stay open here and every search first
-  syncs the files changed since the last call. Memory files are only ever read, unless the toolbox
-  is writable (``serve --writable``): then the ``memory`` tool writes them, keeping the tree valid.
-* Transports: stdio (:func:`serve_stdio`), or streamable HTTP on a loopback address only
-  (:func:`serve_http`): there is no authentication. Either way each request is screened
+* One :class:`~memsearch.tools.ToolBox` per server. While a daemon serves the index (the one this
+  server starts, a ``memsearch watch``, or this server with ``serve --watch``), the toolbox forwards
+  every call and resource read to it (:mod:`.forward`) and this process loads no model, LanceDB or
+  tiktoken; otherwise one model and one index stay open here and every search first syncs the files
+  changed since the last call. Memory files are only ever read, unless the toolbox is writable
+  (``serve --writable``): then the ``memory`` tool writes them, keeping the tree valid.
+* Transports: stdio (:func:`serve_stdio`: :mod:`.stdio`, without the SDK, so a session's server stays
+  small), or streamable HTTP on a loopback address only (:func:`serve_http`, on the SDK's
+  :func:`build_server`): there is no authentication. Either way each request is screened
   (:mod:`~memsearch.harness.bounds`): one too large or too deep gets a short error, never a hang.
 """
 

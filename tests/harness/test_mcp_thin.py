@@ -3,7 +3,7 @@ the memory tool's writes from other processes (``memsearch edit``, :func:`memsea
 
 With autostart on (the default), the server starts the root's daemon and forwards every call to it: the same
 results, errors, ``outputSchema`` and ``structuredContent`` as the in-process server (autostart off), and the
-server process maps no LanceDB, pyarrow, torch, tiktoken or pydantic library (nor the ``mcp`` SDK: stdio.py).
+server process maps no LanceDB, pyarrow, torch, ONNX Runtime or tiktoken library.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ BASE = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"} | {
     k: v for k, v in os.environ.items() if k.startswith(("TIKTOKEN_", "HF_")) or k in ("PATH", "HOME")}
 IN_PROCESS = BASE | {"MEMSEARCH_AUTOSTART": "0"}
 THIN = BASE | {"MEMSEARCH_AUTOSTART": "1", "MEMSEARCH_IDLE_EXIT": "300"}
-HEAVY = ("lancedb", "pyarrow", "libtorch", "_tiktoken", "onnxruntime", "pydantic_core")
+HEAVY = ("lancedb", "pyarrow", "libtorch", "_tiktoken", "onnxruntime")
 
 CALLS = [
     ("memory_search", {"query": "materialized view that keeps the newest grid value", "k": 3}),
