@@ -1,7 +1,8 @@
 """Claude Code hooks: core memory and the top-level listing at session start, memory hits for each prompt.
 
 Run by Claude Code as ``PYTHON -m memsearch.harness.hooks session-start|prompt --root ROOT [--db DB]`` with the
-hook's JSON on stdin (https://code.claude.com/docs/en/hooks: SessionStart and UserPromptSubmit). Each hook
+hook's JSON on stdin (https://code.claude.com/docs/en/hooks: SessionStart and UserPromptSubmit; ``session-log``,
+on Stop, SessionEnd and PreCompact, is :mod:`memsearch.harness.session_log`'s). Each hook
 prints ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": TEXT}}`` on stdout and exits 0,
 which Claude Code adds to the model's context. A hook never blocks or fails a session: on any error, or past
 :data:`HOOK_BOUND_S` seconds, it prints nothing and exits 0 (the settings memsearch writes also give Claude
@@ -135,7 +136,13 @@ def prompt_context(root: Path, prompt: str, db: str | None = None, *, k: int = P
 
 
 def run(event: str, root: Path, payload: dict, db: str | None = None) -> dict | None:
-    """The hook's JSON output for ``event`` (``session-start`` or ``prompt``), or None: print nothing."""
+    """The hook's JSON output for ``event`` (``session-start``, ``prompt`` or ``session-log``), or None: print
+    nothing (``session-log`` keeps the session in the memory tree: :mod:`memsearch.harness.session_log`)."""
+    if event == "session-log":
+        from .session_log import record_hook
+
+        record_hook(root, payload, db)
+        return None
     if event == "session-start":
         name, text = "SessionStart", session_context(root, db)
     else:
@@ -159,7 +166,7 @@ def parse(argv: list[str]) -> tuple[str, str, str | None] | None:
             values[name] = value
         elif not token.startswith("-") and event is None:
             event = token
-    if event not in ("session-start", "prompt") or not values.get("--root"):
+    if event not in ("session-start", "prompt", "session-log") or not values.get("--root"):
         return None
     return event, values["--root"], values.get("--db")
 

@@ -15,7 +15,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Callable, ContextManager
 
 from .. import settings
-from ..errors import IndexLocked, StorageFull
+from ..errors import IndexBuilding, IndexLocked, StorageFull
 from ..location import IndexLocation
 from . import autostart, firstbuild
 from .client import ask
@@ -67,7 +67,10 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
     if isinstance(args, dict) and using is not None:
         raise TypeError("an in-process search takes checked SearchArgs")
     params = (args if isinstance(args, dict) else args.params()) | {"model": settings.get("model", model)}
-    answer = _ask(where, "search", params, local=local, warn=warn, model=model, start=start)
+    try:
+        answer = _ask(where, "search", params, local=local, warn=warn, model=model, start=start)
+    except IndexBuilding as exc:  # the daemon's first build has no row yet: wait for its first ones
+        answer = firstbuild.await_daemon(lambda: ask(where.root, "search", params, db=where, warn=warn), exc)
     if answer is not None:
         return answer["hits"]
     if using is None:

@@ -45,7 +45,10 @@ def test_install_writes_hooks_and_mcp_server_and_keeps_other_settings(make_tree,
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=ENV, stdin=subprocess.DEVNULL)
         assert done.returncode == 0, done.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text())
-    assert settings["permissions"] == {"allow": ["Read"]} and settings["hooks"]["PreToolUse"] == [other]
+    tools = [f"mcp__memsearch__{name}" for name in ("memory_search", "memory_read", "memory_list", "memory_core")]
+    assert settings["permissions"] == {"allow": ["Read"] + tools}  # `claude -p` calls them without asking
+    assert settings["enabledMcpjsonServers"] == ["memsearch"] and settings["hooks"]["PreToolUse"] == [other]
+    assert not set(claude_code.LOG_EVENTS) & set(settings["hooks"])  # no session log without --log-sessions
     prompt_groups = settings["hooks"]["UserPromptSubmit"]
     assert prompt_groups[0] == other and len(prompt_groups) == 2
     for event, arg in claude_code.EVENTS.items():
@@ -57,6 +60,20 @@ def test_install_writes_hooks_and_mcp_server_and_keeps_other_settings(make_tree,
     server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["memsearch"]
     assert os.path.isabs(server["command"]) and server["args"] == ["serve", str(root.resolve())]
 
+    # --writable --log-sessions, then neither: the memory tool's rule and the session hooks come and go
+    done = subprocess.run(cmd + ["--writable", "--log-sessions"], capture_output=True, text=True, timeout=120, env=ENV,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    assert settings["permissions"]["allow"] == ["Read"] + tools + ["mcp__memsearch__memory"]
+    for event in claude_code.LOG_EVENTS:
+        (hook,) = settings["hooks"][event][-1]["hooks"]
+        assert shlex.split(hook["command"])[4:7] == ["session-log", "--root", str(root.resolve())]
+    subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=ENV, stdin=subprocess.DEVNULL, check=True)
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    assert settings["permissions"]["allow"] == ["Read"] + tools and settings["enabledMcpjsonServers"] == ["memsearch"]
+    assert not set(claude_code.LOG_EVENTS) & set(settings["hooks"]) and settings["hooks"]["PreToolUse"] == [other]
+
     plugin = tmp_path / "plugin"
     spec = clients.server_spec(root)
     for change in claude_code.plan_plugin(spec, root.resolve(), plugin):
@@ -64,6 +81,26 @@ def test_install_writes_hooks_and_mcp_server_and_keeps_other_settings(make_tree,
     assert json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())["name"] == "memsearch"
     assert set(json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]) == set(claude_code.EVENTS)
     assert json.loads((plugin / ".mcp.json").read_text())["mcpServers"]["memsearch"]["command"] == spec.command
+
+
+def test_a_relative_db_is_written_absolute_everywhere(make_tree, tmp_path):
+    root = make_tree(FILES)
+    project = tmp_path / "project"
+    project.mkdir()
+    cmd = [sys.executable, "-m", "memsearch", "claude-code", "install", os.path.relpath(root, project), "--project",
+           ".", "--db", "./idx", "--log-sessions", "--yes"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=ENV, stdin=subprocess.DEVNULL,
+                          cwd=project)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    commands = [h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]]
+    assert len(commands) == len(claude_code.EVENTS) + len(claude_code.LOG_EVENTS)
+    for command in commands:
+        argv = shlex.split(command)
+        assert argv[argv.index("--db") + 1] == str(project / "idx") and os.path.isabs(argv[0])
+        assert argv[argv.index("--root") + 1] == str(root.resolve())
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["memsearch"]
+    assert server["args"] == ["serve", str(root.resolve()), "--db", str(project / "idx")]
 
 
 @pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"prompt": 42}'])
