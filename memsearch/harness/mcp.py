@@ -172,7 +172,7 @@ def build_server(toolbox: ToolBox, *, name: str = "memsearch", select=None):
                   on_list_resource_templates=list_resource_templates, on_read_resource=read_resource)
 
 
-def _warm_in_background(toolbox: ToolBox) -> None:
+def warm_in_background(toolbox: ToolBox) -> None:
     def run() -> None:
         try:
             toolbox.warm()
@@ -217,7 +217,7 @@ def serve_http(toolbox: ToolBox, *, host: str = "127.0.0.1", port: int = DEFAULT
     server = build_server(toolbox)
     app = server.streamable_http_app(streamable_http_path=path, host=host)
     if warm:
-        _warm_in_background(toolbox)
+        warm_in_background(toolbox)
     shown = f"[{host}]" if ":" in host else host
     print(f"memsearch: serving {toolbox.root} over MCP streamable HTTP at http://{shown}:{port}{path}", file=sys.stderr, flush=True)
     uvicorn.Server(uvicorn.Config(BoundedBodies(app), host=host, port=port, log_level="warning")).run()

@@ -137,7 +137,7 @@ def _error(ident, code: int, message: str, data=None) -> dict:
 def serve(toolbox, *, warm: bool = True, stdin=None, stdout=None) -> None:
     """Serve ``toolbox`` over stdin/stdout until the client closes stdin. Stray prints go to stderr: file
     descriptor 1 then points there, the replies going to a copy of the original."""
-    from .mcp import _warm_in_background, log_to_stderr
+    from .mcp import log_to_stderr, warm_in_background
 
     log_to_stderr()
     if stdout is None:
@@ -158,7 +158,7 @@ def serve(toolbox, *, warm: bool = True, stdin=None, stdout=None) -> None:
 
     session = Session(toolbox, send)
     if warm:
-        _warm_in_background(toolbox)
+        warm_in_background(toolbox)
     try:
         for raw in stdin:
             line = screen_message(raw.decode("utf-8", errors="replace"))
