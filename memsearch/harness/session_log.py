@@ -35,6 +35,8 @@ PROMPT_CHARS = 500
 ANSWER_CHARS = 700
 #: The most files listed as changed, and as read, per session.
 MAX_FILES = 30
+#: The longest a hook waits for another hook writing the same folder's log (seconds; within the hook's bound).
+LOCK_WAIT_S = 5.0
 #: Tools whose ``file_path`` (``notebook_path``) a session changed, and the one that reads.
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 READ_TOOLS = ("Read",)
@@ -241,8 +243,9 @@ def _indexer(root: Path, db: str | None):
 def record(root: Path, session: Session, db: str | None = None, *, editor=None) -> str | None:
     """Write ``session`` into ``root`` (its day's log, the folder's ``MEMORY.md`` when missing); the log's relative
     path, or None when the session has no prompt yet."""
-    from ..errors import MemoryFileExists, MemoryFileNotFound, NoUniqueMatch
+    from ..errors import MemoryFileExists, MemoryFileNotFound
     from ..memory.contract import memory_text
+    from ..memory.placement import write_lock
     from ..memory.tree import resolve_root
     from .edit import open_editor
 
@@ -259,21 +262,19 @@ def record(root: Path, session: Session, db: str | None = None, *, editor=None) 
         except MemoryFileExists:
             pass
     section = render_section(session)
-    for _ in range(5):  # another hook of the same root may write the day's log meanwhile: read it again
+    # the folder's own lock (the editor takes the root's for each command): hooks of other sessions, and this
+    # session's Stop racing its SessionEnd, read and rewrite the day's log one at a time
+    with write_lock(base / folder, LOCK_WAIT_S):
         try:
             before = memory_text(base, rel)
         except MemoryFileNotFound:
             before = None
         after = merge_day(before, section, session.session_id, f"{folder}: sessions of {day}")
-        try:
-            if before is None:
-                editor.run("create", path=rel, file_text=after)
-            elif after != before:
-                editor.run("str_replace", path=rel, old_str=before, new_str=after)
-            return rel
-        except (MemoryFileExists, NoUniqueMatch, MemoryFileNotFound):
-            continue
-    return None
+        if before is None:
+            editor.run("create", path=rel, file_text=after)
+        elif after != before:
+            editor.run("str_replace", path=rel, old_str=before, new_str=after)
+    return rel
 
 
 def record_hook(root: Path, payload: dict, db: str | None = None) -> str | None:

@@ -176,3 +176,20 @@ def test_the_next_prompt_recalls_the_logged_session(make_tree, tmp_path):
         subprocess.run([sys.executable, "-m", "memsearch", "stop", str(root)], capture_output=True, env=ENV,
                        timeout=60)
     assert claude_code.LOG_EVENTS.keys() <= settings["hooks"].keys()
+
+
+def test_sessions_logged_at_once_keep_every_section(make_tree, tmp_path, monkeypatch):
+    """Hooks of several sessions (and Stop racing SessionEnd) write one day's log at once: every section stays."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("MEMSEARCH_AUTOSTART", "0")
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    cwd = str(tmp_path / "atlas")
+    payloads = [{"session_id": f"s-{i}", "hook_event_name": "Stop", "cwd": cwd,
+                 "transcript_path": transcript(tmp_path / f"{i}.jsonl", cwd, [(f"task number {i}", f"done {i}", "")],
+                                               sid=f"s-{i}")} for i in range(6)]
+    with ThreadPoolExecutor(6) as pool:
+        assert set(pool.map(lambda p: session_log.record_hook(root, p), payloads * 2)) == {"atlas/2026-11-03.md"}
+    text = (root / "atlas" / "2026-11-03.md").read_text()
+    assert text.count("## Session") == 6 and all(f"task number {i}" in text for i in range(6))
+    assert validate(root).valid
