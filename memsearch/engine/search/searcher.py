@@ -103,6 +103,21 @@ class Searcher:
             self._snap = snap
         return snap[1:]
 
+    def prepare(self, stamp: tuple, build=None) -> None:
+        """Build the in-memory copies of the store's tables as they are now (a replica's next version, keyed
+        by ``stamp``), then make them what searches use: no search waits for them (:mod:`..storage.follow`)."""
+        version, rows = self.store.version(), self.store.row_count()
+        flat = None
+        if rows and not self.store.has_vector_index():
+            flat = FlatVectors(self.store.read(_COLUMNS + ["vector"]), version)
+        if rows:
+            self.keywords.ensure(self.store, (build, version))
+            self.hits.recorded(self.store, build, stamp)
+        with self._flat_lock:
+            if flat is not None:
+                self._flat = flat
+            self._snap = (stamp, version, rows)
+
     def vector(self, query: str, n: int, flt: Filter, version: int | None = None) -> list[dict]:
         """The ``n`` rows nearest the query's embedding, each with its cosine ``score``."""
         version = self.snapshot()[0] if version is None else version
