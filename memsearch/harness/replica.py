@@ -63,7 +63,8 @@ class Replica:
         return self.follower.status() | {
             "state": "replica", "root": str(self.root), "db": self.index.location,
             "version": pinned[0] if pinned else None, "files_version": pinned[1] if pinned else None,
-            "rows": self.index.searcher.snapshot()[1] if pinned else 0}
+            "rows": self.index.searcher.snapshot()[1] if pinned else 0,
+            "socket": str(self.server.path) if self.server is not None else None}
 
     def warm(self) -> None:
         """Load the model and run one search, so that the first client's search is fast."""
