@@ -50,7 +50,8 @@ def test_replicas_keep_answering_through_a_writer_and_a_replica_killed(s3, make_
         replicas = [cluster.replica(f"replica-{i}") for i in range(1, 4)]
         cluster.wait_healthy(replicas)
         _until(lambda: "standing by" in standby.text(), 60, "the standby to wait", [standby])
-        watch = VersionWatch(uri, replicas).start()
+        watch = VersionWatch(uri, replicas, env=env).start()
+        watch.wait_ready()
         load = Searches(replicas, root, QUERIES, per_replica=2, transport="mcp").start()
         started = time.time()
         written = 0
@@ -103,6 +104,7 @@ def test_replicas_keep_answering_through_a_writer_and_a_replica_killed(s3, make_
             "commit_to_visible_s": {name: _lag_summary(v) for name, v in lags.items()},
             "takeover_s": round(took_over - killed_writer, 2), "seconds": round(ended - started, 1),
             "files_written": written + len(burst), "commits": len(watch.commits),
+            "commit_polls": watch.polls, "commit_poll_errors": watch.errors[:3],
         }
         (tmp_path / "report.json").write_text(json.dumps(report, indent=2))
         print(json.dumps(report, indent=2))

@@ -139,58 +139,85 @@ class Cluster:
             node.stop()
 
 
-def _table(uri: str):
-    import lancedb
-
-    from memsearch.engine.storage.remote import RemoteDB
-
-    remote = RemoteDB.parse(uri)
-    return lancedb.connect(remote.uri, storage_options=remote.storage_options).open_table("chunks")
+#: The watcher's own process (out of the clients' process, whose threads would delay its polls): every
+#: INTERVAL seconds, the chunks table's latest version and each replica's /healthz, printed as JSON lines.
+WATCHER = """
+import json, sys, time, urllib.request
+import lancedb
+from memsearch.engine.storage.remote import RemoteDB
+uri, interval, ports = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3])
+remote = RemoteDB.parse(uri)
+table = None
+while True:
+    try:
+        table = table or lancedb.connect(remote.uri, storage_options=remote.storage_options).open_table("chunks")
+        table.checkout_latest()
+        print(json.dumps(["commit", table.version, time.time()]), flush=True)
+    except Exception as exc:
+        print(json.dumps(["error", str(exc)[:200], time.time()]), flush=True)
+    for name, port in ports.items():
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1.0) as reply:
+                version = json.loads(reply.read()).get("version")
+            print(json.dumps([name, version, time.time()]), flush=True)
+        except OSError:
+            pass
+    time.sleep(interval)
+"""
 
 
 class VersionWatch:
-    """Every ``interval`` seconds: the chunks table's latest version, as any reader of ``uri`` sees it (when each
-    version was first committed, within one poll), and each replica's ``/healthz`` (when it first served it)."""
+    """A process polling, every ``interval`` seconds, the chunks table's latest version as any reader of ``uri``
+    sees it (when each version was first committed, within one poll) and each replica's ``/healthz`` (when it
+    first served it)."""
 
-    def __init__(self, uri: str, replicas: list[Node], interval: float = 0.05):
-        self.uri, self.replicas, self.interval = uri, replicas, interval
+    def __init__(self, uri: str, replicas: list[Node], interval: float = 0.05, env: dict[str, str] | None = None):
+        self.uri, self.replicas, self.interval, self.env = uri, replicas, interval, env
         self.commits: dict[int, float] = {}
         self.seen: dict[str, list[tuple[float, int]]] = {r.name: [] for r in replicas}
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._commits, name="commit-watch", daemon=True),
-                         threading.Thread(target=self._replicas, name="version-watch", daemon=True)]
+        self.polls, self.errors = 0, []
+        self.process: subprocess.Popen | None = None
+        self._thread = threading.Thread(target=self._read, name="version-watch", daemon=True)
 
     def start(self) -> "VersionWatch":
-        for thread in self._threads:
-            thread.start()
+        ports = json.dumps({r.name: r.port for r in self.replicas})
+        self.process = subprocess.Popen([sys.executable, "-c", WATCHER, self.uri, str(self.interval), ports],
+                                        env=self.env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        text=True)
+        self._thread.start()
         return self
 
-    def _commits(self) -> None:
-        table = _table(self.uri)
-        while not self._stop.wait(self.interval):
-            try:
-                table.checkout_latest()
-            except Exception:  # noqa: BLE001 - the store is busy: the next poll sees it
-                continue
-            self.commits.setdefault(table.version, time.time())
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Wait for the first poll (the watcher's imports take seconds on a busy machine)."""
+        deadline = time.monotonic() + timeout
+        while not self.polls:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the version watcher made no poll: {self.errors[:3]}")
+            time.sleep(0.1)
 
-    def _replicas(self) -> None:
-        while not self._stop.wait(self.interval):
-            for node in self.replicas:
-                if not node.alive:
-                    continue
-                health = node.health(timeout=1.0)
-                version = health and health.get("version")
-                seen = self.seen[node.name]
-                if version and (not seen or version > seen[-1][1]):
-                    seen.append((time.time(), version))
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            try:
+                kind, value, at = json.loads(line)
+            except ValueError:
+                continue
+            if kind == "commit":
+                self.polls += 1
+                self.commits.setdefault(value, at)
+            elif kind == "error":
+                self.errors.append(value)
+            elif value:
+                seen = self.seen[kind]
+                if not seen or value > seen[-1][1]:
+                    seen.append((at, value))
 
     def stop(self) -> None:
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=10)
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self._thread.join(timeout=10)
 
-    def lags(self, since: float, until: float) -> dict[str, list[float]]:
+    def lags(self, since: float, until: float) -> dict[str, list[float | None]]:
         """Per replica, for each version committed in [since, until]: seconds from its commit (as first seen)
         to the first time the replica served that version or a later one (None: it never did)."""
         out: dict[str, list[float | None]] = {}
