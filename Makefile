@@ -12,7 +12,7 @@ PREFIX ?= $(HOME)/.local
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run install uninstall test lint docs bench dist-check clean
+.PHONY: setup run install uninstall test test-fast lint docs bench dist-check clean
 
 setup: $(STAMP)
 
@@ -41,8 +41,13 @@ install: setup
 uninstall:
 	if [ "$$(readlink '$(PREFIX)/bin/memsearch')" = '$(abspath $(BIN))/memsearch' ]; then rm '$(PREFIX)/bin/memsearch'; fi
 
-test: setup lint docs
+# The whole suite; it builds the documentation strictly once (tests/repo/test_docs.py).
+test: setup lint
 	$(BIN)/python -m pytest -q
+
+# The tests that load no model and start no process (under a minute or two): `pytest -m "not slow"`.
+test-fast: setup lint
+	$(BIN)/python -m pytest -q -m "not slow"
 
 # ruff: pycodestyle, pyflakes and import order (pyproject.toml, [tool.ruff]).
 lint: setup

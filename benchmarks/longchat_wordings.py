@@ -17,73 +17,29 @@ scored by user split like the first (users 0-2 "tune", 3-5 "test"), though all o
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 from benchmarks.longchat_topics import TOPICS, Topic
 
 __all__ = ["ALT_NAMES", "SUMMARY", "ORDER", "INSTRUCTION", "PREFERENCE", "FACT", "alternative", "alternatives"]
 
+DATA = Path(__file__).parent / "corpora" / "longchat_wordings.json"
+_DATA = json.loads(DATA.read_text(encoding="utf-8"))
 #: How someone else might name each topic: no template's label, often none of its words.
-ALT_NAMES = {
-    "garden": "growing my own vegetables",
-    "marathon": "getting ready for the big race",
-    "renovation": "redoing the kitchen",
-    "spanish": "my Spanish lessons",
-    "jobsearch": "finding a new job",
-    "wedding": "our wedding",
-}
+ALT_NAMES: dict[str, str] = _DATA["alt_names"]
 #: Coverage questions, one picked per topic in turn: none says "summarise" or "across our chats".
-SUMMARY = (
-    "What have I been up to with {name}?",
-    "Give me a rundown of everything that happened with {name}.",
-    "How has {name} gone over the past few months?",
-    "Walk me through my progress on {name}, from the start.",
-    "Remind me what I've done for {name} up to now.",
-    "Which milestones did I hit with {name}?",
-)
+SUMMARY: tuple[str, ...] = tuple(_DATA["summary"])
 #: Order questions over three events (their short labels): none says "in which order".
-ORDER = (
-    "What came first: {a}, {b} or {c}?",
-    "Put these in chronological order for me: {a}; {b}; {c}.",
-    "Sort by date: {a}, {b}, {c}.",
-    "Which was earliest and which was latest: {a}, {b} and {c}?",
-    "Did {a} happen before {b}? And where does {c} fit?",
-    "Give me the sequence of {a}, {b} and {c}.",
-)
+ORDER: tuple[str, ...] = tuple(_DATA["order"])
 #: Per topic: another way to ask for the instruction the user gave the assistant.
-INSTRUCTION = {
-    "garden": "Which kind of treatments did I tell you to stick to for the veg beds?",
-    "marathon": "What units did I ask you to use when you write out my running paces?",
-    "renovation": "How am I expecting you to quote prices for the kitchen work?",
-    "spanish": "How did I want my mistakes in Spanish handled?",
-    "jobsearch": "How much should you change when I send you a cover letter?",
-    "wedding": "Is there a rule I set for your food ideas for the wedding?",
-}
+INSTRUCTION: dict[str, str] = _DATA["instruction"]
 #: Per topic: another way to ask for the user's stated preference.
-PREFERENCE = {
-    "garden": "Which seeds would I rather grow, and why?",
-    "marathon": "What time of day do I like to go running?",
-    "renovation": "Cabinets or shelves: which do I like better in the kitchen?",
-    "spanish": "What's my favourite way to study the language?",
-    "jobsearch": "What size of company appeals to me most?",
-    "wedding": "Band or DJ: which did we want for the reception?",
-}
+PREFERENCE: dict[str, str] = _DATA["preference"]
 #: Per topic: the two buried-fact questions asked in the first person, without "did you say": the answer
 #: is the assistant's paragraph, so these check that a lean towards the user's own lines does no harm.
-FACT = {
-    "garden": ("How much sulphur should I dig in to bring my soil pH down?",
-               "How often should I be watering my tomatoes?"),
-    "marathon": ("How often should I take a gel on my long runs?",
-                 "How do I taper in the last weeks before my marathon?"),
-    "renovation": ("How often do my oak worktops need oiling?",
-                   "What moisture reading do I need before I can close the wall?"),
-    "spanish": ("What's a good way for me to get the subjunctive down?",
-                "How many new flashcards should I do each day?"),
-    "jobsearch": ("How should I prepare for my systems design interview?",
-                  "What should I keep in mind when I negotiate equity?"),
-    "wedding": ("When should we schedule our golden-hour photos?",
-                "How many bartenders do we need for our guests?"),
-}
+FACT: dict[str, tuple[str, str]] = {k: tuple(v) for k, v in _DATA["fact"].items()}
 _SUMMARY_LABEL = re.compile(r"about (.+?) across", re.I)
 
 

@@ -178,9 +178,9 @@ _ROWS = [
     Setting("client_timeout", "MEMSEARCH_CLIENT_TIMEOUT", 3.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
             "How long a client waits for the daemon's answer before working in-process (one line on stderr)."),
     Setting("autostart", "MEMSEARCH_AUTOSTART", True, _flag, "true or false",
-            "When a search, read, ls or core finds no daemon for a local index this user may write, start one in the "
-            "background for the calls that follow (this call is answered in-process). `--no-daemon` turns it off "
-            "for one command."),
+            "When a search finds no daemon for a local index this user may write, start one in the background for "
+            "the calls that follow (this call is answered in-process). `--no-daemon` turns it off for one command. "
+            "`read`, `ls`, `core`, `status` and `validate` need no model and never start one."),
     Setting("idle_exit", "MEMSEARCH_IDLE_EXIT", 1800, _whole(0, 10_000_000), "a whole number of seconds, 0 for never",
             "An auto-started daemon that no client asked anything for this long exits (`memsearch watch` started "
             "by hand keeps running unless given `--idle-exit`)."),

@@ -19,6 +19,19 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "memory"
 
 
+#: Test folders whose every test is ``slow`` (whole journeys; servers on loopback).
+SLOW_LAYERS = frozenset({"e2e", "s3"})
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``slow`` every test that loads the real model (it asks for ``real_embedder``) or lives in one of
+    :data:`SLOW_LAYERS`, so that ``pytest -m "not slow"`` (``make test-fast``) runs none of them."""
+    for item in items:
+        parts = Path(str(item.fspath)).resolve().relative_to(REPO).parts
+        if (len(parts) > 2 and parts[1] in SLOW_LAYERS) or "real_embedder" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 def wait_for_port(port: int, proc, what: str, timeout: float = 60) -> None:
     """Wait until ``proc`` (a server started by a test) accepts connections on loopback ``port``;
     fail with its stderr if it exits first, or with ``what`` after ``timeout`` seconds."""

@@ -15,6 +15,7 @@ import numpy as np
 
 from benchmarks import quality
 from memsearch.engine.search import fusion, shape, speakers
+from memsearch.engine.search.order import rank_order
 
 __all__ = ["POOL", "EXPAND_TERMS", "VARIANTS", "baseline"]
 
@@ -28,7 +29,7 @@ def baseline(q, vec, kw, ctx):
 
 
 def _rank(rows):
-    return sorted(rows, key=lambda r: (-r["score"], r["path"], r["start_line"]))
+    return rank_order(rows)
 
 
 def neighbours(share, how="max"):

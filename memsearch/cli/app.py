@@ -73,7 +73,7 @@ def _start(no_daemon: bool) -> Optional[bool]:
 def core(root: Path = P("core", "root"), db: Optional[str] = P("core", "db"), as_json: bool = P("core", "as_json"),
          local: bool = P("core", "local"), no_daemon: bool = P("core", "no_daemon")) -> None:
     """Print core memory (root Markdown) as it goes into a system prompt."""
-    data = route.core(_where(root, db), local=local, warn=warn, start=_start(no_daemon))
+    data = route.core(_where(root, db), local=local, warn=warn)
     if as_json:
         emit_json(data)
         return
@@ -90,7 +90,7 @@ def list_command(
     no_daemon: bool = P("ls", "no_daemon"),
 ) -> None:
     """List a memory directory: its child memory directories (with their MEMORY.md summary) and files."""
-    data = route.ls(_where(root, db), directory, local=local, warn=warn, start=_start(no_daemon))
+    data = route.ls(_where(root, db), directory, local=local, warn=warn)
     if as_json:
         emit_json(data)
         return
@@ -108,7 +108,7 @@ def read_command(
     no_daemon: bool = P("read", "no_daemon"),
 ) -> None:
     """Print one memory file, or a line range of it. Nothing outside the root is ever read."""
-    data = route.read(_where(root, db), path, lines, local=local, warn=warn, start=_start(no_daemon))
+    data = route.read(_where(root, db), path, lines, local=local, warn=warn)
     if as_json:
         emit_json(data)
         return

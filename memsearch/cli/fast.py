@@ -7,7 +7,8 @@ commands are built from too), with ``--opt value``, ``--opt=value``, ``-kN`` and
 asks the daemon. Anything else (``--help``, ``--queries``, ``--local``, an unknown or
 malformed option, a value out of range) returns None and the full CLI runs, so usage errors
 and help are typer's. When the daemon is absent or fails, the full CLI runs with ``--local``
-(the daemon is asked once), after starting one in the background unless that is turned off.
+(the daemon is asked once); a search first starts one in the background unless that is turned
+off (read, ls and core need no model: they never start one).
 """
 
 from __future__ import annotations
@@ -87,13 +88,13 @@ def run(argv: list[str]) -> int | None:
     from ..service import route
     from . import render
 
-    start = False if v["no_daemon"] else None
     try:
         where = IndexLocation.of(v["root"], v["db"])
-        common = dict(warn=render.warn, start=start)
+        common = dict(warn=render.warn)
         if command == "search":  # the daemon checks the arguments (a bad one comes back as its typed error)
             args = {name: v[name] for name in ("query", "k", "scope", "mode", "since", "until")}
-            hits = route.search(where, args, model=v["model"], using=None, **common)
+            start = False if v["no_daemon"] else None
+            hits = route.search(where, args, model=v["model"], using=None, start=start, **common)
             answer = None if hits is None else {"hits": hits}
         elif command == "read":
             answer = route.read(where, v["path"], v["lines"], fallback=False, **common)

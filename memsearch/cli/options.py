@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import typer
 
-__all__ = ["RootArg", "DbOpt", "ModelOpt", "JsonOpt", "LocalOpt", "NoDaemonOpt"]
+__all__ = ["RootArg", "DbOpt", "ModelOpt", "JsonOpt"]
 
 RootArg = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.", show_default=False)
 DbOpt = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix "
                      "(default: $MEMSEARCH_DB, else ROOT/.memsearch).")
 ModelOpt = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory.")
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object instead of a readable report.")
-LocalOpt = typer.Option(False, "--local", help="Work in-process even when a daemon serves this index.")
-NoDaemonOpt = typer.Option(False, "--no-daemon", help="Do not start a daemon in the background for later calls "
-                           "(default: $MEMSEARCH_AUTOSTART).")

@@ -28,6 +28,7 @@ class Param(NamedTuple):
     max: int | None = None
     fast: bool = True
     metavar: str | None = None
+    hidden: bool = False
 
     @property
     def positional(self) -> bool:
@@ -40,6 +41,8 @@ LOCAL = Param("local", ("--local",), False, "Work in-process even when a daemon 
               fast=False)
 NO_DAEMON = Param("no_daemon", ("--no-daemon",), False, "Do not start a daemon in the background for the calls that "
                   "follow (default: $MEMSEARCH_AUTOSTART).", flag=True)
+#: read, ls and core never start a daemon (they need no model): ``--no-daemon`` is still accepted there, and does nothing.
+NO_DAEMON_KEPT = NO_DAEMON._replace(help="Accepted, and does nothing: this command never starts a daemon.", hidden=True)
 DB = Param("db", ("--db",), None, "Index directory, or s3://bucket/prefix "
            "(default: $MEMSEARCH_DB, else ROOT/.memsearch).")
 MODEL = Param("model", ("--model",), None, "Embedding model: a name from models.toml or a local model directory.")
@@ -64,14 +67,14 @@ COMMANDS: dict[str, tuple[Param, ...]] = {
         ROOT,
         Param("path", default=REQUIRED, help="A memory file, relative to the root."),
         Param("lines", ("--lines",), None, "Line range A:B (1-based, inclusive); A: or :B too."),
-        DB, JSON, LOCAL, NO_DAEMON,
+        DB, JSON, LOCAL, NO_DAEMON_KEPT,
     ),
     "ls": (
         ROOT,
         Param("directory", default=".", help="A memory directory, relative to the root."),
-        DB, JSON, LOCAL, NO_DAEMON,
+        DB, JSON, LOCAL, NO_DAEMON_KEPT,
     ),
-    "core": (ROOT, DB, JSON, LOCAL, NO_DAEMON),
+    "core": (ROOT, DB, JSON, LOCAL, NO_DAEMON_KEPT),
 }
 
 
@@ -86,4 +89,4 @@ def typer_param(command: str, name: str):
     p = param(command, name)
     if p.positional:
         return typer.Argument(p.default, help=p.help, show_default=p.default not in (None, REQUIRED))
-    return typer.Option(p.default, *p.flags, help=p.help, min=p.min, max=p.max, metavar=p.metavar)
+    return typer.Option(p.default, *p.flags, help=p.help, min=p.min, max=p.max, metavar=p.metavar, hidden=p.hidden)

@@ -147,7 +147,7 @@ def check_index(index) -> CheckReport:
         return CheckReport(rows=rows, findings=(Finding("table", "", f"chunks table: {reason_of(exc)}"),))
 
     tree = scan(index.root, foreign=index.foreign)
-    wanted = set(tree.external_files) | (set(tree.core_files) if index.include_core else set())
+    wanted = set(tree.indexed_files(index.include_core))
     count, cut = counters(index.encoding)
     stale: list[str] = []
     known: set[str] = set()

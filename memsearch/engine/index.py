@@ -210,7 +210,7 @@ class MemoryIndex:
 
     def _sync(self, only, progress, defer: bool = False) -> IndexReport:
         tree = scan(self.root, foreign=self.foreign)
-        wanted = list(tree.external_files) + (list(tree.core_files) if self.include_core else [])
+        wanted = list(tree.indexed_files(self.include_core))
         self.follow_build()
         self.store.refresh()
         if self.store.read_meta() is None:  # a new build: record the parameters before the first write

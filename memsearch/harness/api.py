@@ -20,10 +20,7 @@ from ..service import route
 if TYPE_CHECKING:  # the engine loads on the first open, not at import
     from ..engine.index import MemoryIndex
 
-__all__ = ["search", "open_index", "using_index", "close_indexes", "open_indexes", "trim", "MAX_OPEN_INDEXES"]
-
-#: The default of the ``max_open`` setting (``MEMSEARCH_MAX_OPEN``): open indexes kept per process.
-MAX_OPEN_INDEXES = settings.SETTINGS["max_open"].default
+__all__ = ["search", "open_index", "using_index", "close_indexes", "open_indexes", "trim"]
 
 
 class _Entry:

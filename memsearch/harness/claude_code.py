@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 from pathlib import Path
 
 from ..errors import ClientConfigError
+from ..launch import python_argv
 from . import clients
 from .clients import ConfigChange, ServerSpec
 from .hooks import CLAUDE_TIMEOUT_S
@@ -30,8 +30,9 @@ EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "prompt"}
 
 
 def hook_command(event: str, root: Path, db: str | None = None, python: str | None = None) -> str:
-    """The shell command Claude Code runs for ``event``, every path absolute."""
-    parts = [python or sys.executable, "-m", HOOK_MODULE, EVENTS[event], "--root", str(root)]
+    """The shell command Claude Code runs for ``event``, every path absolute; Python runs isolated from the
+    project it is started in (:mod:`memsearch.launch`), so the project's own modules never load."""
+    parts = python_argv(HOOK_MODULE, EVENTS[event], "--root", str(root), python=python)
     if db:
         parts += ["--db", db]
     return shlex.join(parts)

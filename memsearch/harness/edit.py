@@ -125,7 +125,7 @@ def _matches(index, states: dict, rel: str) -> bool:
     except FileNotFoundError:
         return rel not in states
     state = states.get(rel)
-    return state is not None and state.mtime_ns == st.st_mtime_ns and state.size == st.st_size
+    return state is not None and state.same_as(st)
 
 
 def wait_indexed(index, paths: Sequence[str], timeout: float) -> bool:

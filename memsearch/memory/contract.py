@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile, shown
-from .document import decode, parse_document, read_text, summary_of
+from .document import decode, parse_document, summary_of
 from .tokens import count_tokens, encoding_name
 from .tree import INDEX_NAME, MemoryTree, classify, foreign_dirs, read_memory, resolve_root, safe_path, scan
 
@@ -29,18 +29,12 @@ __all__ = [
     "list_dir",
     "read",
     "parse_lines",
-    "read_memory_file",
     "memory_text",
     "decode",
     "MemoryRef",
     "memory_ref",
     "memory_chain",
 ]
-
-
-#: Text of a memory file by name (:func:`memsearch.memory.document.read_text`); for a path a
-#: user gave, use :func:`memory_text` (descriptors, checked).
-read_memory_file = read_text
 
 
 def memory_text(root: Path, rel: str, *, foreign=None) -> str:

@@ -44,7 +44,17 @@ from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .files import atomic_write_bytes, make_dir, private_modes
 from .placement import Target, check_growth, index_text, locate, require_markdown, write_lock
 from .tokens import count_tokens, encoding_name
-from .tree import INDEX_NAME, MemoryTree, foreign_dirs, printable, read_memory, resolve_root, scan, valid_name
+from .tree import (
+    INDEX_NAME,
+    MemoryTree,
+    ancestors,
+    foreign_dirs,
+    printable,
+    read_memory,
+    resolve_root,
+    scan,
+    valid_name,
+)
 from .validator import core_budget
 from .viewing import edit_lines, match_lines, render_file, render_listing, snippet
 
@@ -61,10 +71,7 @@ def _parent(rel: str) -> str:
 
 def _ancestors(directory: str) -> list[str]:
     """``"."`` and every directory from the top down to ``directory`` itself."""
-    if directory == ".":
-        return ["."]
-    parts = directory.split("/")
-    return ["."] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    return ["."] if directory == "." else ["."] + ancestors(directory) + [directory]
 
 
 class Editor:

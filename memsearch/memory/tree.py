@@ -52,12 +52,12 @@ __all__ = [
     "read_memory",
     "valid_name",
     "printable",
+    "ancestors",
 ]
 
 INDEX_NAME = "MEMORY.md"
 MARKDOWN_SUFFIX = ".md"
 DEFAULT_FOREIGN: tuple[str, ...] = settings.SETTINGS["foreign"].default
-FOREIGN_ENV = settings.env_name("foreign")
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,10 @@ class MemoryTree:
         if directory in ("", "."):
             return self.core_files
         return tuple(f for f in self.external_files if parent_dir(f) == directory)
+
+    def indexed_files(self, include_core: bool = False) -> tuple[str, ...]:
+        """The files an index of this tree holds: external memory, and core memory when ``include_core``."""
+        return self.external_files + (self.core_files if include_core else ())
 
     def child_dirs(self, directory: str) -> tuple[str, ...]:
         """Memory directories directly below ``directory``."""
@@ -219,7 +223,7 @@ def scan(root: str | os.PathLike[str], *, foreign: tuple[str, ...] | list[str] |
         raise NotAMemoryRoot(f"memory root {shown(str(root))} cannot be used ({exc})") from None
     finally:
         os.close(root_fd)
-    memory = {a for f in external for a in _ancestors(f)}
+    memory = {a for f in external for a in ancestors(f)}
     core.sort(key=lambda p: (p != INDEX_NAME, p))
     return MemoryTree(
         root=base,
@@ -236,7 +240,9 @@ def scan(root: str | os.PathLike[str], *, foreign: tuple[str, ...] | list[str] |
     )
 
 
-def _ancestors(rel: str) -> list[str]:
+def ancestors(rel: str) -> list[str]:
+    """The folders above ``rel`` (a file or a folder, relative to the root), outermost first:
+    ``a/b/c.md`` -> ``a``, ``a/b``. The root itself is not among them."""
     parts = rel.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 

@@ -11,11 +11,10 @@ from .document import decode
 from .tokens import count_tokens
 from .tree import INDEX_NAME, printable, read_memory, scan
 
-__all__ = ["Issue", "ValidationReport", "validate", "core_budget", "DEFAULT_CORE_BUDGET", "DEFAULT_WINDOW_SHARE"]
+__all__ = ["Issue", "ValidationReport", "validate", "core_budget", "DEFAULT_WINDOW_SHARE"]
 
 #: The spec's size guidance: under 30,000 tokens of core memory (for a 200k window) ...
 #: (``MEMSEARCH_CORE_BUDGET`` configures another budget).
-DEFAULT_CORE_BUDGET = settings.SETTINGS["core_budget"].default
 #: ... or under 15 percent of the context window when its size is known.
 DEFAULT_WINDOW_SHARE = 0.15
 

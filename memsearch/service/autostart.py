@@ -21,10 +21,10 @@ The started daemon exits after ``idle_exit`` seconds (``MEMSEARCH_IDLE_EXIT``) w
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from .. import settings
+from ..launch import DETACHED_CWD, python_argv
 from ..location import IndexLocation
 from ..memory.files import read_json
 
@@ -72,9 +72,8 @@ def _failed_recently(where: IndexLocation, fd: int, now: float) -> bool:
 
 def command(where: IndexLocation, *, model: str | None = None, idle_exit: int | None = None) -> list[str]:
     """The command line of an auto-started daemon for ``where``."""
-    cmd = [sys.executable, "-m", "memsearch", "watch", str(where.root), *where.watch_args(),
-           "--log-file", str(where.log_file), "--wait", str(LOCK_WAIT_S),
-           "--idle-exit", str(settings.get("idle_exit", idle_exit))]
+    cmd = python_argv("memsearch", "watch", str(where.root), *where.watch_args(), "--log-file", str(where.log_file),
+                      "--wait", str(LOCK_WAIT_S), "--idle-exit", str(settings.get("idle_exit", idle_exit)))
     return cmd + (["--model", model] if model else [])
 
 
@@ -107,7 +106,8 @@ def ensure(where: IndexLocation, *, model: str | None = None, enabled: bool | No
 
         with open(where.log_file, "ab") as log:
             proc = subprocess.Popen(command(where, model=model, idle_exit=idle_exit), stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=log, start_new_session=True, close_fds=True, pass_fds=(fd,))
+                                    stdout=log, stderr=log, start_new_session=True, close_fds=True, pass_fds=(fd,),
+                                    cwd=DETACHED_CWD)
         threading.Thread(target=proc.wait, name="memsearch-autostart-reaper", daemon=True).start()
         return proc.pid
     except OSError:

@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import PurePosixPath
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import watchfiles
 
-from ..memory.tree import classify, foreign_dirs
+from ..memory.tree import ancestors, classify, foreign_dirs
 
 __all__ = ["MemoryFilter", "ancestors"]
-
-
-def ancestors(rel: str) -> Iterator[str]:
-    """The directories above the file ``rel``, outermost first (``a/b/c.md``: ``a``, ``a/b``)."""
-    parts = PurePosixPath(rel).parts[:-1]
-    for i in range(1, len(parts) + 1):
-        yield "/".join(parts[:i])
 
 
 class MemoryFilter:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DaemonFailed, DaemonUnavailable, IndexLocked, shown
+from ..launch import DETACHED_CWD, python_argv
 from ..location import IndexLocation
 from ..memory.files import read_json
 from ..platforms import Platform, holds_flock
@@ -96,8 +96,8 @@ def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
         raise IndexLocked(f"the index at {db_path} is being written by {holder_text(holder)}; "
                           f"`memsearch status {base}` tells more, `memsearch stop {base}` stops a daemon")
     where.ensure_state()
-    cmd = [sys.executable, "-m", "memsearch", "watch", str(base), *where.watch_args(),
-           "--log-file", str(log_path), "--wait", str(wait)]
+    cmd = python_argv("memsearch", "watch", str(base), *where.watch_args(), "--log-file", str(log_path),
+                      "--wait", str(wait))
     if model:
         cmd += ["--model", model]
     if debounce is not None:
@@ -108,7 +108,7 @@ def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
     with open(log_path, "ab") as log:  # output before logging is set up (and crashes) land here too
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                                    close_fds=True)
+                                    close_fds=True, cwd=DETACHED_CWD)
         except OSError as exc:  # the interpreter is gone or not executable for this user
             raise DaemonFailed(f"cannot start the daemon process {shown(cmd[0])}: {exc.strerror or exc}. Reinstall "
                                "memsearch or run `memsearch watch ROOT` in the foreground") from None
@@ -174,14 +174,14 @@ def daemon_status(root, db=None) -> dict:
         return info
     states = store.file_states()
     tree = scan(base)
-    wanted = set(tree.external_files) | (set(tree.core_files) if meta.get("include_core") else set())
+    wanted = set(tree.indexed_files(bool(meta.get("include_core"))))
     changed = 0
     for path in wanted & set(states):
         try:
             st = (base / path).stat()
         except OSError:
             continue
-        changed += st.st_mtime_ns != states[path].mtime_ns or st.st_size != states[path].size
+        changed += not states[path].same_as(st)
     info.update(partial_files=sum(is_incomplete(s.mtime_ns, s.size) for s in states.values()),
                 partial_chunks=store.text_only_rows())
     info.update(indexed=True, files=len(states), chunks=store.row_count(),

@@ -3,9 +3,10 @@
 The CLI, :func:`memsearch.search`, the tools and MCP all call these. Arguments are checked
 before anything else (:func:`~memsearch.engine.search.args.check_search`), so a bad call is
 refused the same way whoever would have answered it. When no daemon serves an index this
-process may write, one is started in the background for the calls that follow
-(:mod:`.autostart`) and this call is answered in-process: on a tree never indexed, from the
-files' text rows alone while that daemon embeds them (:mod:`.firstbuild`).
+process may write, a search starts one in the background for the calls that follow
+(:mod:`.autostart`) and is answered in-process: on a tree never indexed, from the files' text
+rows alone while that daemon embeds them (:mod:`.firstbuild`). Read, ls and core need no model:
+they never start a process, and with no daemon they answer from the files.
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ Warn = Callable[[str], None]
 
 
 def _ask(where: IndexLocation, method: str, params: dict, *, local: bool, warn: Warn | None, model=None,
-         start: bool | None = None):
-    """The daemon's answer, or None (then answer in-process); with no daemon at all, maybe start one."""
+         start: bool | None = False):
+    """The daemon's answer, or None (then answer in-process); with no daemon at all and ``start`` not
+    False (only a search, which needs a model, passes it), maybe start one."""
     if local:
         return None
     answer = ask(where.root, method, params, db=where, warn=warn)
-    if answer is None:
+    if answer is None and start is not False:
         autostart.ensure(where, model=model, enabled=start)
     return answer
 
@@ -90,10 +92,10 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
 
 
 def read(where: IndexLocation, path: str, lines: str | None = None, *, local: bool = False,
-         warn: Warn | None = None, start: bool | None = None, fallback: bool = True) -> dict | None:
+         warn: Warn | None = None, fallback: bool = True) -> dict | None:
     """One memory file or line range (``ReadResult.to_dict()``). ``fallback`` False: the daemon's
-    answer or None (read, ls and core alike)."""
-    answer = _ask(where, "read", {"path": path, "lines": lines}, local=local, warn=warn, start=start)
+    answer or None (read, ls and core alike). None of the three starts a daemon."""
+    answer = _ask(where, "read", {"path": path, "lines": lines}, local=local, warn=warn)
     if answer is not None or not fallback:
         return answer
     from ..memory.contract import read as read_file
@@ -102,10 +104,10 @@ def read(where: IndexLocation, path: str, lines: str | None = None, *, local: bo
 
 
 def ls(where: IndexLocation, path: str = ".", *, encoding: str | None = None, local: bool = False,
-       warn: Warn | None = None, start: bool | None = None, fallback: bool = True) -> dict | None:
+       warn: Warn | None = None, fallback: bool = True) -> dict | None:
     """One memory directory's listing (``Listing.to_dict()``)."""
     encoding = settings.get("encoding", encoding)
-    answer = _ask(where, "ls", {"path": path, "encoding": encoding}, local=local, warn=warn, start=start)
+    answer = _ask(where, "ls", {"path": path, "encoding": encoding}, local=local, warn=warn)
     if answer is not None or not fallback:
         return answer
     from ..memory.contract import list_dir
@@ -114,10 +116,10 @@ def ls(where: IndexLocation, path: str = ".", *, encoding: str | None = None, lo
 
 
 def core(where: IndexLocation, *, encoding: str | None = None, local: bool = False, warn: Warn | None = None,
-         start: bool | None = None, fallback: bool = True) -> dict | None:
+         fallback: bool = True) -> dict | None:
     """Core memory as it goes into a system prompt (``CoreMemory.to_dict()``)."""
     encoding = settings.get("encoding", encoding)
-    answer = _ask(where, "core", {"encoding": encoding}, local=local, warn=warn, start=start)
+    answer = _ask(where, "core", {"encoding": encoding}, local=local, warn=warn)
     if answer is not None or not fallback:
         return answer
     from ..memory.contract import load_core

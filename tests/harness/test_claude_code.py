@@ -52,8 +52,8 @@ def test_install_writes_hooks_and_mcp_server_and_keeps_other_settings(make_tree,
         (hook,) = settings["hooks"][event][-1]["hooks"]
         assert hook["type"] == "command" and hook["timeout"] == hooks.CLAUDE_TIMEOUT_S
         argv = shlex.split(hook["command"])
-        assert os.path.isabs(argv[0]) and argv[1:5] == ["-m", "memsearch.harness.hooks", arg, "--root"]
-        assert argv[5] == str(root.resolve())
+        assert os.path.isabs(argv[0]) and argv[1] in ("-I", "-P") and argv[2:5] == ["-m", "memsearch.harness.hooks", arg]
+        assert argv[5:7] == ["--root", str(root.resolve())]
     server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["memsearch"]
     assert os.path.isabs(server["command"]) and server["args"] == ["serve", str(root.resolve())]
 
@@ -150,7 +150,7 @@ def test_a_hung_daemon_does_not_block_the_prompt(make_tree, tmp_path):
 def test_the_hook_reads_the_command_line_it_is_given(tmp_path):
     for event, arg in claude_code.EVENTS.items():
         for db in (None, "s3://bucket/prefix", "/tmp/an index"):
-            argv = shlex.split(claude_code.hook_command(event, tmp_path / "my memory", db))[3:]
+            argv = shlex.split(claude_code.hook_command(event, tmp_path / "my memory", db))[4:]
             assert hooks.parse(argv) == (arg, str(tmp_path / "my memory"), db)
     assert hooks.parse(["prompt", "--root=/m", "--db=/d", "--later-option", "x"]) == ("prompt", "/m", "/d")
     for bad in ([], ["prompt"], ["prompt", "--root"], ["talk", "--root", "/m"], ["--root", "/m"], ["prompt", "--root="]):

@@ -116,3 +116,14 @@ def test_models_toml_has_one_source_at_the_top_of_the_repository():
     assert top.is_file() and not top.is_symlink()
     assert models.REGISTRY_PATH.is_symlink() and models.REGISTRY_PATH.resolve() == top.resolve()
     assert models.registry()[0] == "all-MiniLM-L6-v2"
+
+
+def test_ci_runs_the_readme_s_two_commands_then_the_packaging_check():
+    """``.ci/run`` fails on the first failing step (``set -e``) and runs ``make run`` on its clean checkout before
+    ``make test`` and ``make dist-check`` (issue 28 item 6: the README's first command broke with CI green)."""
+    script = (REPO / ".ci" / "run").read_text()
+    steps = [line.strip() for line in script.splitlines() if re.fullmatch(r"\s*make [a-z-]+\s*", line)]
+    assert steps == ["make run", "make test", "make dist-check"]
+    assert "set -euo pipefail" in script
+    readme = (REPO / "README.md").read_text()
+    assert "make run" in readme and "make test" in readme

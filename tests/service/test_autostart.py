@@ -101,8 +101,8 @@ def test_the_first_cli_call_answers_in_process_and_the_next_goes_through_the_dae
         # opting out: --no-daemon and MEMSEARCH_AUTOSTART=0 start nothing
         stop(root, timeout=60)
         for extra, flag in (({}, ["--no-daemon"]), ({"MEMSEARCH_AUTOSTART": "0"}, [])):
-            done = subprocess.run([sys.executable, "-m", "memsearch", "ls", str(root), *flag], capture_output=True,
-                                  text=True, env=dict(env, **extra), timeout=120)
+            done = subprocess.run([sys.executable, "-m", "memsearch", "search", str(root), "vendor contract", *flag],
+                                  capture_output=True, text=True, env=dict(env, **extra), timeout=300)
             assert done.returncode == 0, done.stderr
             time.sleep(2)
             assert not daemon_status(root)["running"]

@@ -184,7 +184,7 @@ class Sync:
                     removed.append(path)
                 continue
             old = states.get(path)
-            if old is not None and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
+            if old is not None and old.same_as(st):
                 unchanged += 1
                 continue
             if st.st_size > self.max_bytes:  # a file this big is left out, and said

@@ -17,8 +17,10 @@ benchmarks/research/LOG.md; the figures of the adopted ranking are in docs/bench
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Callable, Sequence
 
 from .cjk import cjk_share
+from .order import rank_key, rank_order
 from .query import DateRange, has_identifier, query_dates
 from .shape import reshape
 from .speakers import own_words
@@ -41,6 +43,8 @@ __all__ = [
     "keyword_coverage",
     "vector_weight",
     "hybrid",
+    "STAGES",
+    "dated",
     "date_boost",
     "convex",
     "rrf",
@@ -145,12 +149,27 @@ def keyword_coverage(query: str, keyword: list[dict], rows: int = EVIDENCE_ROWS)
     return max((len(terms & _terms(r.get("text", ""))) / len(terms) for r in keyword[:rows]), default=0.0)
 
 
-def hybrid(fusion: str, query: str, vector: list[dict], keyword: list[dict], multilingual: bool = False) -> list[dict]:
-    """The hybrid ranking of ``query``: fused with a query-adaptive weight, then date-aware, then leaning
-    to the user's turns of a chat for a question about the asker (:func:`own_words`), then shaped by
-    the memory's layout (:func:`reshape`)."""
-    ranked = fuse(fusion, vector, keyword, vector_weight(query, multilingual, keyword))
-    return reshape(own_words(date_boost(ranked, query_dates(query)), query), query)
+def dated(ranked: list[dict], query: str) -> list[dict]:
+    """The date stage: :func:`date_boost` for the date ranges ``query`` names."""
+    return date_boost(ranked, query_dates(query))
+
+
+#: The stages after fusion, in order, each ``(ranked rows, query) -> ranked rows``: the date boost, the
+#: lean to the asker's own turns (:func:`own_words`), the memory's shape (:func:`reshape`).
+STAGES: tuple[Callable[[list[dict], str], list[dict]], ...] = (dated, own_words, reshape)
+
+
+def hybrid(fusion: str, query: str, vector: list[dict], keyword: list[dict], multilingual: bool = False, *,
+           weight: Callable[..., float] | None = None,
+           stages: Sequence[Callable[[list[dict], str], list[dict]]] | None = None) -> list[dict]:
+    """The hybrid ranking of ``query``: fused with a query-adaptive weight (``weight(query, multilingual,
+    keyword)``, default :func:`vector_weight`), then each of ``stages`` in turn (default :data:`STAGES`:
+    date-aware, leaning to the user's turns of a chat for a question about the asker, shaped by the
+    memory's layout). A variant replaces one stage or the weight and keeps the rest."""
+    ranked = fuse(fusion, vector, keyword, (weight or vector_weight)(query, multilingual, keyword))
+    for stage in STAGES if stages is None else stages:
+        ranked = stage(ranked, query)
+    return ranked
 
 
 def date_boost(ranked: list[dict], ranges: tuple[DateRange, ...] | list[DateRange]) -> list[dict]:
@@ -162,7 +181,7 @@ def date_boost(ranked: list[dict], ranges: tuple[DateRange, ...] | list[DateRang
         dict(r, score=r["score"] + bonus) if any(d.contains(r.get("date"), DATE_SLACK_DAYS) for d in ranges) else r
         for r in ranked
     ]
-    return sorted(boosted, key=lambda r: (-r["score"], r["path"], r["start_line"]))
+    return rank_order(boosted)
 
 
 def fuse(fusion: str, vector: list[dict], keyword: list[dict], weight: float | None = None) -> list[dict]:
@@ -186,7 +205,7 @@ def convex(vector: list[dict], keyword: list[dict], weight: float = VECTOR_WEIGH
         i: weight * ((v[i] - v_lo) / ((v_hi - v_lo) or 1.0) if i in v else 0.0) + (1 - weight) * (b.get(i, 0.0) / b_hi)
         for i in rows
     }
-    order = sorted(scores, key=lambda i: (-scores[i], rows[i]["path"], rows[i]["start_line"]))
+    order = sorted(scores, key=lambda i: rank_key(rows[i], scores[i]))
     return [dict(rows[i], score=scores[i]) for i in order]
 
 
@@ -198,5 +217,5 @@ def rrf(rankings: list[tuple[float, list[dict]]]) -> list[dict]:
         for rank, row in enumerate(ranking, start=1):
             scores[row["id"]] = scores.get(row["id"], 0.0) + weight / (RRF_K + rank)
             rows.setdefault(row["id"], row)
-    order = sorted(scores, key=lambda i: (-scores[i], rows[i]["path"], rows[i]["start_line"]))
+    order = sorted(scores, key=lambda i: rank_key(rows[i], scores[i]))
     return [dict(rows[i], score=scores[i]) for i in order]

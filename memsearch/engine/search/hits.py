@@ -11,7 +11,7 @@ from typing import Mapping
 
 from ...errors import MemsearchError
 from ...memory.contract import MemoryRef, memory_chain, memory_ref
-from ..storage.schema import is_incomplete
+from ..storage.schema import FileState, is_incomplete
 
 __all__ = ["Hit", "HitBuilder"]
 
@@ -52,43 +52,43 @@ class HitBuilder:
     def __init__(self, root: Path):
         self.root = root
         self._refs: dict[str, tuple[tuple[int, int, int], MemoryRef]] = {}
-        self._states: tuple | None = None  # ((build, files table version), path -> (mtime_ns, size))
+        self._states: tuple | None = None  # ((build, files table version), path -> FileState)
 
     def forget(self) -> None:
         self._refs.clear()
         self._states = None
 
-    def recorded(self, store, build=None, stamp=None) -> dict[str, tuple[int, int]]:
-        """path -> (mtime_ns, size) as ``store``'s last sync recorded each file, read once per files-table
+    def recorded(self, store, build=None, stamp=None) -> dict[str, FileState]:
+        """path -> :class:`FileState` as ``store``'s last sync recorded each file, read once per files-table
         version; ``stamp`` (:meth:`Store.versions_stamp`, the tables refreshed since it moved) stands
         for the version without asking LanceDB (a round trip through its event loop, ~10 ms a search
         at load 11)."""
         key = (build, stamp) if stamp is not None else (build, store.files_version())
         if self._states is None or self._states[0] != key:
-            self._states = (key, {p: (s.mtime_ns, s.size) for p, s in store.file_states().items()})
+            self._states = (key, store.file_states())
         return self._states[1]
 
-    def build(self, merged: list[dict], recorded: Mapping[str, tuple[int, int]] | None = None) -> list[Hit]:
+    def build(self, merged: list[dict], recorded: Mapping[str, FileState] | None = None) -> list[Hit]:
         """Hits from merged rows (each with ``_lines``: line number -> text), best first.
 
-        ``recorded``: path -> (mtime_ns, size) as the index recorded each file; a hit whose file
+        ``recorded``: path -> :class:`FileState` as the index recorded each file; a hit whose file
         differs now (one ``stat`` per distinct file returned) is ``stale``. None: no check.
         """
         chains: dict[str, tuple[str, ...]] = {}
         paths = {r["path"] for r in merged}
-        partial = {p for p in paths if recorded is not None and p in recorded and is_incomplete(*recorded[p])}
+        partial = {p for p in paths if recorded is not None and p in recorded and is_incomplete(recorded[p].mtime_ns, recorded[p].size)}
         stale = {} if recorded is None else {p: self.changed(p, recorded.get(p)) for p in paths - partial}
         return [self._hit(row, chains, stale.get(row["path"], False), row["path"] in partial) for row in merged]
 
-    def changed(self, rel: str, recorded: tuple[int, int] | None) -> bool:
-        """Whether file ``rel`` differs from ``recorded`` (mtime_ns, size): changed, gone, or never recorded."""
+    def changed(self, rel: str, recorded: FileState | None) -> bool:
+        """Whether file ``rel`` differs from ``recorded``: changed, gone, or never recorded."""
         if recorded is None:
             return True
         try:
             st = os.stat(os.path.join(self.root, rel))  # a str join: a Path per hit cost more than the stat
         except OSError:
             return True
-        return (st.st_mtime_ns, st.st_size) != tuple(recorded)
+        return not recorded.same_as(st)
 
     def _hit(self, row: dict, chains: dict[str, tuple[str, ...]], stale: bool = False, partial: bool = False) -> Hit:
         lines = row["_lines"]

@@ -22,6 +22,7 @@ from .cjk import keyword_text
 from .flat import FlatVectors
 from .fusion import CANDIDATE_FACTOR, MIN_CANDIDATES, hybrid
 from .hits import Hit, HitBuilder
+from .order import rank_order
 from .shape import merge_rows
 
 __all__ = ["Searcher", "canonical", "KEYWORD_SCORE_DECIMALS"]
@@ -35,7 +36,7 @@ _COLUMNS = list(HIT_COLUMNS)
 def canonical(rows: list[dict]) -> list[dict]:
     """BM25 rows best first, equal scores (to 6 decimals) by path and line: the in-memory copy and
     LanceDB's FTS break ties differently, and the same query must rank the same on either path."""
-    return sorted(rows, key=lambda r: (-round(r["score"], KEYWORD_SCORE_DECIMALS), r["path"], r["start_line"]))
+    return rank_order(rows, lambda r: round(r["score"], KEYWORD_SCORE_DECIMALS))
 
 
 def _multilingual(embedder) -> bool:

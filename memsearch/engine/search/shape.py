@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from ...memory.editor import index_text
 from ...memory.tree import INDEX_NAME
+from .order import rank_order
 from .query import wants_latest
 
 __all__ = [
@@ -141,7 +142,7 @@ def reshape(ranked: list[dict], query: str) -> list[dict]:
 
 
 def _sorted(rows: list[dict]) -> list[dict]:
-    return sorted(rows, key=lambda r: (-r["score"], r["path"], r["start_line"]))
+    return rank_order(rows)
 
 
 def merge_rows(ranked: list[dict], k: int) -> list[dict]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .order import rank_order
 from .query import asks_own_words
 
 __all__ = ["OWN_WORDS_GAIN", "USER_MARK", "USER_HEADING", "is_user_turn", "own_words"]
@@ -51,4 +52,4 @@ def own_words(ranked: list[dict], query: str, gain: float = OWN_WORDS_GAIN) -> l
         return ranked
     bonus = gain * max(r["score"] for r in ranked)
     rows = [dict(r, score=r["score"] + bonus) if m else r for r, m in zip(ranked, marked)]
-    return sorted(rows, key=lambda r: (-r["score"], r["path"], r["start_line"]))
+    return rank_order(rows)

@@ -44,6 +44,11 @@ class FileState:
     size: int
     chunks: int
 
+    def same_as(self, st) -> bool:
+        """Whether ``st`` (an ``os.stat_result`` of the file now) shows the file as it was indexed: the
+        one test of "changed since indexed" (a sync's skip, a hit's ``stale``, a status count)."""
+        return self.mtime_ns == st.st_mtime_ns and self.size == st.st_size
+
 
 def chunk_schema(dimension: int) -> pa.Schema:
     return pa.schema([

@@ -1,0 +1,24 @@
+"""The one order of ranked rows: the best score first, equal scores by path, then by first line.
+
+Every ranking stage (keyword, fusion, date boost, the asker's lean, the memory's shape) sorts with
+:func:`rank_key`, so a tie is broken the same way whichever stage ranked last and whichever path
+(in-memory or LanceDB) produced the rows: the same query always ranks the same.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+__all__ = ["rank_key", "rank_order"]
+
+
+def rank_key(row: dict, score: float | None = None) -> tuple:
+    """The sort key of ``row``: ``score`` (default: its own ``score``) descending, then path, then line."""
+    return (-(row["score"] if score is None else score), row["path"], row["start_line"])
+
+
+def rank_order(rows: Iterable[dict], score: Callable[[dict], float] | None = None) -> list[dict]:
+    """``rows`` best first by :func:`rank_key` (``score(row)`` in place of the row's own score when given)."""
+    if score is None:
+        return sorted(rows, key=rank_key)
+    return sorted(rows, key=lambda r: rank_key(r, score(r)))
