@@ -144,7 +144,6 @@ def _write_big_index(uri: str, chunks: int, ann: bool) -> dict:
     import numpy as np
     import pyarrow as pa
 
-    from memsearch import __version__
     from memsearch.engine.embed.embedder import load_embedder
     from memsearch.engine.ingest.chunker import ChunkerConfig
     from memsearch.engine.params import index_params
@@ -181,7 +180,7 @@ def _write_big_index(uri: str, chunks: int, ann: bool) -> dict:
     if ann:
         store.build_vector_index()
     meta = index_params(embedder, ChunkerConfig(), encoding_name(None), False) | {
-        "memsearch": __version__, "dimension": dim, "build": "bench", "root": "", "updated": ""}
+        "dimension": dim, "build": "bench", "root": "", "updated": ""}
     store.write_meta(meta)
     return {"chunks": chunks, "write_s": round(written, 1), "ann_s": round(time.perf_counter() - t0 - written, 1),
             "ann": ann}

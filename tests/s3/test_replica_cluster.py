@@ -41,7 +41,9 @@ def _until(predicate, timeout: float, what: str, nodes=()) -> None:
 def test_replicas_keep_answering_through_a_writer_and_a_replica_killed(s3, make_tree, tmp_path):
     root = make_tree(TREE | {f"bulk/n{i}.md": f"# Note {i}\n\nFact {i} about topic {i % 7}.\n" for i in range(12)})
     uri = s3.uri("cluster")
-    env = s3.subprocess_env(MEMSEARCH_LOG_LEVEL="INFO", MEMSEARCH_FOLLOW_S="0.5", MEMSEARCH_DEBOUNCE_MS="200")
+    # small batches: the burst's sync is a dozen commits, so the kill lands among them
+    env = s3.subprocess_env(MEMSEARCH_LOG_LEVEL="INFO", MEMSEARCH_FOLLOW_S="0.5", MEMSEARCH_DEBOUNCE_MS="200",
+                            MEMSEARCH_BATCH_CHUNKS="16")
     cluster = Cluster(root, uri, env, tmp_path)
     try:
         first = cluster.writer("writer-a")

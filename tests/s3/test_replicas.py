@@ -13,6 +13,7 @@ from memsearch.engine.index import MemoryIndex
 from memsearch.engine.storage.follow import Follower, advance
 from memsearch.engine.storage.remote import LEASE_FILE, RemoteDB
 from memsearch.errors import IndexLocked
+from tests.conftest import run_cli
 from tests.s3.test_remote_index import TREE
 
 
@@ -35,7 +36,7 @@ def test_a_replica_serves_its_pinned_version_and_follows_each_commit(s3, make_tr
     writer = MemoryIndex(root, db=uri, embedder=HashEmbedder())
     writer.sync()
     replica = MemoryIndex(root, db=uri, embedder=HashEmbedder(), read_only=True)
-    assert advance(replica) is True and replica.store.pinned == (writer.store.version(), writer.store.files_version())
+    assert advance(replica) is not None and replica.store.pinned == (writer.store.version(), writer.store.files_version())
     assert _paths(replica, "warehouse") == ["projects/atlas.md"]
     (root / "notes" / "airship.md").write_text("# Airship\n\nThe zeppelin project starts in May.\n")
     writer.sync()
@@ -43,9 +44,9 @@ def test_a_replica_serves_its_pinned_version_and_follows_each_commit(s3, make_tr
     asked = []
     replica.store.refresh, real = (lambda **kw: asked.append(kw) or real(**kw)), replica.store.refresh
     assert _paths(replica, "zeppelin") == [] and asked == []
-    assert advance(replica) is True and asked == [{"pinned_too": True}]
+    assert advance(replica) is not None and asked == [{"pinned_too": True}]
     assert _paths(replica, "zeppelin") == ["notes/airship.md"]
-    assert advance(replica) is False  # nothing new: the pin stays
+    assert advance(replica) is None  # nothing new: the pin stays
 
 
 def test_the_follower_thread_brings_commits_within_its_interval(s3, make_tree):
@@ -100,3 +101,15 @@ def test_a_writer_whose_lease_lapsed_commits_nothing_and_the_standby_carries_on(
     assert standby.store.version() > version
     standby.lock.release()
     first.lock.release()  # its release must not free (or fail on) the standby's lease
+
+
+@pytest.mark.parametrize("args", [["--read-only"], ["--read-only", "--http", "--watch"],
+                                  ["--read-only", "--http", "--writable"]])
+def test_serve_read_only_refuses_what_a_replica_cannot_do(args, make_tree, capsys):
+    code, out, err = run_cli(["serve", str(make_tree(TREE)), *args], capsys)
+    assert code == 2 and "--read-only serves one ROOT over --http" in err and "Traceback" not in err
+
+
+def test_watch_standby_refuses_a_wait_or_detach(make_tree, capsys):
+    code, out, err = run_cli(["watch", str(make_tree(TREE)), "--standby", "--detach"], capsys)
+    assert code == 2 and "--standby waits for the lock" in err

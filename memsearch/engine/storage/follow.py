@@ -32,9 +32,10 @@ __all__ = ["advance", "Follower"]
 logger = logging.getLogger("memsearch.replica")
 
 
-def advance(index) -> bool:
+def advance(index) -> float | None:
     """Move read-only ``index`` to the latest committed versions of its tables, its in-memory copies built
-    before searches use them. True when it moved (or was pinned for the first time)."""
+    before searches use them. When it moved (or was pinned for the first time): the seconds the copies took
+    to build (the rest of a poll is the store's answer); else None."""
     store = index.store
     with store.guard(index.root):
         build = index.build_id
@@ -43,13 +44,14 @@ def advance(index) -> bool:
             store.pinned = None
         store.refresh(pinned_too=True)
         if store.chunks() is None:  # nothing committed yet: searches find no rows until the first build
-            return False
+            return None
         stamp = (store.version(), store.files_version())
         if stamp == store.pinned:
-            return False
+            return None
+        started = time.monotonic()
         index.searcher.prepare(stamp, index.build_id)
         store.pinned = stamp
-    return True
+    return time.monotonic() - started
 
 
 class Follower:
@@ -86,11 +88,13 @@ class Follower:
             for index in list(self._indexes()):
                 started = time.monotonic()
                 try:
-                    if advance(index):
+                    copies = advance(index)
+                    if copies is not None:
                         moved += 1
                         chunks, files = index.store.pinned
-                        logger.info("replica of %s: version %d (files %d), %d rows, loaded in %.0f ms", index.location,
-                                    chunks, files, index.searcher.snapshot()[1], 1000 * (time.monotonic() - started))
+                        logger.info("replica of %s: version %d (files %d), %d rows, loaded in %.0f ms (copies %.0f ms)",
+                                    index.location, chunks, files, index.searcher.snapshot()[1],
+                                    1000 * (time.monotonic() - started), 1000 * copies)
                 except Exception as exc:  # noqa: BLE001 - the store is down or slow: serve the version held
                     self.errors += 1
                     text = f"{type(exc).__name__}: {exc}"
