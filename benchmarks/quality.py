@@ -18,7 +18,10 @@ Corpora (each a :class:`Corpus`: trees to index, questions with line-level relev
 * ``longchat-hard`` - the same topics shaped like long real chats (benchmarks/longchat_hard.py): turns of
   3-6 four-sentence paragraphs, half the users with a whole turn on one line, facts buried mid-paragraph,
   instruction and preference questions that name the topic only; users 0-2 tuning, 3-5 held out;
-* ``longchat-alt`` - the same chats asked in a second, held-out wording (benchmarks/longchat_wordings.py).
+* ``longchat-alt`` - the same chats asked in a second, held-out wording (benchmarks/longchat_wordings.py);
+* ``codeagent`` - a coding agent's memory across six projects (benchmarks/codeagent.py): decisions, bugs,
+  how-tos, people, dated session logs, real ``MEMORY.md`` summaries; questions from facts to "how did X go";
+  three projects tuning, three held out.
 
 LoCoMo questions carry a split: conversations 0-4 are the tuning split (every engine
 constant was chosen on them), 5-9 the held-out test split; both are scored beside all ten.
@@ -52,6 +55,7 @@ __all__ = [
     "cjk_corpus",
     "agentmem_corpus",
     "longchat_corpus",
+    "codeagent_corpus",
     "dumped_corpus",
     "load_corpus",
     "LOCOMO_TUNING",
@@ -67,7 +71,7 @@ FIXTURE = REPO / "tests" / "fixtures" / "examples_queries.json"
 CJK_DIR = REPO / "benchmarks" / "corpora" / "cjk"
 CORPORA = (
     "examples", "locomo", "locomo-merged", "synthetic", "cjk", "agentmem", "longchat", "longchat-hard",
-    "longchat-alt",
+    "longchat-alt", "codeagent",
 )
 #: LoCoMo conversations (in file order) of the tuning split; the rest are the held-out test split.
 LOCOMO_TUNING = 5
@@ -148,6 +152,17 @@ def agentmem_corpus(work: Path) -> Corpus:
     return Corpus("agentmem", {"": root}, qs, stats | {"questions": len(qs)})
 
 
+def codeagent_corpus(work: Path) -> Corpus:
+    """A coding agent's memory across six projects (benchmarks/codeagent.py) and its questions."""
+    from benchmarks import codeagent
+
+    root = work / "codeagent-memory"
+    asked, stats = codeagent.build(root)
+    qs = [Question(a.qid, a.query, tuple(Item(p, lines) for p, lines in a.items), a.category, "", a.split)
+          for a in asked]
+    return Corpus("codeagent", {"": root}, qs, stats)
+
+
 def longchat_corpus(work: Path, hard: bool = False, wordings: str = "first") -> Corpus:
     """Six users' long chats (benchmarks/longchat.py, or the harder benchmarks/longchat_hard.py), one tree
     each; relevance is the answering line. ``wordings="held-out"``: longchat's second, never-tuned wording
@@ -217,6 +232,8 @@ def load_corpus(name: str, work: Path, *, locomo=None, size: int = 1000) -> Corp
         return longchat_corpus(work, hard=name == "longchat-hard")
     if name == "longchat-alt":
         return longchat_corpus(work, wordings="held-out")
+    if name == "codeagent":
+        return codeagent_corpus(work)
     raise ValueError(f"unknown corpus {name!r}: choose from {', '.join(CORPORA)}")
 
 

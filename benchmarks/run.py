@@ -20,7 +20,7 @@ from benchmarks.common import EMBEDDER_ENV, bench_embedder
 
 __all__ = ["run", "main", "progress_bar", "STANDARD_CORPORA", "STANDARD_SIZES", "EMBEDDER_ENV"]
 
-STANDARD_CORPORA = ("examples", "locomo", "locomo-merged", "cjk", "agentmem", "longchat", "longchat-hard")
+STANDARD_CORPORA = ("examples", "locomo", "locomo-merged", "cjk", "agentmem", "longchat", "longchat-hard", "codeagent")
 STANDARD_SIZES = (1000, 10_000)
 
 
@@ -146,7 +146,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--corpus",
         action="append",
-        help="examples, locomo, locomo-merged, synthetic, cjk, agentmem, longchat, longchat-hard, longchat-alt "
+        help="examples, locomo, locomo-merged, synthetic, cjk, agentmem, longchat, longchat-hard, longchat-alt, codeagent "
         "(comma-separated or repeated)",
     )
     parser.add_argument("--size", action="append", help="synthetic sizes in chunks (default 1000,10000)")

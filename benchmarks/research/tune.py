@@ -50,6 +50,7 @@ MEASURES = {"locomo": ("file_recall@5", "file_recall@10", f"turn_recall@{quality
             "longchat": ("file_recall@5", "turn_recall@10hits", "turn_recall@6000chars", "mrr@10")}
 MEASURES["longchat-alt"] = MEASURES["longchat"]
 MEASURES["longchat-hard"] = MEASURES["longchat"]
+MEASURES["codeagent"] = ("hit@1", "file_recall@5", "turn_recall@6000chars", "index_above@10")
 
 
 _corpus = quality.dumped_corpus
@@ -218,7 +219,7 @@ def main(argv=None) -> int:
     parser.add_argument("names", nargs="*")
     parser.add_argument("--out", type=Path, default=Path("bench-results/tune"))
     parser.add_argument("--locomo")
-    parser.add_argument("--corpus", default="locomo", help="dump: the corpus (locomo, agentmem, longchat, longchat-hard)")
+    parser.add_argument("--corpus", default="locomo", help="dump: the corpus (locomo, agentmem, longchat, longchat-hard, codeagent)")
     parser.add_argument("--max-tokens", type=int, help="dump: chunk size (default: the engine's)")
     parser.add_argument("--long-line-factor", type=float, help="dump: budget factor for long-line sections")
     parser.add_argument("--by-category", action="store_true", help="eval: a column per question category too")

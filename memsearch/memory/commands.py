@@ -182,3 +182,10 @@ class EditResult:
         if self.index is not None:
             data["index"] = self.index
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "EditResult":
+        """The result :meth:`to_dict` wrote (e.g. the daemon's, for a write it carried out)."""
+        return cls(command=data["command"], path=data["path"], output=data["result"],
+                   changed=tuple(data.get("changed", ())), created=tuple(data.get("created", ())),
+                   core_tokens=data.get("core_tokens"), index=data.get("index"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import agentmem, longchat, longchat_hard, quality
+from benchmarks import agentmem, codeagent, longchat, longchat_hard, quality
 from benchmarks.longchat_topics import TOPICS
 from memsearch.memory.editor import index_text
 from memsearch.memory.validator import validate
@@ -83,3 +83,40 @@ def test_longchat_hard_buries_facts_mid_paragraph_in_both_layouts(tmp_path):
     instruction = next(p for p in planted if p.category == "instruction")
     assert instruction.query.startswith("What did I ask you to keep in mind")
     assert {p.split for p in planted} == {"tune", "test"}
+
+
+def test_codeagent_is_a_coding_agents_memory_with_every_kind_of_question(tmp_path):
+    corpus = quality.load_corpus("codeagent", tmp_path / "a")
+    root = corpus.trees[""]
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md"))
+    assert len(files) >= 300 and len(corpus.questions) >= 150 and validate(root).valid
+    indexes = [f for f in files if f.endswith("MEMORY.md") and "/" in f]
+    assert all((root / f).read_text() != index_text(f.rsplit("/", 1)[0]) for f in indexes)  # written, not stubs
+    assert {"MEMORY.md", "user.md", "agent.md"} <= set(files)  # core files
+    assert {f.split("/")[1] for f in files if f.startswith("projects/") and f.count("/") > 1} >= {"ledgerly", "beacon"}
+    assert {q.category for q in corpus.questions} == set(codeagent.CATEGORIES)
+    for split in ("tune", "test"):  # both halves hold every category
+        assert {q.category for q in corpus.questions if q.split == split} == set(codeagent.CATEGORIES)
+    for q in corpus.questions:
+        for item in q.items:
+            lines = (root / item.path).read_text().split("\n")
+            if item.lines is None:
+                assert q.category == "folder" and item.path.endswith("MEMORY.md"), q
+            else:
+                assert lines[item.lines[0] - 1].strip(), (q.qid, item)
+        if q.category in ("summary", "order"):  # spread across dated session logs
+            logs = {i.path for i in q.items if "/logs/" in i.path}
+            assert len(logs) >= 2, q
+    again = tmp_path / "b"
+    codeagent.build(again)  # the same tree again, byte for byte
+    assert files == sorted(p.relative_to(again).as_posix() for p in again.rglob("*.md"))
+    assert all((root / f).read_bytes() == (again / f).read_bytes() for f in files)
+
+
+def test_codeagent_refuses_evidence_that_is_not_on_exactly_one_line(tmp_path):
+    (tmp_path / "a.md").write_text("# A\n\n- the cache is warm\n- the cache is cold\n")
+    assert codeagent._line(tmp_path, "a.md", "is cold") == (4, 4)
+    assert codeagent._line(tmp_path, "a.md", "") is None  # the whole file (folder questions)
+    for answer in ("the cache", "not there"):
+        with pytest.raises(ValueError, match="not one"):
+            codeagent._line(tmp_path, "a.md", answer)
