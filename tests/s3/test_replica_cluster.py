@@ -94,11 +94,15 @@ def test_replicas_keep_answering_through_a_writer_and_a_replica_killed(s3, make_
             return all(n.health() and _finds(root, n, f"livetok{last}x") for n in survivors)
         _until(everywhere, 120, "the last write on every surviving replica", [standby, *survivors])
         load.stop()
-        watch.stop()
         ended = time.time()
+        newest = max(watch.commits)  # every commit so far reaches every survivor before the watcher stops
+        _until(lambda: all(watch.seen[n.name] and watch.seen[n.name][-1][1] >= newest for n in survivors), 60,
+               "the survivors to serve the last commit", survivors)
+        watch.stop()
         for i in range(written):  # every file written, before or after the kill, is searchable on the survivors
             assert all(_finds(root, n, f"livetok{i}x") for n in survivors), i
-        lags = watch.lags(started, ended - 2.0)  # commits in the last seconds may be waiting for their poll
+        _read_list_core(survivors[0], root)
+        lags = watch.lags(started, ended)
         lags[victim.name] = watch.lags(started, killed_replica - 2.0)[victim.name]
         summary = load.summary({n.name for n in survivors}, until={victim.name: killed_replica})
         report = {
@@ -150,3 +154,18 @@ def _lag_summary(lags: list) -> dict:
     seen = [x for x in lags if x is not None]
     return {"versions": len(seen), "never_seen": len(lags) - len(seen), "p50": _round(percentile(seen, 0.5)),
             "p95": _round(percentile(seen, 0.95)), "max": _round(max(seen, default=None))}
+
+
+def _read_list_core(node, root) -> None:
+    """The other tools on a replica, over MCP HTTP and the daemon protocol: files come from its view of the tree."""
+    from memsearch.service.client import Client
+    from tests.support.tenants import call
+
+    read = call(node.url, "memory_read", {"path": "live/n0.md"})
+    assert "livetok0x" in read["text"], read
+    listing = call(node.url, "memory_list", {"path": "live"})
+    assert any(f["path"] == "live/n0.md" for f in listing["files"]), listing
+    core = call(node.url, "memory_core", {})
+    assert [f["path"] for f in core["files"]] == ["MEMORY.md"], core
+    answer = Client(root, path=node.socket(), timeout=10).call("read", path="projects/atlas.md", lines=None)
+    assert "ClickHouse" in answer["text"]
