@@ -191,7 +191,7 @@ _ROWS = [
     Setting("follow_s", "MEMSEARCH_FOLLOW_S", 0.5, _seconds(0.0, 60.0), "seconds, more than 0 and at most 60",
             "How often a read replica (`serve --read-only`) asks the store for a newer committed version of its index; "
             "a commit is searchable there within about this long plus the time to load the new version."),
-    Setting("lease_ttl", "MEMSEARCH_LEASE_TTL", 30.0, _seconds(1.0, 3600.0), "seconds, more than 1 and at most 3600",
+    Setting("lease_ttl", "MEMSEARCH_LEASE_TTL", 30.0, _seconds(0.0, 3600.0), "seconds, more than 0 and at most 3600",
             "Length of the writer lease of an s3:// index: renewed every third of it; a writer that stops renewing "
             "(killed, cut off) frees the index this long after its last renewal, and stops committing itself once "
             "less than a sixth of it is left."),
