@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
+import os
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from memsearch.engine.embed.models import resolve_model
 from memsearch.errors import IndexMismatch, ModelUnavailable
 
 NAME = "multilingual-e5-small-q4"
+BEFORE = os.environ.get("OMP_NUM_THREADS")
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +76,18 @@ def test_vectors_are_normalised_prefixed_and_batched_queries_match_lone_ones(e5)
     # lengths in the model's own tokens, "passage: " and the two special tokens included
     short, long = e5.token_lengths(["kayaks", "kayaks " * 600])
     assert 4 <= short <= 8 and long > 600
+
+
+@pytest.mark.slow
+def test_a_query_runs_on_one_openmp_thread_documents_on_every_core(e5):
+    runtime = e5._openmp  # the engine's own libgomp: the setting is this thread's, in that runtime only
+    assert runtime is not None
+    runtime.omp_get_max_threads.restype = ctypes.c_int
+    e5.embed_queries(["when did we rent kayaks"])
+    assert runtime.omp_get_max_threads() == backend.QUERY_THREADS == 1
+    e5.embed_documents(["We rented two kayaks."])
+    assert runtime.omp_get_max_threads() == e5._document_threads == int(BEFORE or os.cpu_count())
+    assert "OMP_NUM_THREADS" not in os.environ or os.environ["OMP_NUM_THREADS"] == BEFORE  # never written
 
 
 @pytest.mark.slow

