@@ -272,12 +272,14 @@ class ExtraNotInstalled(MemsearchError):
 class DaemonUnavailable(MemsearchError):
     """No daemon answered a request: none listens (``quiet``), or it timed out, died or refused.
 
-    Clients catch it and do the work in-process; it never reaches a user as an error.
+    Clients catch it and do the work in-process; it never reaches a user as an error. ``kind``: the
+    protocol's refusal (``UnknownMethod``, ...) or ``NotConnected``, when the daemon certainly ran nothing.
     """
 
-    def __init__(self, message: str, *, quiet: bool = False):
+    def __init__(self, message: str, *, quiet: bool = False, kind: str | None = None):
         super().__init__(message)
         self.quiet = quiet
+        self.kind = kind
 
 
 class DaemonFailed(MemsearchError):

@@ -154,7 +154,8 @@ _ROWS = [
     Setting("text_first_files", "MEMSEARCH_TEXT_FIRST_FILES", 64, _whole(0, 10_000_000),
             "a whole number of files (0: never)",
             "New files in one sync from which their text is written first, keyword-searchable (hits say `partial`) "
-            "before it is embedded; 0 embeds as it writes."),
+            "before it is embedded; the first sync of a tree never indexed does so whatever its size; 0 embeds as "
+            "it writes."),
     Setting("max_file_mb", "MEMSEARCH_MAX_FILE_MB", 10, _whole(1, 100_000), "a whole number of megabytes, at least 1",
             "Markdown files larger than this are not indexed (a warning names them). Memory no longer grows with a "
             "file's size; this bounds time: 10 MB is about 19,000 chunks, some 20 minutes of embedding on 2 busy CPU cores."),
@@ -177,6 +178,9 @@ _ROWS = [
             "Longest wait to group file events before the daemon syncs."),
     Setting("client_timeout", "MEMSEARCH_CLIENT_TIMEOUT", 3.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
             "How long a client waits for the daemon's answer before working in-process (one line on stderr)."),
+    Setting("hook_timeout", "MEMSEARCH_HOOK_TIMEOUT", 8.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
+            "The longest a Claude Code hook of memsearch runs: past it, it adds nothing to the session and exits 0. "
+            "`claude-code install` gives Claude Code's own `timeout` 2 s more (read when it writes the hooks)."),
     Setting("autostart", "MEMSEARCH_AUTOSTART", True, _flag, "true or false",
             "When a search finds no daemon for a local index this user may write, start one in the background for "
             "the calls that follow (this call is answered in-process). `--no-daemon` turns it off for one command. "
@@ -189,6 +193,12 @@ _ROWS = [
     Setting("open_mb", "MEMSEARCH_OPEN_MB", 1024, _whole(1, 10_000_000), "a whole number of megabytes, at least 1",
             "Estimated memory the open indexes of one process may hold (in-memory vectors and rows); past it the least "
             "recently used are closed. The index in use always stays open."),
+    Setting("memory_root", "MEMSEARCH_MEMORY_ROOT", Path("~/.memsearch/memory"), _path, "a directory path",
+            "The memory root of the Claude Code plugin (its `memory_root` option wins); created as valid Agent Memory "
+            "on first use.", "`~/.memsearch/memory`"),
+    Setting("log_sessions", "MEMSEARCH_LOG_SESSIONS", False, _flag, "true or false",
+            "Whether the Claude Code plugin keeps each session in its memory root (its `log_sessions` option wins); "
+            "a project install opts in with `--log-sessions` instead."),
     Setting("log_level", "MEMSEARCH_LOG_LEVEL", "WARNING", _choice(*LOG_LEVELS, upper=True), ", ".join(LOG_LEVELS),
             "Log level of `memsearch serve` (on stderr)."),
     Setting("locomo", "MEMSEARCH_LOCOMO", None, _path, "the path of locomo10.json",

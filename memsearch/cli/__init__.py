@@ -13,6 +13,10 @@ def main(argv: list[str] | None = None) -> int:
     from .fast import run as fast
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["claude-code", "plugin"] and argv[2:3] in (["hook"], ["serve"]):  # the plugin's hooks: no typer
+        from ..harness.plugin import main as plugin
+
+        return plugin(argv[2:])
     code = fast(argv)
     if code is not None:
         return code

@@ -127,15 +127,20 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Run one memory-tool command on ROOT; the tree stays valid and the write is searchable on return."""
-        from ..harness.edit import open_editor
+        from ..harness.edit import edit_served, open_editor
 
         call = _call(command, path, new_path, text, old, new, line, _range(view_range), given)
         name = call.pop("command", None)
-        editor = open_editor(root, db=db, model=model, budget=budget, sync=not no_sync and name != "view")
-        result = editor.run(name, **call)
+        result = None
+        if not no_sync and name != "view":  # the daemon holding the index writes and indexes it (no model here)
+            result = edit_served(root, db, name, call, budget=budget, model=model)
+        if result is None:
+            editor = open_editor(root, db=db, model=model, budget=budget, sync=not no_sync and name != "view")
+            result = editor.run(name, **call).to_dict()
         if as_json:
-            sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
             return
-        sys.stdout.write(result.output + "\n")
-        if result.index and not result.index.get("synced"):
-            sys.stderr.write(f"memsearch: the index lags: {result.index.get('note') or result.index.get('error')}\n")
+        sys.stdout.write(result["result"] + "\n")
+        index = result.get("index")
+        if index and not index.get("synced"):
+            sys.stderr.write(f"memsearch: the index lags: {index.get('note') or index.get('error')}\n")

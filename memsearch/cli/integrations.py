@@ -73,16 +73,31 @@ def register(app: typer.Typer) -> None:
         project: Path = typer.Option(Path("."), "--project", help="The project: .claude/settings.json, .mcp.json."),
         plugin: Optional[Path] = typer.Option(None, "--plugin", help="Write a plugin folder instead."),
         writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool, which writes memory."),
+        log_sessions: bool = typer.Option(
+            False, "--log-sessions", help="Keep each session as memory: ROOT/<repository>/<date>.md (Stop, SessionEnd, "
+            "PreCompact hooks). Run install again without it to stop."),
         db: Optional[str] = DbOpt,
         yes: bool = typer.Option(False, "--yes", help="Write without asking."),
     ) -> None:
-        """Add memsearch's hooks (core memory at session start, memory for each prompt) and MCP server."""
+        """Add memsearch's hooks (core memory at session start, memory for each prompt), its MCP server and the
+        permission rules for its tools; --log-sessions also keeps each session in ROOT."""
         from ..harness import claude_code, clients
 
         spec = clients.server_spec(root, db=db, writable=writable)
         base = Path(spec.args[1])
         if plugin is not None:
-            changes = claude_code.plan_plugin(spec, base, plugin, db)
+            changes = claude_code.plan_plugin(spec, base, plugin, db, log_sessions=log_sessions)
         else:
-            changes = claude_code.plan_project(spec, base, project, db)
+            changes = claude_code.plan_project(spec, base, project, db, log_sessions=log_sessions)
         _confirm_and_apply(changes, yes)
+
+    @group.command("plugin", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def claude_code_plugin(
+        ctx: typer.Context,
+        what: str = typer.Argument(..., help="hook EVENT (session-start, prompt, session-log) or serve [--writable]."),
+    ) -> None:
+        """What the Claude Code plugin runs: a hook, or the MCP server, on its memory root ($MEMSEARCH_MEMORY_ROOT,
+        default ~/.memsearch/memory, created valid on first use)."""
+        from ..harness.plugin import main
+
+        raise typer.Exit(main([what, *ctx.args]))

@@ -82,7 +82,11 @@ def register(app: typer.Typer) -> None:
                 Tenants(roots, db=db, model=model, budget=budget, writable=writable), host=host, port=port, warm=warm
             )
             return
-        toolbox = ToolBox(root, budget=budget, db=db, model=model, writable=writable)
+        from ..harness.forward import STARTING_WAIT_S
+
+        # a thin client of the index's daemon (started here when none runs): no model in this process
+        toolbox = ToolBox(root, budget=budget, db=db, model=model, writable=writable,
+                          wait=0.0 if watch else STARTING_WAIT_S)
         watcher = _start_watcher(toolbox.root, db, model) if watch else None
         try:
             if http:

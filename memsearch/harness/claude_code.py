@@ -6,7 +6,11 @@ Formats as Claude Code documents them: hooks in the project's ``.claude/settings
 project's ``.mcp.json`` (https://code.claude.com/docs/en/mcp), and a plugin as a folder with
 ``.claude-plugin/plugin.json``, ``hooks/hooks.json`` and ``.mcp.json``
 (https://code.claude.com/docs/en/plugins-reference).
-Every command names the memsearch installation and the memory root by absolute path.
+Every command names the memsearch installation, the memory root and the index by absolute path. A project
+install also allows memsearch's MCP tools (``permissions.allow``: without a rule, ``claude -p`` denies them)
+and approves its ``.mcp.json`` server (``enabledMcpjsonServers``, what Claude Code's approval dialog records).
+With ``log_sessions`` the Stop, SessionEnd and PreCompact hooks keep each session in the memory tree
+(:mod:`memsearch.harness.session_log`).
 """
 
 from __future__ import annotations
@@ -18,31 +22,46 @@ from pathlib import Path
 from ..errors import ClientConfigError
 from ..launch import python_argv
 from . import clients
-from .clients import ConfigChange, ServerSpec
-from .hooks import CLAUDE_TIMEOUT_S
+from .clients import ConfigChange, ServerSpec, absolute_db
+from .hooks import claude_timeout
 
-__all__ = ["HOOK_MODULE", "EVENTS", "hook_command", "hooks_config", "plan_project", "plan_plugin"]
+__all__ = ["HOOK_MODULE", "EVENTS", "LOG_EVENTS", "hook_command", "hooks_config", "allowed_tools", "plan_project",
+           "plan_plugin"]
 
 #: The module Claude Code runs for each hook (``python -m``); also how memsearch recognises its own entries.
 HOOK_MODULE = "memsearch.harness.hooks"
 #: Claude Code's hook events memsearch uses, and the event argument of :data:`HOOK_MODULE`.
 EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "prompt"}
+#: The events that keep a session as memory (``--log-sessions``): each runs the ``session-log`` hook, which reads
+#: the event's name and ``transcript_path`` from the hook's JSON.
+LOG_EVENTS = {"Stop": "session-log", "SessionEnd": "session-log", "PreCompact": "session-log"}
 
 
 def hook_command(event: str, root: Path, db: str | None = None, python: str | None = None) -> str:
     """The shell command Claude Code runs for ``event``, every path absolute; Python runs isolated from the
     project it is started in (:mod:`memsearch.launch`), so the project's own modules never load."""
-    parts = python_argv(HOOK_MODULE, EVENTS[event], "--root", str(root), python=python)
+    arg = EVENTS.get(event) or LOG_EVENTS[event]
+    parts = python_argv(HOOK_MODULE, arg, "--root", str(Path(root).expanduser().resolve()), python=python)
     if db:
-        parts += ["--db", db]
+        parts += ["--db", absolute_db(db)]
     return shlex.join(parts)
 
 
-def hooks_config(root: Path, db: str | None = None, python: str | None = None) -> dict:
-    """``{"hooks": ...}`` with memsearch's SessionStart and UserPromptSubmit hooks."""
+def hooks_config(root: Path, db: str | None = None, python: str | None = None, *, log_sessions: bool = False) -> dict:
+    """``{"hooks": ...}`` with memsearch's SessionStart and UserPromptSubmit hooks (and, with ``log_sessions``,
+    the session log's Stop, SessionEnd and PreCompact hooks)."""
+    events = list(EVENTS) + (list(LOG_EVENTS) if log_sessions else [])
     return {"hooks": {event: [{"hooks": [{"type": "command", "command": hook_command(event, root, db, python),
-                                          "timeout": CLAUDE_TIMEOUT_S}]}]
-                      for event in EVENTS}}
+                                          "timeout": claude_timeout()}]}]
+                      for event in events}}
+
+
+def allowed_tools(spec: ServerSpec) -> list[str]:
+    """The permission rules that let Claude Code call ``spec``'s tools without asking (``mcp__SERVER__TOOL``)."""
+    from .specs import MEMORY_TOOL, TOOL_NAMES
+
+    names = TOOL_NAMES + ((MEMORY_TOOL.name,) if "--writable" in spec.args else ())
+    return [f"mcp__{spec.name}__{name}" for name in names]
 
 
 def _ours(group) -> bool:
@@ -50,8 +69,16 @@ def _ours(group) -> bool:
                                            for h in group.get("hooks") or [])
 
 
-def merge_settings(before: str | None, ours: dict, path: Path) -> str:
-    """``before`` (Claude Code settings JSON, or None) with memsearch's hooks in place of any earlier ones."""
+def _list(data: dict, key: str, path: Path, where: str = "") -> list:
+    value = data.setdefault(key, [])
+    if not isinstance(value, list):
+        raise ClientConfigError(f"{path}: expected a list at {where}{key!r}; fix it, then run again")
+    return value
+
+
+def merge_settings(before: str | None, ours: dict, path: Path, spec: ServerSpec | None = None) -> str:
+    """``before`` (Claude Code settings JSON, or None) with memsearch's hooks in place of any earlier ones and,
+    given ``spec``, its tools allowed and its ``.mcp.json`` server approved; everything else kept."""
     try:
         data = json.loads(before) if before and before.strip() else {}
     except ValueError as exc:
@@ -59,9 +86,26 @@ def merge_settings(before: str | None, ours: dict, path: Path) -> str:
     hooks = data.setdefault("hooks", {}) if isinstance(data, dict) else None
     if not isinstance(hooks, dict):
         raise ClientConfigError(f"{path}: expected a JSON object with an object 'hooks'; fix it, then run again")
+    for event in list(hooks):  # memsearch's earlier hooks go, those of events it no longer uses too
+        groups = hooks[event]
+        if isinstance(groups, list) and any(_ours(g) for g in groups):
+            kept = [g for g in groups if not _ours(g)]
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
     for event, groups in ours["hooks"].items():
-        kept = [g for g in hooks.get(event) or [] if not _ours(g)]
-        hooks[event] = kept + groups
+        hooks[event] = (hooks.get(event) or []) + groups
+    if spec is not None:
+        permissions = data.setdefault("permissions", {})
+        if not isinstance(permissions, dict):
+            raise ClientConfigError(f"{path}: expected an object at 'permissions'; fix it, then run again")
+        allow = _list(permissions, "allow", path, "permissions.")
+        prefix = f"mcp__{spec.name}__memory"  # this server's earlier rules go (the memory tool may be gone)
+        allow[:] = [r for r in allow if not (isinstance(r, str) and r.startswith(prefix))] + allowed_tools(spec)
+        approved = _list(data, "enabledMcpjsonServers", path)
+        if spec.name not in approved:
+            approved.append(spec.name)
     return json.dumps(data, indent=2) + "\n"
 
 
@@ -70,19 +114,23 @@ def _change(path: Path, after: str) -> ConfigChange:
     return ConfigChange(path, before, after)
 
 
-def plan_project(spec: ServerSpec, root: Path, project: Path, db: str | None = None) -> list[ConfigChange]:
-    """The changes that install memsearch into ``project``: ``.claude/settings.json`` (hooks) and ``.mcp.json``."""
+def plan_project(spec: ServerSpec, root: Path, project: Path, db: str | None = None, *,
+                 log_sessions: bool = False) -> list[ConfigChange]:
+    """The changes that install memsearch into ``project``: ``.claude/settings.json`` (hooks, the tools' permission
+    rules, the server approved) and ``.mcp.json``."""
     project = project.absolute()
     settings = project / ".claude" / "settings.json"
     try:
         before = settings.read_text(encoding="utf-8") if settings.is_file() else None
     except (OSError, UnicodeDecodeError) as exc:
         raise ClientConfigError(f"cannot read {settings}: {exc}") from None
-    hooks = ConfigChange(settings, before, merge_settings(before, hooks_config(root, db), settings))
+    ours = hooks_config(root, db, log_sessions=log_sessions)
+    hooks = ConfigChange(settings, before, merge_settings(before, ours, settings, spec))
     return [hooks, clients.plan_install(spec, "claude-code", project=project)]
 
 
-def plan_plugin(spec: ServerSpec, root: Path, folder: Path, db: str | None = None) -> list[ConfigChange]:
+def plan_plugin(spec: ServerSpec, root: Path, folder: Path, db: str | None = None, *,
+                log_sessions: bool = False) -> list[ConfigChange]:
     """The files of a Claude Code plugin folder with the same hooks and MCP server."""
     from .. import __version__
 
@@ -92,5 +140,6 @@ def plan_plugin(spec: ServerSpec, root: Path, folder: Path, db: str | None = Non
                                "prompt, and the memsearch MCP tools."}
     mcp = {"mcpServers": {spec.name: {"command": spec.command, "args": list(spec.args)}}}
     return [_change(folder / ".claude-plugin" / "plugin.json", json.dumps(manifest, indent=2) + "\n"),
-            _change(folder / "hooks" / "hooks.json", json.dumps(hooks_config(root, db), indent=2) + "\n"),
+            _change(folder / "hooks" / "hooks.json",
+                    json.dumps(hooks_config(root, db, log_sessions=log_sessions), indent=2) + "\n"),
             _change(folder / ".mcp.json", json.dumps(mcp, indent=2) + "\n")]

@@ -30,8 +30,8 @@ from typing import Mapping
 from ..errors import ClientConfigError, InvalidArgument
 from ..memory.files import atomic_write_text
 
-__all__ = ["CLIENTS", "ServerSpec", "ConfigChange", "memsearch_executable", "server_spec", "render", "plan_install",
-           "apply"]
+__all__ = ["CLIENTS", "ServerSpec", "ConfigChange", "memsearch_executable", "absolute_db", "server_spec", "render",
+           "plan_install", "apply"]
 
 #: The clients ``memsearch mcp-config --client`` knows.
 CLIENTS = ("claude-desktop", "claude-code", "codex", "cursor")
@@ -80,6 +80,14 @@ def memsearch_executable() -> str:
                             "(or install memsearch into a virtual environment) first")
 
 
+def absolute_db(db: str | None) -> str | None:
+    """``--db`` as every configuration writes it: a local path made absolute (a client runs in another folder,
+    where a relative one would name a second index), a URL (``s3://...``) as given."""
+    if not db:
+        return None
+    return db if "://" in db else str(Path(db).expanduser().resolve())
+
+
 def server_spec(root, *, db: str | None = None, writable: bool = False, name: str = "memsearch",
                 executable: str | None = None) -> ServerSpec:
     """The ``memsearch serve`` server for ``root``, every path absolute."""
@@ -90,7 +98,7 @@ def server_spec(root, *, db: str | None = None, writable: bool = False, name: st
         raise InvalidArgument(f"the memory root {root} is not a directory")
     args = ["serve", str(base.resolve())]
     if db:
-        args += ["--db", db if "://" in db else str(Path(db).expanduser().resolve())]
+        args += ["--db", absolute_db(db)]
     if writable:
         args.append("--writable")
     return ServerSpec(name, executable or memsearch_executable(), tuple(args))

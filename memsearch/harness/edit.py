@@ -22,7 +22,7 @@ from ..errors import DaemonUnavailable, IndexLocked, MemsearchError
 from ..location import IndexLocation
 from ..memory.editor import Editor, EditResult
 
-__all__ = ["edit", "open_editor", "IndexSync", "INDEX_WAIT_S"]
+__all__ = ["edit", "edit_served", "open_editor", "IndexSync", "INDEX_WAIT_S"]
 
 #: Longest wait for the index to hold a write (another writer's sync, or the daemon's).
 INDEX_WAIT_S = 30.0
@@ -46,12 +46,16 @@ class IndexSync:
     on the first write). ``guard``: a lock held while syncing (a :class:`~memsearch.harness.tools.ToolBox`'s,
     so a search and a write never sync the same index at once). A write that cannot take it within
     ``timeout`` (a long start-up sync holds it) returns at once with ``synced: false``, ``via: "busy"``.
+    ``syncer``: the process holding the index's writer lock is this one (the daemon serving a client's write,
+    :mod:`memsearch.harness.served`): it syncs the paths (``Daemon.sync_paths``), ``via`` "daemon".
     """
 
-    def __init__(self, index, *, timeout: float | None = None, guard=None):
+    def __init__(self, index, *, timeout: float | None = None, guard=None,
+                 syncer: Callable[[list[str]], dict] | None = None):
         self._index = index
         self.timeout = INDEX_WAIT_S if timeout is None else timeout
         self.guard = guard
+        self.syncer = syncer
 
     @property
     def index(self):
@@ -95,6 +99,11 @@ class IndexSync:
         return result
 
     def _sync(self, index, wanted: list[str]) -> tuple[bool, str, int | None]:
+        if self.syncer is not None:
+            try:
+                return True, "daemon", self.syncer(wanted).get("chunks_embedded")
+            except MemsearchError:  # stopping, or a failed sync: its file events (or next start) index it
+                return False, "daemon", None
         from ..engine.storage.lock import lock_holder
 
         holder = lock_holder(index.db_path) if not index.lock.held else None
@@ -198,5 +207,18 @@ def edit(
     ``insert_line``, ``insert_text``, ``old_path``, ``new_path``. Raises the typed errors of
     :mod:`memsearch.errors` (nothing is written then).
     """
+    if index is None and sync and command != "view":
+        served = edit_served(root, db, command, arguments, budget=budget, model=model)
+        if served is not None:
+            return EditResult.from_dict(served)
     editor = open_editor(root, db=db, model=model, index=index, budget=budget, sync=sync and command != "view")
     return editor.run(command, **arguments)
+
+
+def edit_served(root, db, command: str, arguments: dict, *, budget: int | None = None, model=None) -> dict | None:
+    """One memory-tool write carried out by the daemon serving ``root``'s index, which indexes it before it
+    replies (``EditResult.to_dict()``); None when none serves it (or one with another model than ``model``):
+    then write in-process."""
+    from .forward import edit as forward_edit
+
+    return forward_edit(root, db, command, arguments, budget=budget, model=model)

@@ -33,10 +33,12 @@ from .. import __version__, settings
 from ..errors import InvalidArgument, MemsearchError
 from ..memory.contract import load_core, memory_ref, read
 from ..memory.tree import INDEX_NAME, open_memory, scan
+from . import forward
 from .bounds import REFUSED_TOOL, BoundedBodies, bounded_error, screen_message
 from .tools import TOOLS, TOOLS_AUDIENCE, ToolBox, error_object
 
-__all__ = ["build_server", "serve_stdio", "serve_http", "log_to_stderr", "check_loopback", "CORE_URI", "FILE_URI_PREFIX", "DEFAULT_PORT"]
+__all__ = ["build_server", "serve_stdio", "serve_http", "log_to_stderr", "check_loopback", "memory_resources",
+           "resource_text", "CORE_URI", "FILE_URI_PREFIX", "DEFAULT_PORT"]
 
 CORE_URI = "memory://core"
 FILE_URI_PREFIX = "memory://file/"
@@ -66,34 +68,45 @@ def _call(toolbox: ToolBox, name: str, arguments) -> dict:
         return bounded_error(error_object(exc), str(toolbox.root))
 
 
-def _memory_resources(toolbox: ToolBox) -> list:
-    import mcp_types as types
-
-    tree = scan(toolbox.root)
-    core = types.Resource(uri=CORE_URI, name="core-memory", title="Core memory",
-                          description="Every Markdown file directly in the memory root, as placed in the system prompt; always in context.",
-                          mime_type="text/markdown")
-    found = [core]
+def memory_resources(root) -> list[dict]:
+    """The resources of the memory at ``root``: core memory, then every ``MEMORY.md`` (the fields of MCP's ``Resource``)."""
+    tree = scan(root)
+    found = [{"uri": CORE_URI, "name": "core-memory", "title": "Core memory",
+              "description": "Every Markdown file directly in the memory root, as placed in the system prompt; always in context.",
+              "mime_type": "text/markdown"}]
     indexes = ([INDEX_NAME] if tree.has_root_index else []) + [f"{d}/{INDEX_NAME}" for d in tree.memory_dirs if tree.has_index(d)]
     for rel in indexes:
         try:
-            ref = memory_ref(toolbox.root, rel)
-            opened, _ = open_memory(toolbox.root, rel)  # the size by descriptor: never of a file a link swapped in
+            ref = memory_ref(root, rel)
+            opened, _ = open_memory(root, rel)  # the size by descriptor: never of a file a link swapped in
             with opened:
                 size = os.fstat(opened.fd).st_size
         except (MemsearchError, OSError):
             continue
-        found.append(types.Resource(uri=file_uri(rel), name=rel, title=ref.title,
-                                    description=ref.summary or None, mime_type="text/markdown", size=size))
+        found.append({"uri": file_uri(rel), "name": rel, "title": ref.title, "description": ref.summary or None,
+                      "mime_type": "text/markdown", "size": size})
     return found
 
 
-def _read_resource(toolbox: ToolBox, uri: str) -> str:
+def resource_text(root, uri: str, *, encoding: str | None = None) -> str:
+    """The text of the resource at ``uri`` (never cut to the token budget)."""
     if uri == CORE_URI:
-        return load_core(toolbox.root, encoding=toolbox.encoding).render()
+        return load_core(root, encoding=encoding).render()
     if uri.startswith(FILE_URI_PREFIX):
-        return read(toolbox.root, unquote(uri[len(FILE_URI_PREFIX):])).text
+        return read(root, unquote(uri[len(FILE_URI_PREFIX):])).text
     raise InvalidArgument(f"unknown resource {uri!r}: use {CORE_URI} or {FILE_URI_PREFIX}<path of a memory file>")
+
+
+def _memory_resources(toolbox: ToolBox) -> list:
+    import mcp_types as types
+
+    found = forward.resource(toolbox, None) if toolbox.daemon else None
+    return [types.Resource(**r) for r in (memory_resources(toolbox.root) if found is None else found)]
+
+
+def _read_resource(toolbox: ToolBox, uri: str) -> str:
+    text = forward.resource(toolbox, uri) if toolbox.daemon else None
+    return resource_text(toolbox.root, uri, encoding=toolbox.encoding) if text is None else text
 
 
 def build_server(toolbox: ToolBox, *, name: str = "memsearch", select=None):

@@ -4,14 +4,15 @@ The input schema has the commands and argument names of Claude's ``memory_202508
 harness can route Claude's native memory-tool calls (``{"command": "create", "path":
 "/memories/...", "file_text": ...}``) straight to :meth:`ToolBox.dispatch("memory", input)`, and
 any other model gets the same tool as a function. Its arguments go through the tools' one pipeline
-(bounds, then :data:`MEMORY_SCHEMA`, generated from :mod:`memsearch.memory.commands`). The result is
+(bounds, then each command's check, :data:`~memsearch.memory.commands.CHECK_SCHEMA`; a model is shown the
+flat :data:`MEMORY_SCHEMA`: both generated from :mod:`memsearch.memory.commands`). The result is
 :meth:`EditResult.to_dict` (``result`` is the text for the model), cut to the toolbox's token budget
 by :meth:`memsearch.harness.budget.Budget.memory`.
 """
 
 from __future__ import annotations
 
-from ..memory.commands import MEMORY_SCHEMA  # generated from the one definition of the commands; it checks every call
+from ..memory.commands import MEMORY_SCHEMA  # generated from the one definition of the commands; what a model is shown
 from ..memory.placement import require_memories
 
 __all__ = [

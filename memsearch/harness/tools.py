@@ -29,6 +29,7 @@ from ..location import IndexLocation
 from ..memory.contract import list_dir, load_core, read
 from ..memory.tree import resolve_root
 from ..service import autostart, firstbuild, route
+from . import forward
 from .bounds import bounded_error
 from .budget import DEFAULT_BUDGET, MIN_BUDGET, Budget
 from .memory_tool import MEMORY_TOOL_NAME, WRITE_INSTRUCTIONS, run_memory
@@ -79,7 +80,9 @@ class ToolBox:
     the last search before searching (skipped while a daemon holds the index's writer lock).
     ``writable``: add the ``memory`` tool (writes keeping the tree valid, searchable on return; see
     harness/memory_tool.py); ``core_budget``: its core memory tokens (default ``MEMSEARCH_CORE_BUDGET``).
-    ``daemon``: let a running daemon answer searches when no ``index`` is given (default True).
+    ``daemon``: let a running daemon run the calls when no ``index`` is given (default True; see :mod:`.forward`).
+    ``wait``: seconds to wait for a daemon an auto-start is bringing up (``memsearch serve``, a thin client of it).
+    ``on_change``: the writes' read-your-writes (default :class:`~memsearch.harness.edit.IndexSync`).
     """
 
     specs = TOOLS
@@ -97,6 +100,8 @@ class ToolBox:
         writable: bool = False,
         core_budget: int | None = None,
         daemon: bool = True,
+        on_change=None,
+        wait: float = 0.0,
     ):
         self.root = resolve_root(root)
         self.cut = Budget(budget, encoding)
@@ -104,6 +109,7 @@ class ToolBox:
         self.db, self.model, self.sync = db, model, sync
         self._index = index
         self.daemon = daemon and index is None
+        self.wait = wait
         self._lock = threading.RLock()  # one sync (a search's read-your-writes, a write) at a time
         self._handlers = {
             "memory_search": self._search,
@@ -118,7 +124,8 @@ class ToolBox:
             from .edit import open_editor
 
             self.editor = open_editor(
-                self.root, db=db, index=lambda: self.index, budget=core_budget, guard=self._lock, encoding=self.encoding
+                self.root, db=db, index=lambda: self.index, budget=core_budget, guard=self._lock, encoding=self.encoding,
+                on_change=on_change,
             )
 
     # --- entry points ---------------------------------------------------------------------
@@ -148,8 +155,13 @@ class ToolBox:
 
         The one path of every call: the tool's spec, its arguments through the pipeline (bounds, then
         its schema), its handler, then its budget cutter and the cut that holds every result to the budget.
-        An error's hint is worded for the model (``memory_list(path=...)``, never a shell command)."""
+        An error's hint is worded for the model (``memory_list(path=...)``, never a shell command).
+        While a daemon serves the index, it runs the whole call (:mod:`.forward`)."""
         try:
+            if self.daemon:
+                answer = forward.tool(self, name, arguments)
+                if answer is not None:
+                    return answer
             spec = spec_of(name, writable=self.writable)
             args = spec.validate(arguments)
             result = self._handlers[spec.name](**args)
@@ -171,12 +183,15 @@ class ToolBox:
         while a daemon serves the index: its model is warm). With a daemon allowed, one is started
         for the calls that follow (:mod:`..service.autostart`), and on a tree never indexed this
         sync writes the files' text rows only, which that daemon embeds (:mod:`..service.firstbuild`):
-        the first search answers partial keyword hits instead of waiting for the whole embedding."""
+        the first search answers partial keyword hits instead of waiting for the whole embedding.
+        A thin client (``wait``: ``memsearch serve``) only starts that daemon: its calls go there."""
         if self.daemon and self._ask("status", {}) is not None:
             return
         where = IndexLocation.of(self.root, self.db, resolved=True)
         if self.daemon and self.sync:
             autostart.ensure(where, model=self.model)
+            if self.wait and firstbuild.daemon_coming(where):
+                return
         with self._lock, self._using() as index:
             if self.sync:
                 route.sync_quietly(index, defer=self.daemon and firstbuild.daemon_coming(where))

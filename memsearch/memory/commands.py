@@ -3,9 +3,11 @@
 :data:`PARAMETERS` (each argument: its JSON Schema, its description for a model, and what it accepts
 in words) and :data:`ARGUMENTS` (each command: its required and optional arguments) are the one
 definition. :data:`MEMORY_SCHEMA` is generated from them: the flat object a model is shown (every
-argument, ``command`` required) plus, per command, an ``if``/``then`` rule naming what that command
-needs and takes. :func:`check_arguments` validates with that very schema (for the ``memory`` tool,
-``memsearch edit`` and :func:`memsearch.edit` alike) and words each refusal for the command.
+argument, ``command`` required), with no top-level ``allOf``/``oneOf``/``anyOf``, which the Anthropic API
+refuses in a tool's ``input_schema``. :data:`CHECK_SCHEMA` is that schema plus, per command, an
+``if``/``then`` rule naming what that command needs and takes: the server's check, never shown to a model.
+:func:`check_arguments` validates with it (for the ``memory`` tool, ``memsearch edit`` and
+:func:`memsearch.edit` alike) and words each refusal for the command.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ __all__ = [
     "ARGUMENTS",
     "PARAMETERS",
     "MEMORY_SCHEMA",
+    "CHECK_SCHEMA",
     "Parameter",
     "check_call",
     "check_arguments",
@@ -79,7 +82,20 @@ _EXAMPLE = '{"command": "view", "path": "/memories"}'
 
 
 def _schema() -> dict:
-    """The memory tool's input schema, generated from :data:`PARAMETERS` and :data:`ARGUMENTS`."""
+    """The memory tool's input schema as a model is shown it, generated from :data:`PARAMETERS`."""
+    properties = {
+        "command": {
+            "type": "string",
+            "enum": list(COMMANDS),
+            "description": "The operation: " + ", ".join(COMMANDS) + ".",
+        }
+    }
+    properties.update((name, arg.published()) for name, arg in PARAMETERS.items())
+    return {"type": "object", "properties": properties, "required": ["command"], "additionalProperties": False}
+
+
+def _check_schema() -> dict:
+    """:data:`MEMORY_SCHEMA` plus one ``if``/``then`` rule per command of :data:`ARGUMENTS`."""
     rules = []
     for command, (required, optional) in ARGUMENTS.items():
         then = {
@@ -89,25 +105,14 @@ def _schema() -> dict:
         if required:
             then["required"] = list(required)
         rules.append({"if": {"properties": {"command": {"const": command}}, "required": ["command"]}, "then": then})
-    properties = {
-        "command": {
-            "type": "string",
-            "enum": list(COMMANDS),
-            "description": "The operation: " + ", ".join(COMMANDS) + ".",
-        }
-    }
-    properties.update((name, arg.published()) for name, arg in PARAMETERS.items())
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": ["command"],
-        "additionalProperties": False,
-        "allOf": rules,
-    }
+    return dict(_schema(), allOf=rules)
 
 
-#: The JSON Schema of the ``memory`` tool's input: what a model is shown, and what checks every call.
+#: The JSON Schema of the ``memory`` tool's input that a model is shown (flat: the Anthropic API refuses a
+#: top-level ``allOf``/``oneOf``/``anyOf``, and Claude Code drops or fails on such a tool).
 MEMORY_SCHEMA: dict = _schema()
+#: What checks every call: :data:`MEMORY_SCHEMA` plus each command's required and allowed arguments.
+CHECK_SCHEMA: dict = _check_schema()
 _VALIDATOR = None
 
 
@@ -140,11 +145,11 @@ def _render(args: dict, errors) -> str:
 
 def check_call(arguments: Any) -> dict:
     """A whole call (``command`` and its arguments, as a model sends it) checked against
-    :data:`MEMORY_SCHEMA`, None dropped; raises :class:`~memsearch.errors.InvalidArgument` naming the fix."""
+    :data:`CHECK_SCHEMA`, None dropped; raises :class:`~memsearch.errors.InvalidArgument` naming the fix."""
     global _VALIDATOR
     if _VALIDATOR is None:
-        _VALIDATOR = validator_for(MEMORY_SCHEMA)
-    return _check("memory", MEMORY_SCHEMA, arguments, _VALIDATOR, render=lambda errors: _render(arguments, errors))
+        _VALIDATOR = validator_for(CHECK_SCHEMA)
+    return _check("memory", CHECK_SCHEMA, arguments, _VALIDATOR, render=lambda errors: _render(arguments, errors))
 
 
 def check_arguments(command: Any, arguments: dict) -> dict:
@@ -182,3 +187,10 @@ class EditResult:
         if self.index is not None:
             data["index"] = self.index
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "EditResult":
+        """The result :meth:`to_dict` wrote (e.g. the daemon's, for a write it carried out)."""
+        return cls(command=data["command"], path=data["path"], output=data["result"],
+                   changed=tuple(data.get("changed", ())), created=tuple(data.get("created", ())),
+                   core_tokens=data.get("core_tokens"), index=data.get("index"))

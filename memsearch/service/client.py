@@ -93,7 +93,7 @@ class Client:
         cls = getattr(errors, kind, None) if kind in errors.__all__ and kind not in PROTOCOL_ERRORS else None
         if isinstance(cls, type) and issubclass(cls, errors.MemsearchError) and cls is not DaemonUnavailable:
             raise _rebuilt(cls, message, error.get("hint"))
-        raise DaemonUnavailable(f"the memsearch daemon at {self.path} refused the request ({kind}: {message})")
+        raise DaemonUnavailable(f"the memsearch daemon at {self.path} refused the request ({kind}: {message})", kind=kind)
 
     def _exchange(self, data: bytes) -> dict:
         deadline = time.monotonic() + self.timeout
@@ -105,10 +105,12 @@ class Client:
             except OSError as exc:
                 if exc.errno in _QUIET_ERRNOS:  # nobody listens: a stale socket after kill -9, or none
                     raise DaemonUnavailable(f"no memsearch daemon listens on {self.path}", quiet=True) from None
-                raise DaemonUnavailable(f"cannot connect to the memsearch daemon at {self.path}: {exc}") from None
+                raise DaemonUnavailable(f"cannot connect to the memsearch daemon at {self.path}: {exc}",
+                                        kind="NotConnected") from None
             uid = peer_uid(sock)
             if uid is not None and uid != os.getuid():
-                raise DaemonUnavailable(f"the socket {self.path} belongs to uid {uid}, not to this user: not used")
+                raise DaemonUnavailable(f"the socket {self.path} belongs to uid {uid}, not to this user: not used",
+                                        kind="NotConnected")
             buffer = bytearray()
             try:
                 try:

@@ -169,14 +169,18 @@ class Daemon:
         """Load the model, then answer clients on the socket (so a client never waits for the load)."""
         from ..engine.index import MemoryIndex
         from .protocol import PROTOCOL_VERSION
-        from .server import Server
+        from .server import Refused, Server
 
         index = self.index
         index.embedder.embed_query("warm up")
         self.reader = MemoryIndex(self.root, db=self.where, embedder=index.embedder, foreign=index.foreign,
                                   include_core=index.include_core, encoding=index.encoding, fusion=index.fusion)
+        from ..harness.served import Served  # the tools' calls and writes a thin client forwards
+
+        served = Served(self.reader, self.sync_paths, status=lambda: dict(self._state), refuse=Refused)
         try:
-            self.server = Server(self.reader, status=lambda: dict(self._state), sync=self.sync_paths).start()
+            self.server = Server(self.reader, status=lambda: dict(self._state), sync=self.sync_paths,
+                                 methods=served.methods()).start()
         except OSError as exc:
             raise DaemonFailed(f"cannot serve on {exc.filename or 'the socket'}: {exc.strerror or exc}. "
                                  f"Fix the folder's owner or mode, or pass a shorter --db") from None

@@ -8,7 +8,11 @@ with none running, a read-only or remote index) it embeds everything first, as a
 When another writer got the index first (that daemon, or another client's text pass) and no row
 exists yet, the search waits for the first rows (:func:`await_rows`), at most
 :data:`FIRST_ROWS_WAIT_S`. A daemon asked during its first sync, before any row exists,
-answers :class:`~memsearch.errors.IndexBuilding` (:func:`still_building`), never an empty list.
+answers :class:`~memsearch.errors.IndexBuilding` (:func:`still_building`), never an empty list;
+its client asks again until the first rows answer (:func:`await_daemon`), within the same bound,
+and only then reports it. Every first build writes the text rows first, whatever its size
+(:mod:`memsearch.engine.ingest.sync`), so that wait is the daemon's first text batch: well
+under a second for a small tree.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from ..location import IndexLocation
 from ..memory.files import read_json
 from ..platforms import flock_taken
 
-__all__ = ["daemon_coming", "building", "still_building", "await_rows", "FIRST_ROWS_WAIT_S"]
+__all__ = ["daemon_coming", "building", "still_building", "await_rows", "await_daemon", "FIRST_ROWS_WAIT_S"]
 
 #: Longest wait of an in-process search for the first rows another writer of a cold index writes
 #: (a daemon's model load then its first text batch: 5-8 s on 2 cores at load 4); then IndexBuilding.
@@ -75,3 +79,18 @@ def await_rows(where: IndexLocation, search: Callable[[], list], rows: Callable[
         if time.monotonic() >= deadline:
             raise still_building(where.root, state)
         time.sleep(POLL_S)
+
+
+def await_daemon(ask: Callable[[], dict | None], first: IndexBuilding, wait: float | None = None) -> dict | None:
+    """``ask()``'s answer once the daemon building a first index has rows, after its ``first`` answer was
+    :class:`IndexBuilding`: asked again every :data:`POLL_S` seconds for at most ``wait`` seconds, then
+    the last such error is raised (default :data:`FIRST_ROWS_WAIT_S`). None when the daemon went away
+    meanwhile (then answer in-process)."""
+    deadline = time.monotonic() + (FIRST_ROWS_WAIT_S if wait is None else wait)
+    while time.monotonic() < deadline:
+        time.sleep(POLL_S)
+        try:
+            return ask()
+        except IndexBuilding as exc:
+            first = exc
+    raise first

@@ -37,6 +37,11 @@ the call itself. The protocol's own errors are :data:`PROTOCOL_ERRORS`. Methods
 * ``status``: none -> ``{"protocol", "memsearch", "pid", "uid", "root", "db", "model", "socket", "state"}``
 * ``sync``: ``paths`` (root-relative paths a write just changed) -> ``{"files", "chunks_embedded"}``
   once the daemon's index holds them: read-your-writes for a write made beside a running daemon
+* ``tool``: ``name``, ``arguments``, ``writable``, ``budget``, ``encoding``, ``core_budget``, ``model`` -> the
+  tool's result, as ``ToolBox.call`` gives it (:mod:`memsearch.harness.served`)
+* ``resource``: ``uri`` (None: the list), ``encoding`` -> the MCP resources, or ``{"text"}``
+* ``edit``: ``command``, ``arguments``, ``budget``, ``encoding``, ``model`` -> ``EditResult.to_dict()``, the
+  write indexed by the daemon before it replies
 
 Every request may also carry ``root`` (the memory root the client means); a daemon of
 another root answers ``WrongRoot``. A version other than :data:`PROTOCOL_VERSION` is answered
@@ -55,7 +60,7 @@ __all__ = ["PROTOCOL_VERSION", "METHODS", "PROTOCOL_ERRORS", "MAX_LINE_BYTES", "
            "decode", "json_depth", "json_depths", "ProtocolError"]
 
 PROTOCOL_VERSION = 1
-METHODS = ("search", "read", "ls", "core", "status", "sync")
+METHODS = ("search", "read", "ls", "core", "status", "sync", "tool", "resource", "edit")
 #: Most paths one ``sync`` request may name (a write changes a handful).
 MAX_SYNC_PATHS = 1000
 #: Errors of the protocol itself (not of the call): the client falls back to in-process work.

@@ -27,7 +27,7 @@ from . import protocol
 from .firstbuild import building, still_building
 from .protocol import PROTOCOL_VERSION, ProtocolError, decode, encode, secure_dir
 
-__all__ = ["Server", "MAX_CLIENTS", "IDLE_TIMEOUT_S"]
+__all__ = ["Server", "Refused", "MAX_CLIENTS", "IDLE_TIMEOUT_S"]
 
 log = logging.getLogger("memsearch.server")
 
@@ -54,13 +54,14 @@ class Server:
     ``index``: the reader index searches run on. ``status``: a callable giving the daemon's
     state for the ``status`` method. ``path``: the socket (default: the index location's
     :attr:`~memsearch.location.IndexLocation.socket`).
+    ``methods``: more protocol methods by name (the tools' :mod:`memsearch.harness.served`).
     The caller holds the index's writer lock, so no other daemon of the index is alive and a
     socket file left at ``path`` is stale.
     """
 
     def __init__(self, index, *, status: Callable[[], dict] | None = None, path: str | os.PathLike[str] | None = None,
                  max_clients: int = MAX_CLIENTS, idle_timeout: float = IDLE_TIMEOUT_S,
-                 sync: Callable[[list[str]], dict] | None = None):
+                 sync: Callable[[list[str]], dict] | None = None, methods: dict[str, Callable] | None = None):
         self.index = index
         self.root = index.root
         self.db_path = index.where.state
@@ -76,7 +77,7 @@ class Server:
         self._thread: threading.Thread | None = None
         self._closed = threading.Event()
         self._handlers = {"search": self._search, "read": self._read, "ls": self._ls, "core": self._core,
-                          "status": self._status, "sync": self._sync}
+                          "status": self._status, "sync": self._sync} | dict(methods or {})
 
     # --- life cycle ---------------------------------------------------------------------
     def start(self) -> "Server":
@@ -205,7 +206,7 @@ class Server:
         try:
             reply["result"] = self._dispatch(message)
             reply["ok"] = True
-        except _Refused as exc:
+        except Refused as exc:
             reply.update(ok=False, error=_error(exc.kind, str(exc)))
         except MemsearchError as exc:  # the caller's mistake: a client raises it as its own
             reply.update(ok=False, error=_error(type(exc).__name__, str(exc), exc))
@@ -217,26 +218,26 @@ class Server:
 
     def _dispatch(self, message: dict):
         if message.get("v") != PROTOCOL_VERSION:
-            raise _Refused("UnsupportedVersion", f"protocol version {message.get('v')!r} is not served: "
+            raise Refused("UnsupportedVersion", f"protocol version {message.get('v')!r} is not served: "
                                                  f"this daemon speaks {PROTOCOL_VERSION}")
         method, params = message.get("method"), message.get("params", {})
         handler = self._handlers.get(method) if isinstance(method, str) else None
         if handler is None:
-            raise _Refused("UnknownMethod", f"unknown method {method!r}: choose one of {', '.join(protocol.METHODS)}")
+            raise Refused("UnknownMethod", f"unknown method {method!r}: choose one of {', '.join(protocol.METHODS)}")
         if not isinstance(params, dict):
-            raise _Refused("BadRequest", "params must be a JSON object")
+            raise Refused("BadRequest", "params must be a JSON object")
         root = message.get("root")
         if root is not None and os.path.realpath(str(root)) != str(self.root):
-            raise _Refused("WrongRoot", f"this daemon serves {self.root}, not {root}")
+            raise Refused("WrongRoot", f"this daemon serves {self.root}, not {root}")
         try:
             return handler(**params)
         except TypeError as exc:  # unknown or missing parameter names
-            raise _Refused("BadRequest", f"bad params for {method}: {exc}") from None
+            raise Refused("BadRequest", f"bad params for {method}: {exc}") from None
 
     def _search(self, query, k=10, scope=None, mode="hybrid", since=None, until=None, model=None) -> dict:
         served = self.index.embedder.name
         if model is not None and model != served:
-            raise _Refused("WrongModel", f"this daemon searches with model {served!r}, not {model!r}")
+            raise Refused("WrongModel", f"this daemon searches with model {served!r}, not {model!r}")
         hits = self.index.search(query, k=k, scope=scope, mode=mode, since=since, until=until)
         if not hits and not self.index.searcher.snapshot()[1]:  # no row at all: maybe none written yet
             state = self.status()
@@ -263,15 +264,15 @@ class Server:
 
     def _sync(self, paths) -> dict:
         if self.syncer is None:
-            raise _Refused("UnknownMethod", "this server does not index: it has no sync method")
+            raise Refused("UnknownMethod", "this server does not index: it has no sync method")
         if (not isinstance(paths, list) or len(paths) > protocol.MAX_SYNC_PATHS
                 or not all(isinstance(p, str) and p and "\0" not in p for p in paths)):
-            raise _Refused("BadRequest",
+            raise Refused("BadRequest",
                            f"sync takes paths: a list of at most {protocol.MAX_SYNC_PATHS} relative paths")
         for rel in paths:
             parts = rel.split("/")
             if rel.startswith("/") or ".." in parts:
-                raise _Refused("BadRequest", f"sync paths are relative to the root, without '..': got {rel[:200]!r}")
+                raise Refused("BadRequest", f"sync paths are relative to the root, without '..': got {rel[:200]!r}")
         return self.syncer(paths)
 
     def _status(self) -> dict:
@@ -282,7 +283,7 @@ class Server:
                 "socket": str(self.path), "requests": self.requests} | {"state": self.status()}
 
 
-class _Refused(Exception):
+class Refused(Exception):
     """A request the protocol refuses (its ``kind`` is one of :data:`protocol.PROTOCOL_ERRORS`)."""
 
     def __init__(self, kind: str, message: str):

@@ -39,7 +39,8 @@ QUERIES = [
 
 
 @pytest.fixture
-def index(make_tree, tmp_path):
+def index(make_tree, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMSEARCH_TEXT_FIRST_FILES", "0")  # one pass: every row in LanceDB's full-text index
     index = MemoryIndex(make_tree(TREE), db=tmp_path / "db", embedder=HashEmbedder())
     index.sync()
     return index

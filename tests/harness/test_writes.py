@@ -80,6 +80,42 @@ def test_memory_tool_schema_matches_the_memory_tool_commands():
     jsonschema.Draft202012Validator.check_schema(MEMORY_TOOL.parameters)
 
 
+#: What the Anthropic API refuses at the top of a tool's ``input_schema`` (Claude Code 2.1.281 drops such a
+#: tool, 2.0.56 dies with a 400): issue 33.
+COMBINATORS = ("allOf", "oneOf", "anyOf", "not", "if", "then", "else")
+
+
+def anthropic_acceptable(schema: dict) -> None:
+    assert schema["type"] == "object" and isinstance(schema["properties"], dict), schema
+    assert not set(COMBINATORS) & set(schema), sorted(set(COMBINATORS) & set(schema))
+
+
+def test_every_exported_input_schema_is_one_the_anthropic_api_takes():
+    schemas = [t["input_schema"] for t in anthropic_tools(writable=True)]
+    schemas += [t["function"]["parameters"] for t in openai_tools(writable=True)]
+    schemas += [t["parameters"] for t in openai_tools("responses", writable=True)]
+    assert len(schemas) == 15
+    for schema in schemas:
+        anthropic_acceptable(schema)
+
+
+def test_per_command_checks_stay_in_the_server_with_the_flat_schema(make_tree):
+    import jsonschema
+
+    # the flat schema a model sees lets through what only the server's per-command check refuses
+    flat = jsonschema.Draft202012Validator(MEMORY_TOOL.parameters)
+    for arguments, words in [({"command": "create", "path": "/memories/a/x.md"}, "create needs 'file_text'"),
+                             ({"command": "view", "path": "/memories", "file_text": "x"}, "view takes path, view_range"),
+                             ({"command": "rename", "old_path": "/memories/a"}, "rename needs 'new_path'")]:
+        assert flat.is_valid(arguments)
+        with pytest.raises(memsearch.errors.InvalidArgument, match=words):
+            MEMORY_TOOL.validate(arguments)
+    root = make_tree(BASE)
+    result = writable(root).dispatch("memory", {"command": "create", "path": "/memories/a/x.md"})
+    assert result["error"]["type"] == "InvalidArgument" and "file_text" in result["error"]["message"]
+    assert not (root / "a").exists()
+
+
 def test_writes_are_searchable_when_they_return(make_tree):
     root = make_tree(BASE)
     box = writable(root)

@@ -23,7 +23,10 @@ FILES = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\nwhat the notes ho
 
 
 def _data_files(db):
-    return sorted(p for p in (db / "chunks.lance" / "data").iterdir() if p.is_file())
+    """Newest first: a first build writes its text rows first (zero vectors) and replaces them, so the same
+    text also sits in an older file of rows deleted since, which damage must not hit."""
+    files = [p for p in (db / "chunks.lance" / "data").iterdir() if p.is_file()]
+    return sorted(files, key=lambda p: p.stat().st_mtime_ns, reverse=True)
 
 
 def _overwrite_in_data(db, old: bytes, new: bytes) -> None:

@@ -23,8 +23,10 @@ FILES = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\nwhat the notes ho
 
 
 def _first(directory, pattern="*"):
-    found = sorted(p for p in directory.glob(pattern) if p.is_file())
-    return found[0]
+    """The newest file: a first build writes its text rows first and replaces them, so older data files may
+    hold only rows deleted since, whose damage no search would meet."""
+    found = sorted((p for p in directory.glob(pattern) if p.is_file()), key=lambda p: p.stat().st_mtime_ns)
+    return found[-1]
 
 
 def _flip_bytes(path):

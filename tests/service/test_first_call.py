@@ -45,11 +45,43 @@ def test_a_deferred_first_sync_writes_text_rows_only_and_the_next_sync_equals_a_
     assert not any(h.partial for h in index.search("otter tag7", k=3))
 
 
-def test_a_deferred_sync_of_few_files_is_a_whole_sync(tmp_path, monkeypatch):
+def test_a_first_build_is_deferred_whatever_its_size_and_a_later_sync_of_few_files_is_whole(tmp_path, monkeypatch):
+    """Issue 28 item 4: any never-indexed root gets the text-first pass, not only from
+    MEMSEARCH_TEXT_FIRST_FILES new files up; past the first build that threshold decides again."""
+    from tests.conftest import build
+
     root = tree(tmp_path)
     monkeypatch.setenv("MEMSEARCH_TEXT_FIRST_FILES", str(FILES + 3))  # one more than there are files
-    report = MemoryIndex(root, db=tmp_path / "db", embedder=embedder()).sync(defer=True)
-    assert report.deferred == 0 and report.chunks_embedded > 0 and Store(tmp_path / "db").text_only_rows() == 0
+    index = MemoryIndex(root, db=tmp_path / "db", embedder=embedder())
+    report = index.sync(defer=True)
+    store = Store(tmp_path / "db")
+    assert report.deferred == FILES + 2 and report.chunks_embedded == 0
+    assert store.text_only_rows() == store.row_count() > 0
+    hits = index.search("otter tag7", k=3)
+    assert hits[0].path == "notes/n07.md" and all(h.partial for h in hits)
+    index.sync()
+    build(root, {f"notes/new{i}.md": f"# New {i}\n\nA heron named crest{i}.\n" for i in range(3)})
+    later = index.sync(defer=True)  # 3 new files in a built index: under the threshold, embedded now
+    assert later.deferred == 0 and later.files_added == 3 and later.chunks_embedded > 0
+    assert Store(tmp_path / "db").text_only_rows() == 0
+
+
+def test_a_write_indexed_before_the_first_full_pass_leaves_no_file_unseen(tmp_path, monkeypatch):
+    """Issue 33 item 2: a daemon syncs a written file before its first full pass (``only``); the other files
+    of the never-indexed tree get their text rows in the same sync, so a search finds them, ``partial``."""
+    root = tree(tmp_path)
+    (root / "notes" / "written.md").write_text("# Written\n\nThe otter named tag7 moved to the river.\n")
+    index = MemoryIndex(root, db=tmp_path / "db", embedder=embedder())
+    report = index.sync(only=["notes/written.md"])
+    assert report.files_added == 1 and report.changed_paths == ("notes/written.md",)
+    hits = index.search("otter tag7", k=5)
+    paths = {h.path: h.partial for h in hits}
+    assert paths.get("notes/written.md") is False  # the write itself is indexed whole
+    assert paths.get("notes/n07.md") is True  # the rest of the tree: found by keyword, flagged partial
+    assert index.search("budget credits week", k=3, mode="keyword")[0].partial
+    whole = index.sync()  # the first full pass embeds the rest
+    assert whole.files_changed == FILES + 2 and Store(tmp_path / "db").text_only_rows() == 0
+    assert not any(h.partial for h in index.search("otter tag7", k=5))
 
 
 def test_daemon_coming_reads_the_start_file_s_lock(tmp_path):
@@ -135,6 +167,28 @@ def test_a_daemon_asked_before_its_first_rows_says_index_building(tmp_path):
         assert client.call("search", query="otter", k=3)["hits"] == []
 
 
+def test_a_client_asking_a_daemon_before_its_first_rows_waits_for_them_then_says_index_building(tmp_path,
+                                                                                                  monkeypatch):
+    """Issue 28 item 4: right after ``watch --detach`` a search got IndexBuilding (exit 2) for about 5 s. The
+    client now asks again until the daemon's first rows answer, and says IndexBuilding only past the bound."""
+    root = tree(tmp_path)
+    where = IndexLocation.of(root)
+    writer, reader = MemoryIndex(root, embedder=embedder()), MemoryIndex(root, embedder=embedder())
+    state = {"state": "syncing", "syncs": 0, "pending": FILES + 2}
+    args = {"query": "otter tag7", "k": 3}
+    with Server(reader, status=lambda: dict(state)):
+        with pytest.raises(IndexBuilding):  # what the daemon answers at first
+            Client(root).call("search", **args)
+        threading.Timer(0.6, lambda: writer.sync(defer=True)).start()  # its first text rows, 0.6 s later
+        hits = route.search(where, args, using=None, start=False)
+        assert hits[0]["path"] == "notes/n07.md" and all(h["partial"] for h in hits)
+    other = tree(tmp_path / "other")  # a daemon that writes nothing: IndexBuilding once the bound is over
+    monkeypatch.setattr(firstbuild, "FIRST_ROWS_WAIT_S", 0.6)
+    with Server(MemoryIndex(other, embedder=embedder()), status=lambda: dict(state)):
+        with pytest.raises(IndexBuilding, match="still indexing"):
+            route.search(IndexLocation.of(other), args, using=None, start=False)
+
+
 def test_a_table_listed_before_its_first_commit_reads_as_absent(tmp_path):
     store = Store(tmp_path / "db")
     (tmp_path / "db" / "chunks.lance" / "_versions").mkdir(parents=True)  # what a creator's first moments leave
@@ -208,3 +262,22 @@ def test_an_mcp_toolbox_s_warm_up_on_a_cold_tree_leaves_the_embedding_to_a_comin
     assert Store(where.state).text_only_rows() == 0
     assert not any(h["partial"] for h in box.call("memory_search", {"query": "otter tag7", "k": 3})["hits"])
     close_indexes()
+
+
+def test_a_write_a_daemon_indexes_before_its_first_pass_leaves_no_search_silently_incomplete(tmp_path):
+    """Issue 33 item 2: a daemon synced the written file before its first full pass, and a search returned only
+    that note with ``partial: false``. Now the rest of the tree is found too, its hits flagged ``partial``."""
+    from memsearch.service.daemon import Daemon
+
+    root = tree(tmp_path)
+    (root / "notes" / "written.md").write_text("# Written\n\nThe otter named tag7 moved to the river.\n")
+    daemon = Daemon(root, index=MemoryIndex(root, embedder=embedder()), listen=True).start()
+    try:  # the write is indexed through the daemon (as the memory tool and `memsearch edit` do) before any pass
+        assert Client(root).call("sync", paths=["notes/written.md"])["files"] == 1
+        hits = Client(root).call("search", query="otter tag7", k=5)["hits"]
+        partial = {h["path"]: h["partial"] for h in hits}
+        assert partial["notes/written.md"] is False and partial["notes/n07.md"] is True
+        daemon.process()  # the first full pass embeds the rest
+        assert not any(h["partial"] for h in Client(root).call("search", query="otter tag7", k=5)["hits"])
+    finally:
+        daemon.close()

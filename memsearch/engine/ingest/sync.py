@@ -11,12 +11,16 @@
   each batch is embedded (:meth:`Sync.embed`) then written in one commit (:meth:`Sync.write`):
   a sync killed at any moment leaves what the next sync completes, never half a file taken
   for whole.
-* When ``MEMSEARCH_TEXT_FIRST_FILES`` or more files are new (a first build), their rows are
+* On a first build (an index with no file recorded yet), whatever its size, and whenever
+  ``MEMSEARCH_TEXT_FIRST_FILES`` or more files are new, their rows are
   written first with no model call (:meth:`Sync.write_text`: zero vectors, embed hash
   :data:`~..storage.schema.TEXT_ONLY`, each file recorded incomplete), so BM25 finds them within
   seconds (hits say ``partial``) while the vector leg leaves them out; the usual pass then
   embeds and replaces them row for row, and records each file complete. The end state is
   the one-pass build's; a sync killed in between leaves incomplete files the next one redoes.
+  A first build limited to some paths (``only``: a write indexed before the first full pass)
+  writes every new file's text rows too, so that no search of it is silently incomplete: the
+  files not embedded yet are found by keyword, their hits ``partial``, until a full sync.
 """
 
 from __future__ import annotations
@@ -103,6 +107,7 @@ class Plan:
     touched: tuple[dict, ...] = ()  # files-table rows of files whose content did not change
     unchanged: int = 0
     too_large: tuple[str, ...] = ()
+    first: bool = False  # no file recorded yet: a first build
 
 
 class Sync:
@@ -125,19 +130,25 @@ class Sync:
         """Bring the store in line with ``files`` (relative paths) under ``tree.root``.
 
         ``only`` limits the work to those paths (a watcher's changed set); others are untouched.
-        ``defer``: when ``MEMSEARCH_TEXT_FIRST_FILES`` or more files need embedding, write the new
-        ones' text rows and stop there (the report's ``deferred`` counts what is left): a search
-        answered in-process on a cold tree leaves the embedding to the daemon it started.
+        ``defer``: on a first build, or when ``MEMSEARCH_TEXT_FIRST_FILES`` or more files need
+        embedding, write the new ones' text rows and stop there (the report's ``deferred`` counts
+        what is left): a search answered in-process on a cold tree leaves the embedding to the
+        daemon it started.
         """
         started = time.perf_counter()
+        files = list(files)
         plan = self.plan(files, only)
         self.total_files = len(plan.to_index)
         if self.progress:
             self.progress("index", 0, self.total_files, 0)
         new = [p for p in plan.to_index if p.new]
         text_first = settings.get("text_first_files")
-        deferred = bool(defer and text_first and len(plan.to_index) >= text_first)
-        texted = self.write_texts(new) if text_first and (deferred or len(new) >= text_first) else set()
+        deferred = bool(defer and text_first and (plan.first or len(plan.to_index) >= text_first))
+        if text_first and plan.first and only is not None:  # every new file, not only these: none goes unseen
+            scope = {p.path for p in plan.to_index}
+            new += [p for p in self.plan(files).to_index if p.new and p.path not in scope]
+        texted = self.write_texts(new) if new and text_first and (deferred or plan.first or len(new) >= text_first) \
+            else set()
         deletions = list(plan.removed)
         for batch in cut_batches(self.stream(plan) if not deferred else iter(()), settings.get("batch_chunks")):
             self.flush(batch, deletions)
@@ -205,7 +216,7 @@ class Sync:
                 touched.append(state)
                 continue
             to_index.append(Pending(path, state, old is None))
-        return Plan(tuple(to_index), tuple(removed), tuple(touched), unchanged, tuple(too_large))
+        return Plan(tuple(to_index), tuple(removed), tuple(touched), unchanged, tuple(too_large), not states)
 
     def stream(self, plan: Plan) -> Iterator[Piece]:
         """The pieces of every file ``plan`` indexes, one file's text held at a time."""

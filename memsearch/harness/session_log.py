@@ -1,0 +1,293 @@
+"""Sessions kept as memory: a Claude Code session's prompts, touched files and final answers, as the spec's collapsed logs.
+
+The ``session-log`` hook (``memsearch claude-code install --log-sessions``, or the plugin's ``log_sessions``
+option) runs on Stop, SessionEnd and PreCompact with the hook's JSON on stdin
+(https://code.claude.com/docs/en/hooks: ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``; Stop
+may add ``last_assistant_message``). It reads the session's transcript (JSON lines: ``{"type": "user" |
+"assistant", "message": {"content": ...}, "timestamp", "cwd", "gitBranch", "isSidechain", "isMeta"}``) and
+keeps it as one section of ``ROOT/<repository>/<YYYY-MM-DD>.md``: the user's prompts, the assistant's final
+answer to each, the files the session changed and read, each cut to a budget, secrets masked
+(:mod:`memsearch.harness.secrets`). Stop fires after every turn, so the section of a session is rewritten in
+place, found by its ``<!-- memsearch:session ID -->`` marker: one section per session, never a duplicate.
+The folder gets a ``MEMORY.md`` saying what it holds. Writes go through the memory tool's write path
+(:func:`memsearch.harness.edit.open_editor`: inside the root, atomic, the tree kept valid) and the daemon is
+asked to index them (one is started when none serves), so the next prompt's recall finds the log. No model call.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .secrets import mask
+
+__all__ = ["Turn", "Session", "SECTION_BYTES", "PROMPT_CHARS", "ANSWER_CHARS", "MAX_FILES", "read_transcript",
+           "repository_name", "render_section", "merge_day", "folder_index", "record", "record_hook"]
+
+#: The most UTF-8 bytes one session's section may take (about 1,500 tokens of English): the first prompt and the
+#: latest turns are kept, the turns between them left out with a count.
+SECTION_BYTES = 6000
+#: The most characters kept of one prompt and of one final answer (whitespace collapsed to one line).
+PROMPT_CHARS = 500
+ANSWER_CHARS = 700
+#: The most files listed as changed, and as read, per session.
+MAX_FILES = 30
+#: The longest a hook waits for another hook writing the same folder's log (seconds; within the hook's bound).
+LOCK_WAIT_S = 5.0
+#: Tools whose ``file_path`` (``notebook_path``) a session changed, and the one that reads.
+WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+READ_TOOLS = ("Read",)
+#: User entries that are Claude Code's own, not a prompt (local command output, caveats, interruptions).
+_NOT_PROMPTS = ("<local-command-stdout>", "<local-command-stderr>", "Caveat:", "[Request interrupted")
+_COMMAND = re.compile(r"<command-name>(.*?)</command-name>.*?(?:<command-args>(.*?)</command-args>)?", re.S)
+_MARKER = "<!-- memsearch:session {} -->"
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One prompt of the user and the assistant's final text answer to it (empty while it works)."""
+
+    prompt: str
+    answer: str = ""
+
+
+@dataclass(frozen=True)
+class Session:
+    """What a session's transcript tells: its id, start and end, folder, branch, turns and the files it touched."""
+
+    session_id: str
+    started: dt.datetime | None = None
+    ended: dt.datetime | None = None
+    cwd: str = ""
+    branch: str = ""
+    turns: tuple[Turn, ...] = ()
+    changed: tuple[str, ...] = ()
+    read: tuple[str, ...] = field(default=())
+
+
+def _time(value) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone()
+    except (TypeError, ValueError):
+        return None
+
+
+def _prompt_text(content) -> str:
+    """The user's own words in a user entry's ``content`` (a string, or blocks), '' for tool results and noise."""
+    if isinstance(content, list):
+        content = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    if not isinstance(content, str) or not content.strip():
+        return ""
+    text = content.strip()
+    if text.startswith(_NOT_PROMPTS):
+        return ""
+    command = _COMMAND.search(text)
+    if command and text.startswith("<command-"):  # a slash command: its name and arguments
+        return " ".join(part.strip() for part in command.groups() if part and part.strip())
+    return text
+
+
+def read_transcript(path: Path, session_id: str = "", *, last_answer: str = "") -> Session:
+    """The :class:`Session` in a Claude Code transcript (JSON lines); unreadable lines are skipped.
+    ``last_answer``: the Stop hook's ``last_assistant_message``, the final answer when the file lags behind."""
+    turns: list[list[str]] = []
+    changed: dict[str, None] = {}
+    read: dict[str, None] = {}
+    started = ended = None
+    cwd = branch = ""
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):
+                continue
+            if entry.get("isSidechain") or entry.get("isMeta") or entry.get("isCompactSummary"):
+                continue
+            when = _time(entry.get("timestamp"))
+            if when is not None:
+                started, ended = started or when, when
+            cwd = str(entry.get("cwd") or cwd)
+            branch = str(entry.get("gitBranch") or branch)
+            session_id = session_id or str(entry.get("sessionId") or "")
+            message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+            content = message.get("content")
+            if entry["type"] == "user":
+                prompt = _prompt_text(content)
+                if prompt:
+                    turns.append([prompt, ""])
+                continue
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "text" and str(block.get("text", "")).strip() and turns:
+                    turns[-1][1] = str(block["text"]).strip()  # the last text of a turn is its final answer
+                elif block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
+                    target = block["input"].get("file_path") or block["input"].get("notebook_path")
+                    if isinstance(target, str) and target:
+                        if block.get("name") in WRITE_TOOLS:
+                            changed[target] = None
+                        elif block.get("name") in READ_TOOLS:
+                            read[target] = None
+    if last_answer.strip() and turns:
+        turns[-1][1] = last_answer.strip()
+    return Session(session_id, started, ended, cwd, branch, tuple(Turn(p, a) for p, a in turns),
+                   tuple(changed), tuple(p for p in read if p not in changed))
+
+
+def repository_name(cwd: str | Path) -> str:
+    """The memory folder of the session's repository: the name of the nearest folder holding ``.git`` above
+    ``cwd`` (else of ``cwd``), made a safe, visible folder name."""
+    here = Path(cwd or ".").expanduser().absolute()
+    top = next((p for p in (here, *here.parents) if (p / ".git").exists()), here)
+    name = _SAFE_NAME.sub("-", top.name).strip(".-")[:64]
+    return name or "sessions"
+
+
+def _line(text: str, limit: int) -> str:
+    """``text`` on one line, within ``limit`` characters, secrets masked."""
+    flat = " ".join(mask(text).split())
+    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
+
+
+def _shown(path: str, cwd: str) -> str:
+    """A touched file relative to the session's folder when it is inside, else with ``~`` for the home folder."""
+    try:
+        return Path(path).relative_to(cwd).as_posix() if cwd else path
+    except ValueError:
+        home = str(Path.home())
+        return "~" + path[len(home):] if path.startswith(home + "/") else path
+
+
+def _files(label: str, paths: tuple[str, ...], cwd: str) -> str:
+    if not paths:
+        return ""
+    shown = [f"`{mask(_shown(p, cwd)).replace('`', '')}`" for p in paths[:MAX_FILES]]
+    more = f" and {len(paths) - MAX_FILES} more" if len(paths) > MAX_FILES else ""
+    return f"- **{label}:** {', '.join(shown)}{more}\n"
+
+
+def render_section(session: Session, *, limit: int = SECTION_BYTES) -> str:
+    """The session's section of its day's log (a ``##`` heading, its marker line, then one line per entry),
+    within ``limit`` UTF-8 bytes."""
+    start = session.started.strftime("%H:%M") if session.started else "?"
+    end = session.ended.strftime("%H:%M") if session.ended else "?"
+    branch = f" on branch {_line(session.branch, 60)}" if session.branch else ""
+    head = (f"## Session {session.session_id[:8] or 'unknown'}, {start}-{end}{branch}\n"
+            f"{_MARKER.format(session.session_id)}\n\n")
+    files = _files("Files changed", session.changed, session.cwd) + _files("Files read", session.read, session.cwd)
+    turns = [f"- **User:** {_line(t.prompt, PROMPT_CHARS)}\n" + (f"  **Claude:** {_line(t.answer, ANSWER_CHARS)}\n"
+                                                                 if t.answer.strip() else "")
+             for t in session.turns]
+    room = limit - len((head + files).encode("utf-8")) - 80
+    kept = list(turns)
+    while len(kept) > 1 and len("".join(kept).encode("utf-8")) > room:
+        del kept[1]  # the first prompt says what the session was for; the latest turns what it came to
+    left = len(turns) - len(kept)
+    if left:
+        kept.insert(1, f"- ({left} turn{'s' if left > 1 else ''} left out here)\n")
+    body = "".join(kept)
+    text = head + body + ("\n" if body and files else "") + files
+    encoded = text.encode("utf-8")
+    return text if len(encoded) <= limit else encoded[:limit].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n"
+
+
+def merge_day(before: str | None, section: str, session_id: str, title: str) -> str:
+    """The day's log with ``section`` in place of the session's earlier one, else appended."""
+    text = before if before is not None else f"# {title}\n"
+    marker = _MARKER.format(session_id)
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith("## ") and i + 1 < len(lines) and lines[i + 1].strip() == marker:
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("## ")), len(lines))
+            rest = "".join(lines[end:])
+            return "".join(lines[:i]) + section + ("\n" if rest else "") + rest
+    return text.rstrip("\n") + "\n\n" + section
+
+
+def folder_index(repository: str, cwd: str) -> str:
+    """The ``MEMORY.md`` of a repository's session folder: what it holds and how it is written."""
+    where = f" (`{_shown(cwd, '')}`)" if cwd else ""
+    return (f"# {repository}: Claude Code sessions\n\n"
+            f"What Claude Code sessions in the {repository} repository{where} did: one file per day "
+            "(YYYY-MM-DD.md), one section per session with the user's prompts, Claude's final answers and the "
+            "files the session changed and read, cut short, secrets masked. Written by memsearch's session log (the "
+            "memsearch plugin's log_sessions option, or `memsearch claude-code install --log-sessions`); search it "
+            "with memory_search.\n")
+
+
+def _indexer(root: Path, db: str | None):
+    """The editor's ``on_change``: the daemon serving the index syncs the written paths (one is started when none
+    serves; it indexes them as it starts). Never loads the model in the hook."""
+    from ..errors import DaemonUnavailable, MemsearchError
+    from ..location import IndexLocation
+    from ..service import autostart
+    from ..service.client import Client
+
+    def on_change(paths) -> dict:
+        try:
+            result = Client(root, db, timeout=4.0).call("sync", paths=list(paths))
+            return {"synced": True, "via": "daemon", "files": result.get("files", len(paths))}
+        except (DaemonUnavailable, MemsearchError):
+            autostart.ensure(IndexLocation.of(root, db))
+            return {"synced": False, "via": "none", "files": len(paths),
+                    "note": "no daemon served the index: one was started, and it indexes the log as it starts"}
+    return on_change
+
+
+def record(root: Path, session: Session, db: str | None = None, *, editor=None) -> str | None:
+    """Write ``session`` into ``root`` (its day's log, the folder's ``MEMORY.md`` when missing); the log's relative
+    path, or None when the session has no prompt yet."""
+    from ..errors import MemoryFileExists, MemoryFileNotFound
+    from ..memory.contract import memory_text
+    from ..memory.placement import write_lock
+    from ..memory.tree import resolve_root
+    from .edit import open_editor
+
+    if not session.turns:
+        return None
+    base = resolve_root(root)
+    editor = editor or open_editor(base, db=db, on_change=_indexer(base, db))
+    folder = repository_name(session.cwd)
+    day = (session.started or dt.datetime.now().astimezone()).date().isoformat()
+    rel = f"{folder}/{day}.md"
+    if not (base / folder / "MEMORY.md").is_file():
+        try:
+            editor.run("create", path=f"{folder}/MEMORY.md", file_text=folder_index(folder, session.cwd))
+        except MemoryFileExists:
+            pass
+    section = render_section(session)
+    # the folder's own lock (the editor takes the root's for each command): hooks of other sessions, and this
+    # session's Stop racing its SessionEnd, read and rewrite the day's log one at a time
+    with write_lock(base / folder, LOCK_WAIT_S):
+        try:
+            before = memory_text(base, rel)
+        except MemoryFileNotFound:
+            before = None
+        after = merge_day(before, section, session.session_id, f"{folder}: sessions of {day}")
+        if before is None:
+            editor.run("create", path=rel, file_text=after)
+        elif after != before:
+            editor.run("str_replace", path=rel, old_str=before, new_str=after)
+    return rel
+
+
+def record_hook(root: Path, payload: dict, db: str | None = None) -> str | None:
+    """The ``session-log`` hook: the session of ``payload`` (the hook's JSON) recorded into ``root``."""
+    transcript = payload.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        return None
+    path = Path(transcript).expanduser()
+    if not path.is_file():
+        return None
+    last = payload.get("last_assistant_message")
+    session = read_transcript(path, str(payload.get("session_id") or ""),
+                              last_answer=last if isinstance(last, str) else "")
+    if not session.cwd and isinstance(payload.get("cwd"), str):
+        session = replace(session, cwd=payload["cwd"])
+    return record(root, session, db)

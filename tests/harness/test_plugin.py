@@ -1,0 +1,202 @@
+"""The Claude Code plugin shipped in the repository: its marketplace and plugin files as Claude Code reads them, the
+launcher that finds the memsearch command and says so in the session when it cannot, the memory root created valid
+on first use, and, with the real Claude Code CLI from npm, `claude plugin validate --strict`, `/plugin marketplace
+add` + `/plugin install` on the clone, and a `claude -p` session whose hooks create the root and log the session."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from memsearch.harness import plugin
+from memsearch.memory.validator import validate
+from tests.conftest import REPO
+
+PLUGIN = REPO / "plugins" / "memsearch"
+LAUNCHER = PLUGIN / "scripts" / "memsearch-plugin"
+MEMSEARCH = str(Path(sys.executable).parent / "memsearch")
+EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "prompt", "Stop": "session-log",
+          "SessionEnd": "session-log", "PreCompact": "session-log"}
+
+
+def launch(args: list[str], home: Path, stdin: str = "{}", **env) -> subprocess.CompletedProcess:
+    """The launcher as Claude Code runs it: a shell command, the plugin's options as CLAUDE_PLUGIN_OPTION_*."""
+    base = {"HOME": str(home), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "MEMSEARCH_AUTOSTART": "0",
+            "PYTHONPATH": str(REPO)}
+    return subprocess.run([str(LAUNCHER), *args], input=stdin, capture_output=True, text=True, timeout=120,
+                          env=base | env, cwd=home)
+
+
+def test_the_marketplace_offers_the_plugin_and_its_files_are_what_claude_code_reads():
+    market = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())
+    (entry,) = market["plugins"]
+    assert market["name"] == "memsearch" and market["owner"]["name"] and entry["name"] == "memsearch"
+    assert (REPO / entry["source"]).resolve() == PLUGIN
+    manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
+    from memsearch import __version__
+
+    assert manifest["name"] == "memsearch" and manifest["version"] == entry["version"] == __version__
+    launcher_text = LAUNCHER.read_text()
+    for key in manifest["userConfig"]:  # every option reaches the launcher under the name Claude Code exports
+        assert f"CLAUDE_PLUGIN_OPTION_{key.upper()}" in launcher_text, key
+    hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
+    assert {event: shlex.split(groups[0]["hooks"][0]["command"])[1:] for event, groups in hooks.items()} == {
+        event: ["hook", arg] for event, arg in EVENTS.items()}
+    for groups in hooks.values():
+        (hook,) = groups[0]["hooks"]
+        assert shlex.split(hook["command"])[0] == "${CLAUDE_PLUGIN_ROOT}/scripts/memsearch-plugin"
+        assert hook["type"] == "command" and hook["timeout"] == 10
+    server = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]["memsearch"]
+    assert server["command"] == "${CLAUDE_PLUGIN_ROOT}/scripts/memsearch-plugin" and server["args"] == ["serve"]
+    assert os.access(LAUNCHER, os.X_OK)
+
+
+def test_without_the_memsearch_command_the_session_is_told_how_to_fix_it(tmp_path):
+    session = launch(["hook", "session-start"], tmp_path)
+    assert session.returncode == 0, session.stderr
+    notice = json.loads(session.stdout)
+    assert "cannot find the memsearch command" in notice["systemMessage"] and "make install" in notice["systemMessage"]
+    assert "not working" in notice["hookSpecificOutput"]["additionalContext"]
+    prompt = launch(["hook", "prompt"], tmp_path, json.dumps({"prompt": "hi"}))
+    assert prompt.returncode == 0 and prompt.stdout == ""  # said once, at session start
+    served = launch(["serve"], tmp_path, "")
+    assert served.returncode == 1 and "memsearch_command" in served.stderr
+    wrong = launch(["hook", "session-start"], tmp_path, CLAUDE_PLUGIN_OPTION_MEMSEARCH_COMMAND=str(tmp_path / "nope"))
+    assert "is not an executable file" in json.loads(wrong.stdout)["systemMessage"]
+
+
+def test_the_memory_root_is_created_valid_on_first_use_and_a_bad_one_is_said(tmp_path):
+    link = tmp_path / ".local" / "bin" / "memsearch"  # where `make install` links it
+    link.parent.mkdir(parents=True)
+    link.symlink_to(MEMSEARCH)
+    started = launch(["hook", "session-start"], tmp_path)
+    root = tmp_path / ".memsearch" / "memory"  # the default root
+    assert started.returncode == 0 and validate(root).valid and (root / "MEMORY.md").read_text() == plugin.ROOT_INDEX
+    assert "<core_memory>" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert (root / "MEMORY.md").stat().st_mode & 0o777 == 0o600 and root.stat().st_mode & 0o777 == 0o700
+    chosen = tmp_path / "notes"
+    launch(["hook", "session-start"], tmp_path, CLAUDE_PLUGIN_OPTION_MEMORY_ROOT=str(chosen))
+    assert validate(chosen).valid
+    (tmp_path / "a-file").write_text("x")
+    bad = launch(["hook", "session-start"], tmp_path, MEMSEARCH_MEMORY_ROOT=str(tmp_path / "a-file"))
+    assert "is not a folder" in json.loads(bad.stdout)["systemMessage"]
+
+
+def test_the_session_log_is_off_unless_the_option_turns_it_on(tmp_path):
+    from tests.harness.test_session_log import transcript
+
+    env = {"MEMSEARCH_COMMAND": MEMSEARCH, "MEMSEARCH_MEMORY_ROOT": str(tmp_path / "mem")}
+    log = transcript(tmp_path / "t.jsonl", str(tmp_path / "proj"), [("Rotate the signing key", "Rotated.", "")])
+    stop = json.dumps({"session_id": "s-1", "transcript_path": log, "hook_event_name": "Stop"})
+    for value in ("", "false"):
+        assert launch(["hook", "session-log"], tmp_path, stop, CLAUDE_PLUGIN_OPTION_LOG_SESSIONS=value, **env).stdout == ""
+        assert not (tmp_path / "mem").exists()
+    done = launch(["hook", "session-log"], tmp_path, stop, CLAUDE_PLUGIN_OPTION_LOG_SESSIONS="true", **env)
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert "Rotate the signing key" in (tmp_path / "mem" / "proj" / "2026-11-03.md").read_text()
+    assert validate(tmp_path / "mem").valid
+
+
+@pytest.mark.slow
+def test_the_plugin_server_is_the_memsearch_mcp_server_on_the_plugin_root(tmp_path):
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "MEMSEARCH_AUTOSTART": "0",
+           "MEMSEARCH_COMMAND": MEMSEARCH, "CLAUDE_PLUGIN_OPTION_MEMORY_ROOT": str(tmp_path / "mem"),
+           "CLAUDE_PLUGIN_OPTION_WRITABLE": "true"}
+    params = StdioServerParameters(command=str(LAUNCHER), args=["serve"], env=env, cwd=str(tmp_path))
+    seen = {}
+
+    async def session() -> None:
+        with anyio.fail_after(120):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                seen["tools"] = [t.name for t in (await client.list_tools()).tools]
+                seen["core"] = (await client.call_tool("memory_core", {})).structured_content
+
+    anyio.run(session)
+    assert seen["tools"] == ["memory_search", "memory_read", "memory_list", "memory_core", "memory"]  # writable
+    assert seen["core"]["files"][0]["path"] == "MEMORY.md" and validate(tmp_path / "mem").valid
+
+
+# --- the real Claude Code CLI ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def claude_cli(tmp_path_factory) -> str:
+    """``claude`` from npm, installed into a temporary prefix; the test skips where npm or the package cannot be had."""
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed: the Claude Code CLI cannot be had")
+    prefix = tmp_path_factory.mktemp("claude-cli")
+    done = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+                           "@anthropic-ai/claude-code"], capture_output=True, text=True, timeout=600)
+    cli = prefix / "node_modules" / ".bin" / "claude"
+    if done.returncode != 0 or not cli.exists():
+        pytest.skip(f"npm could not install @anthropic-ai/claude-code: {done.stderr.strip()[-300:]}")
+    return str(cli)
+
+
+class _Refuse(BaseHTTPRequestHandler):
+    """A Messages API that refuses every request at once (400, which Claude Code neither retries nor answers with a
+    login flow)."""
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        body = json.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": "stub"}}).encode()
+        self.send_response(400)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.slow
+def test_the_real_cli_validates_installs_and_runs_the_plugin(claude_cli, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "PATH": os.environ["PATH"], "HF_HUB_OFFLINE": "1", "MEMSEARCH_AUTOSTART": "0",
+           "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+
+    def claude(*args, cwd=home, **extra):
+        return subprocess.run([claude_cli, *args], capture_output=True, text=True, timeout=180, env=env | extra,
+                              cwd=cwd, stdin=subprocess.DEVNULL)
+
+    for path in (REPO, PLUGIN):
+        checked = claude("plugin", "validate", "--strict", str(path))
+        assert checked.returncode == 0 and "Validation passed" in checked.stdout, checked.stdout + checked.stderr
+    clone = tmp_path / "clone"  # `/plugin marketplace add` on a clone of the repository
+    shutil.copytree(REPO / ".claude-plugin", clone / ".claude-plugin")
+    shutil.copytree(PLUGIN, clone / "plugins" / "memsearch")
+    added = claude("plugin", "marketplace", "add", str(clone))
+    assert added.returncode == 0, added.stdout + added.stderr
+    root = tmp_path / "memory"
+    installed = claude("plugin", "install", "memsearch@memsearch", "--config", f"memory_root={root}", "--config",
+                       "log_sessions=true", "--config", f"memsearch_command={MEMSEARCH}")
+    assert installed.returncode == 0 and "Successfully installed" in installed.stdout, installed.stdout
+    details = claude("plugin", "details", "memsearch@memsearch")
+    assert "SessionStart, UserPromptSubmit, Stop, SessionEnd, PreCompact" in details.stdout, details.stdout
+
+    api = ThreadingHTTPServer(("127.0.0.1", 0), _Refuse)
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+    project = tmp_path / "ledger"
+    (project / ".git").mkdir(parents=True)
+    try:
+        claude("-p", "Where is the retry test? my password=hunter2-hunter2", cwd=project, ANTHROPIC_API_KEY="sk-x",
+               ANTHROPIC_BASE_URL=f"http://127.0.0.1:{api.server_port}")
+    finally:
+        api.shutdown()
+    assert validate(root).valid and (root / "MEMORY.md").read_text() == plugin.ROOT_INDEX  # SessionStart made it
+    (log,) = [p for p in (root / "ledger").glob("*.md") if p.name != "MEMORY.md"]  # the session, logged
+    text = log.read_text()
+    assert "Where is the retry test?" in text and "hunter2" not in text and "password=[masked]" in text

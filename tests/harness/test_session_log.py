@@ -1,0 +1,195 @@
+"""Sessions kept as memory: the ``session-log`` hook reads a Claude Code transcript and keeps the session as one
+section of ROOT/<repository>/<date>.md (rewritten, never duplicated), secrets masked, the tree valid, and the log
+found by the next prompt's recall through a real daemon."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import time
+
+import pytest
+
+from memsearch.harness import claude_code, session_log
+from memsearch.harness.secrets import mask
+from memsearch.memory.validator import validate
+from tests.harness.test_claude_code import ENV, FILES, run_hook
+
+#: Realistic credentials (the issuers' formats; none is live), each with the part that must never reach memory.
+SECRETS = {
+    "sk-ant-api03-Xq3vR8mK2pL9nB4wY7tZ1cF6hJ0dS5gA-e_Uo2iW4rE8yT3uI9oP1aS6dF0gH2jK4lZ7xC9vB-AbCdEfAA":
+        "Xq3vR8mK2pL9nB4wY7tZ1cF6hJ0dS5gA",
+    "sk-proj-T8fG2hJ9kL3mN6pQ1rS4tV7wX0yZ5aB": "T8fG2hJ9kL3mN6pQ1rS4tV7wX0yZ5aB",
+    "ghp_16C7e42F292c6912E7710c838347Ae178B4a": "16C7e42F292c6912E7710c838347Ae178B4a",
+    "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345":
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ",
+    "AKIAIOSFODNN7EXAMPLE": "IOSFODNN7EXAMPLE",
+    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY": "wJalrXUtnFEMI/K7MDENG",
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFkYSJ9."
+    "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c": "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV",
+    "password=correct-horse-battery": "correct-horse-battery",
+    '"db_password": "Tr0ub4dor&3"': "Tr0ub4dor",
+    "postgres://ada:s3cretPa55@db.internal:5432/app": "s3cretPa55",
+    "Authorization: Bearer ya29.a0AfH6SMBx3kTq9Lr0vXyZ": "a0AfH6SMBx3kTq9Lr0vXyZ",
+    "xoxb-263594206564-2343091423-GH7cfSJ9bR3kY2wKLnq6aCcK": "GH7cfSJ9bR3kY2wKLnq6aCcK",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM\n-----END RSA PRIVATE KEY-----":
+        "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM",
+}
+#: Text that looks a little like a secret and must stay as it is.
+HARMLESS = ["the password field is required", "tokenizer=cl100k_base", "use sk-learn for this",
+            "commit 4f2a9c1e0b7d", "set token: [REDACTED]", "AKIA is how AWS key ids start"]
+
+
+def entry(kind: str, content, when: str, cwd: str, **extra) -> str:
+    return json.dumps({"type": kind, "message": {"role": kind, "content": content}, "timestamp": when, "cwd": cwd,
+                       "sessionId": extra.pop("sid", "s-1"), "gitBranch": "main", "isSidechain": False, **extra})
+
+
+def transcript(path, cwd, turns, sid="s-1", day="2026-11-03") -> str:
+    """A transcript as Claude Code writes it: prompts, tool calls, tool results, final answers, and noise."""
+    lines = [json.dumps({"type": "queue-operation", "operation": "dequeue", "sessionId": sid})]
+    for i, (prompt, answer, edited) in enumerate(turns):
+        t = f"{day}T10:{i:02d}"
+        lines.append(entry("user", prompt, f"{t}:00.000Z", cwd, sid=sid))
+        lines.append(entry("assistant", [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "Looking."},
+                                         {"type": "tool_use", "id": f"r{i}", "name": "Read",
+                                          "input": {"file_path": f"{cwd}/README.md"}}], f"{t}:01.000Z", cwd, sid=sid))
+        lines.append(entry("user", [{"type": "tool_result", "tool_use_id": f"r{i}", "content": "x"}], f"{t}:02.000Z",
+                           cwd, sid=sid))
+        lines.append(entry("user", "<local-command-stdout>ok</local-command-stdout>", f"{t}:02.500Z", cwd, sid=sid))
+        lines.append(entry("assistant", [{"type": "text", "text": "a subagent's words"}], f"{t}:02.700Z", cwd, sid=sid,
+                           isSidechain=True))
+        if edited:
+            lines.append(entry("assistant", [{"type": "tool_use", "id": f"e{i}", "name": "Edit",
+                                              "input": {"file_path": f"{cwd}/{edited}", "old_string": "a",
+                                                        "new_string": "b"}}], f"{t}:03.000Z", cwd, sid=sid))
+        if answer:
+            lines.append(entry("assistant", [{"type": "text", "text": answer}], f"{t}:04.000Z", cwd, sid=sid))
+    path.write_text("\n".join(lines) + "\n{not json\n")
+    return str(path)
+
+
+def test_masking_hides_realistic_credentials_and_keeps_ordinary_text():
+    for secret, part in SECRETS.items():
+        masked = mask(f"before {secret} after")
+        assert part not in masked and "[masked]" in masked and masked.startswith("before"), (secret, masked)
+    for text in HARMLESS:
+        assert mask(text) == text
+
+
+def test_a_session_is_one_section_rewritten_as_it_grows(make_tree, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMSEARCH_AUTOSTART", "0")
+    root = make_tree({"MEMORY.md": "# Memory\nRoot.\n"})
+    repo = tmp_path / "code" / "atlas"
+    (repo / ".git").mkdir(parents=True)
+    cwd = str(repo / "src")  # a session started in a subfolder belongs to the repository
+    log = tmp_path / "s-1.jsonl"
+    first = [("Why does the nightly export fail? " + " ".join(SECRETS), "", "export.py")]
+    payload = {"session_id": "s-1", "transcript_path": transcript(log, cwd, first), "cwd": cwd,
+               "hook_event_name": "Stop", "last_assistant_message": "The export ran out of disk: now it streams."}
+    assert session_log.record_hook(root, payload) == "atlas/2026-11-03.md"
+    text = (root / "atlas" / "2026-11-03.md").read_text()
+    assert text.startswith("# atlas: sessions of 2026-11-03\n") and text.count("<!-- memsearch:session s-1 -->") == 1
+    assert "Why does the nightly export fail?" in text and "now it streams" in text
+    assert "`export.py`" in text and "`README.md`" in text and "subagent" not in text and "local-command" not in text
+    for part in SECRETS.values():
+        assert part not in text
+    assert "Claude Code sessions" in (root / "atlas" / "MEMORY.md").read_text()
+
+    # Stop again after a second turn, then SessionEnd: the same section, rewritten
+    second = first + [("Also add a retry to the upload", "Added a retry with backoff to upload.py.", "upload.py")]
+    payload |= {"transcript_path": transcript(log, cwd, second), "last_assistant_message": ""}
+    session_log.record_hook(root, payload)
+    session_log.record_hook(root, payload | {"hook_event_name": "SessionEnd", "reason": "exit"})
+    text = (root / "atlas" / "2026-11-03.md").read_text()
+    assert text.count("<!-- memsearch:session s-1 -->") == 1 and text.count("## Session") == 1
+    assert "Added a retry with backoff" in text and "`upload.py`" in text
+
+    # another session the same day: a second section, the first kept
+    other = tmp_path / "s-2.jsonl"
+    session_log.record_hook(root, {"session_id": "s-2", "cwd": cwd, "hook_event_name": "PreCompact",
+                                   "transcript_path": transcript(other, cwd, [("Rename the CLI", "Renamed.", "")],
+                                                                 sid="s-2")})
+    session_log.record_hook(root, payload)
+    text = (root / "atlas" / "2026-11-03.md").read_text()
+    assert text.count("## Session") == 2 and text.index("s-1 -->") < text.index("s-2 -->")
+    assert "Rename the CLI" in text and "Added a retry with backoff" in text
+    assert validate(root).valid
+
+
+def test_a_long_session_is_cut_to_its_budget(make_tree, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMSEARCH_AUTOSTART", "0")
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    turns = [(f"prompt number {i} " + "word " * 300, f"answer number {i} " + "done " * 300, f"f{i}.py")
+             for i in range(60)]
+    log = transcript(tmp_path / "t.jsonl", str(tmp_path / "proj"), turns)
+    session_log.record_hook(root, {"session_id": "s-1", "transcript_path": log, "hook_event_name": "Stop"})
+    (day,) = (root / "proj").glob("2026-*.md")
+    section = day.read_text().split("\n", 2)[2]
+    assert len(section.encode()) <= session_log.SECTION_BYTES
+    assert "prompt number 0 " in section and "answer number 59 " in section and "turns left out here" in section
+    assert "and 30 more" in section  # 60 changed files, 30 listed
+
+
+def test_nothing_is_written_for_a_session_without_a_prompt_or_a_transcript(make_tree, tmp_path):
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    empty = tmp_path / "t.jsonl"
+    empty.write_text(json.dumps({"type": "summary", "summary": "x"}) + "\n")
+    for payload in ({"transcript_path": str(empty)}, {"transcript_path": str(tmp_path / "gone.jsonl")}, {}):
+        assert session_log.record_hook(root, payload) is None
+    assert sorted(p.name for p in root.iterdir()) == ["MEMORY.md"]
+
+
+@pytest.mark.slow
+def test_the_next_prompt_recalls_the_logged_session(make_tree, tmp_path):
+    """Installed with --log-sessions: the Stop hook, run as Claude Code runs it, writes the log; the next
+    prompt's hook (through the daemon the hooks started) recalls it; the tree stays valid."""
+    root = make_tree(FILES)
+    project = tmp_path / "billing-service"
+    (project / ".git").mkdir(parents=True)
+    install = [sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project", str(project),
+               "--log-sessions", "--yes"]
+    subprocess.run(install, capture_output=True, text=True, timeout=120, env=ENV, stdin=subprocess.DEVNULL, check=True)
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    command = {event: settings["hooks"][event][-1]["hooks"][0]["command"] for event in settings["hooks"]}
+    assert shlex.split(command["Stop"])[4] == "session-log" and command["Stop"] == command["SessionEnd"]
+    log = transcript(tmp_path / "t.jsonl", str(project),
+                     [("Why do refunds to Norwegian cards bounce?", "The acquirer rejects NOK refunds over 30 days "
+                       "old; refunds.py now issues a credit note instead.", "refunds.py")])
+    try:
+        run_hook(command["SessionStart"], {"hook_event_name": "SessionStart", "source": "startup"}, project)
+        done, _ = run_hook(command["Stop"], {"session_id": "s-1", "transcript_path": log, "cwd": str(project),
+                                             "hook_event_name": "Stop", "stop_hook_active": False}, project)
+        assert done.returncode == 0 and done.stdout == "", done
+        assert (root / "billing-service" / "2026-11-03.md").is_file() and validate(root).valid
+        deadline, recalled = time.monotonic() + 120, ""
+        while time.monotonic() < deadline and "credit note" not in recalled:
+            done, _ = run_hook(command["UserPromptSubmit"], {"hook_event_name": "UserPromptSubmit",
+                                                             "prompt": "what did we do about NOK refunds"}, project)
+            recalled = done.stdout
+            time.sleep(0.5)
+        context = json.loads(recalled)["hookSpecificOutput"]["additionalContext"]
+        assert "billing-service/2026-11-03.md" in context and "credit note" in context
+    finally:
+        subprocess.run([sys.executable, "-m", "memsearch", "stop", str(root)], capture_output=True, env=ENV,
+                       timeout=60)
+    assert claude_code.LOG_EVENTS.keys() <= settings["hooks"].keys()
+
+
+def test_sessions_logged_at_once_keep_every_section(make_tree, tmp_path, monkeypatch):
+    """Hooks of several sessions (and Stop racing SessionEnd) write one day's log at once: every section stays."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("MEMSEARCH_AUTOSTART", "0")
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    cwd = str(tmp_path / "atlas")
+    payloads = [{"session_id": f"s-{i}", "hook_event_name": "Stop", "cwd": cwd,
+                 "transcript_path": transcript(tmp_path / f"{i}.jsonl", cwd, [(f"task number {i}", f"done {i}", "")],
+                                               sid=f"s-{i}")} for i in range(6)]
+    with ThreadPoolExecutor(6) as pool:
+        assert set(pool.map(lambda p: session_log.record_hook(root, p), payloads * 2)) == {"atlas/2026-11-03.md"}
+    text = (root / "atlas" / "2026-11-03.md").read_text()
+    assert text.count("## Session") == 6 and all(f"task number {i}" in text for i in range(6))
+    assert validate(root).valid
