@@ -119,22 +119,23 @@ def run_watch(root, *, db=None, model=None, debounce=None, wait: float | None = 
               idle_exit: float | None = None) -> int:
     """``memsearch watch ROOT``: keep one root fresh and answer its clients on its own socket, in the
     foreground, until SIGINT or SIGTERM (or ``idle_exit`` seconds without a request). Raises
-    :class:`~memsearch.errors.IndexLocked` when another writer holds the index past ``wait``."""
+    :class:`~memsearch.errors.IndexLocked` when another writer holds the index past ``wait`` (None: a
+    standby, waiting as long as it takes)."""
     where = IndexLocation.of(root, db)
     one = Root(where, model=model, debounce=debounce, idle_exit=idle_exit, socket=str(where.socket), lock_wait=wait)
-    one.open()
-    try:
-        server = Server(dispatch=_touching(one), path=where.socket).start()
-    except OSError as exc:
-        one.stop()
-        one.daemon.close()
-        raise _serve_failed(exc) from None
-    try:
-        with _signals(one.stop_event):
+    with _signals(one.stop_event):  # a standby (``wait`` None) waiting for the lock stops on a signal too
+        one.open()
+        try:
+            server = Server(dispatch=_touching(one), path=where.socket).start()
+        except OSError as exc:
+            one.stop()
+            one.daemon.close()
+            raise _serve_failed(exc) from None
+        try:
             one.follow()
-    finally:
-        server.close()
-        one.daemon.close()
+        finally:
+            server.close()
+            one.daemon.close()
     return 0
 
 

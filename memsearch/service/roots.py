@@ -76,7 +76,7 @@ class Root:
         try:
             daemon.start(**extra)
         except IndexLocked:
-            if not self.lock_wait:
+            if self.lock_wait is not None and self.lock_wait <= 0:
                 raise
             self.phase = "waiting"
             daemon.lock_timeout = self.lock_wait
