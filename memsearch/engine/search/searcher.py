@@ -46,6 +46,16 @@ def _multilingual(embedder) -> bool:
     return bool(getattr(getattr(embedder, "spec", None), "multilingual", False))
 
 
+class _Scanned:
+    """Rows already read, offered as a store's :meth:`~..storage.store.Store.read` (for :meth:`Searcher.prepare`)."""
+
+    def __init__(self, data) -> None:
+        self.data = data
+
+    def read(self, columns):
+        return self.data.select(list(columns))
+
+
 class Searcher:
     """Searches of one store: the in-memory copies of its latest table version, the BM25 worker
     thread, and the fusion (``fusion``: a name of :data:`~.fusion.FUSIONS`). ``keyword`` says what
@@ -108,6 +118,25 @@ class Searcher:
         if self.store.chunks() is not None:
             self._snap = snap
         return snap[1:]
+
+    def prepare(self, stamp: tuple, build=None) -> None:
+        """Build the in-memory copies of the store's tables as they are now (a replica's next version, keyed
+        by ``stamp``), then make them what searches use: no search waits for them (:mod:`..storage.follow`)."""
+        version, rows = self.store.version(), self.store.row_count()
+        flat = None
+        if rows:  # one scan of the rows for both copies (each a round trip to the store per fragment)
+            exact, bm25 = not self.store.has_vector_index(), self.keywords.enabled
+            columns = _COLUMNS + (["vector"] if exact else []) + (["search_text"] if bm25 else [])
+            data = self.store.read(columns) if exact or bm25 else None
+            if exact:
+                flat = FlatVectors(data.select(_COLUMNS + ["vector"]), version)
+            if bm25:
+                self.keywords.ensure(_Scanned(data), (build, version))
+            self.hits.recorded(self.store, build, stamp)
+        with self._flat_lock:
+            if flat is not None:
+                self._flat = flat
+            self._snap = (stamp, version, rows)
 
     def vector(self, query: str, n: int, flt: Filter, version: int | None = None) -> list[dict]:
         """The ``n`` rows nearest the query's embedding, each with its cosine ``score``."""
