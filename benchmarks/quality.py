@@ -88,10 +88,10 @@ CONFIGS = {
 #: The "agent" configuration: hybrid-convex, with mode "timeline" for the TIMELINE_KINDS questions.
 AGENT = "agent"
 #: The "agent" config searches as an agent following memory_search's description would: mode "timeline" for a
-#: question that spans memory (these categories: a summary, the order of events, a standing instruction or
-#: preference), with the tool's default k (TIMELINE_K sessions), and hybrid for every other question.
+#: question that spans memory (these categories: a summary, the order of events, everything about a topic, a
+#: standing instruction or preference), with the tool's default k (TIMELINE_K sessions), and hybrid for every other question.
 #: It runs on the corpora holding such questions (the long chats); elsewhere it is hybrid-convex.
-TIMELINE_KINDS = ("summary", "order", "instruction", "preference")
+TIMELINE_KINDS = ("summary", "order", "everything", "instruction", "preference")
 TIMELINE_K = 5
 K = 50  # hits fetched per question: enough to fill the largest budget below
 LINE_BUDGET = 60

@@ -13,7 +13,7 @@ __all__ = ["SPREAD_KINDS", "VARIANTS"]
 
 #: The question kinds the memory_search description sends to mode "timeline" (summaries, the order of
 #: events, standing instructions and preferences): what an agent following it does, read off the benchmark's category.
-SPREAD_KINDS = ("summary", "order", "instruction", "preference")
+SPREAD_KINDS = ("summary", "order", "everything", "instruction", "preference")
 
 
 def keyword_only(q, vec, kw, ctx):
@@ -106,3 +106,37 @@ def folder_yield(floor=shape.YIELD_FLOOR):
 
 
 VARIANTS |= {f"folder-yield-{f}": folder_yield(f) for f in (0.0, 0.3, 0.5, 0.6, 0.7, 0.9)}
+
+
+def old_yield(q, vec, kw, ctx):
+    """The MEMORY.md rule before round six: only an index naming a note yields, below the best note it names."""
+    import math
+    import re
+
+    from memsearch.engine.search.query import query_dates
+    from memsearch.engine.search.speakers import own_words
+
+    ranked = fusion.convex(vec, kw, fusion.vector_weight(q.query, keyword=kw))
+    ranked = shape.latest_boost(own_words(fusion.date_boost(ranked, query_dates(q.query)), q.query), q.query)
+    out = []
+    for row in ranked:
+        if not row["path"].endswith("MEMORY.md") or shape.is_stub(row):
+            out.append(dict(row, score=row["score"] * shape.STUB_WEIGHT) if shape.is_stub(row) else row)
+            continue
+        d = row["path"].rsplit("/", 1)[0] + "/" if "/" in row["path"] else ""
+        best = {}
+        for r in ranked:
+            if not r["path"].endswith("MEMORY.md") and r["path"].startswith(d):
+                name = r["path"][len(d):].split("/", 1)[0]
+                best[name] = max(best.get(name, -math.inf), r["score"])
+        text = row.get("text", "").lower()
+        named = [s for n, s in best.items() if re.search(r"(?<![\w-])" + r"[-_\s]".join(
+            map(re.escape, [w for w in re.split(r"[-_.\s]+", n.removesuffix(".md").lower()) if w]))
+            + r"(?:\.md|/)?(?![\w-])", text)]
+        top = max(named, default=0.0)
+        ok = named and top >= shape.YIELD_FLOOR * row["score"] and top < row["score"] + 1e-9
+        out.append(dict(row, score=top * (1 - 1e-6)) if ok else row)
+    return sorted(out, key=lambda r: (-r["score"], r["path"], r["start_line"]))
+
+
+VARIANTS |= {"old-yield": old_yield}
