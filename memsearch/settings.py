@@ -178,6 +178,9 @@ _ROWS = [
             "Longest wait to group file events before the daemon syncs."),
     Setting("client_timeout", "MEMSEARCH_CLIENT_TIMEOUT", 3.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
             "How long a client waits for the daemon's answer before working in-process (one line on stderr)."),
+    Setting("hook_timeout", "MEMSEARCH_HOOK_TIMEOUT", 8.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
+            "The longest a Claude Code hook of memsearch runs: past it, it adds nothing to the session and exits 0. "
+            "`claude-code install` gives Claude Code's own `timeout` 2 s more (read when it writes the hooks)."),
     Setting("autostart", "MEMSEARCH_AUTOSTART", True, _flag, "true or false",
             "When a search finds no daemon for a local index this user may write, start one in the background for "
             "the calls that follow (this call is answered in-process). `--no-daemon` turns it off for one command. "

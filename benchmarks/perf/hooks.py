@@ -2,27 +2,31 @@
 
     python -m benchmarks.perf.hooks [--out DIR] [--runs 20]
 
-On a copy of examples/memory, indexed first, with the real model: a bare ``python -c pass`` (the floor of any
-hook), then the first prompt hook with no daemon running (it starts one and waits for it at most
-``START_WAIT_S``), the session-start hook, and ``--runs`` prompt hooks through the warm daemon. Every figure
-goes with the load average; results go to ``DIR/hooks.json`` and a line per measure on stdout.
+On copies of examples/memory, with the real model, each figure beside the load average at its time:
+
+* **cold**: a copy never indexed, no daemon; the session-start hook, then at once the first prompt hook (as
+  ``claude -p`` runs them): the prompt is answered in-process by keyword (text rows first, hits ``partial``)
+  or by the daemon session start started; and a first prompt hook with no session start before it;
+* **indexed, no daemon** (an index built earlier, its daemon gone): the first prompt hook;
+* **warm**: the session-start hook, then ``--runs`` prompt hooks through the daemon, each round timing a bare
+  ``python -c pass`` too (the floor of any hook), so load drifts hit both alike.
+
+Results go to ``DIR/hooks.json`` and a line per measure on stdout.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO, child_env, compile_bytecode, write_result
+from benchmarks.common import REPO, child_env, compile_bytecode, load_average, write_result
 
 __all__ = ["run", "main"]
 
@@ -41,35 +45,74 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def _recalled(out: str) -> dict:
+    """What a prompt hook's output says: whether it recalled the Atlas decision, how many hits, how many partial."""
+    try:
+        text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    except (ValueError, KeyError, TypeError):
+        return {"hits": 0, "partial": 0, "atlas": False}
+    hits = [line for line in text.splitlines() if line.startswith("- ")]
+    return {"hits": len(hits), "partial": sum("[partial]" in line for line in hits), "atlas": "atlas" in text.lower()}
+
+
+def _wait_serving(root: Path) -> None:
+    from memsearch.service import process
+
+    deadline = time.monotonic() + 300
+    while not ((s := process.daemon_status(root)).get("serving") and s.get("state") == "watching"):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the daemon did not come up: {s}")
+        time.sleep(0.2)
+
+
+def _cold(work: Path, name: str, env: dict, session_first: bool) -> dict:
+    """One never-indexed copy: (the session-start hook, then) the first prompt hook; the daemon stopped after."""
+    from memsearch.harness.claude_code import hook_command
+    from memsearch.service import process
+
+    root = shutil.copytree(REPO / "examples" / "memory", work / name, ignore=shutil.ignore_patterns(".memsearch"))
+    result: dict = {"load_before": load_average()}
+    try:
+        if session_first:
+            result["session_start_s"] = _timed(shlex.split(hook_command("SessionStart", root)),
+                                               {"hook_event_name": "SessionStart", "source": "startup"}, env)[0]
+        result["prompt_s"], out = _timed(shlex.split(hook_command("UserPromptSubmit", root)),
+                                         {"hook_event_name": "UserPromptSubmit", "prompt": QUERY}, env)
+        result |= _recalled(out)
+        result["load_after"] = load_average()
+        _wait_serving(root)  # the daemon the hooks started: its first build done before the next measure
+    finally:
+        process.stop(root)
+    return result
+
+
 def run(runs: int = 20) -> dict:
     from memsearch.harness.claude_code import hook_command
     from memsearch.service import process
 
-    env = child_env(PYTHONPATH=str(REPO))
+    env = child_env(PYTHONPATH=str(REPO), MEMSEARCH_AUTOSTART="1")
     compile_bytecode()  # as installing does: no timed hook compiles sources
     work = Path(tempfile.mkdtemp(prefix="memsearch-hooks-"))
-    root = shutil.copytree(REPO / "examples" / "memory", work / "memory")
-    subprocess.run([sys.executable, "-m", "memsearch", "index", str(root)], env=env, check=True, capture_output=True)
+    result = {"runs": runs, "load_start": load_average(), "tree": "examples/memory"}
+    root = shutil.copytree(REPO / "examples" / "memory", work / "memory", ignore=shutil.ignore_patterns(".memsearch"))
     session = shlex.split(hook_command("SessionStart", root))
     prompt = shlex.split(hook_command("UserPromptSubmit", root))
     ask = {"hook_event_name": "UserPromptSubmit", "prompt": QUERY, "session_id": "bench", "cwd": str(work)}
-    result = {"runs": runs, "load_start": os.getloadavg(), "tree": "examples/memory"}
     try:
-        result["python_pass_s"] = statistics.median(_timed([sys.executable, "-c", "pass"], None, env)[0]
-                                                    for _ in range(5))
-        result["prompt_no_daemon_s"], out = _timed(prompt, ask, env)
-        result["prompt_no_daemon_answered"] = bool(out.strip())
-        deadline = time.monotonic() + 300
-        while not ((s := process.daemon_status(root)).get("serving") and s.get("state") == "watching"):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the daemon did not come up: {s}")
-            time.sleep(0.2)
+        result["cold_session_then_prompt"] = _cold(work, "cold-a", env, session_first=True)
+        result["cold_prompt_alone"] = _cold(work, "cold-b", env, session_first=False)
+        subprocess.run([sys.executable, "-m", "memsearch", "index", str(root)], env=env, check=True,
+                       capture_output=True)
+        result["indexed_no_daemon"] = {"load_before": load_average()}
+        seconds, out = _timed(prompt, ask, env)
+        result["indexed_no_daemon"] |= {"prompt_s": seconds, **_recalled(out), "load_after": load_average()}
+        _wait_serving(root)
         result["session_start_s"] = _timed(session, {"hook_event_name": "SessionStart", "source": "startup"}, env)[0]
         warm, reference = [], []
         for _ in range(runs):  # each round times the reference too, so load drifts hit both alike
             reference.append(_timed([sys.executable, "-c", "pass"], None, env)[0])
             seconds, out = _timed(prompt, ask, env)
-            if "projects/atlas.md" not in out and "notes/" not in out:
+            if not _recalled(out)["atlas"]:
                 raise RuntimeError(f"the prompt hook recalled nothing: {out!r}")
             warm.append(seconds)
         result["prompt_warm_p50_s"], result["prompt_warm_p95_s"] = _p(warm, 0.5), _p(warm, 0.95)
@@ -78,7 +121,7 @@ def run(runs: int = 20) -> dict:
     finally:
         process.stop(root)
         shutil.rmtree(work, ignore_errors=True)
-    result["load_end"] = os.getloadavg()
+    result["load_end"] = load_average()
     return result
 
 
@@ -90,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     result = run(args.runs)
     write_result(args.out, "hooks.json", result)
     for key, value in result.items():
+        if isinstance(value, dict):
+            value = {k: round(v, 3) if isinstance(v, float) else v for k, v in value.items()}
         print(f"{key}: {value:.3f}" if isinstance(value, float) else f"{key}: {value}")
     return 0
 

@@ -23,7 +23,7 @@ from ..errors import ClientConfigError
 from ..launch import python_argv
 from . import clients
 from .clients import ConfigChange, ServerSpec, absolute_db
-from .hooks import CLAUDE_TIMEOUT_S
+from .hooks import claude_timeout
 
 __all__ = ["HOOK_MODULE", "EVENTS", "LOG_EVENTS", "hook_command", "hooks_config", "allowed_tools", "plan_project",
            "plan_plugin"]
@@ -57,7 +57,7 @@ def hooks_config(root: Path, db: str | None = None, python: str | None = None, *
     the session log's Stop, SessionEnd and PreCompact hooks)."""
     events = list(EVENTS) + (list(LOG_EVENTS) if log_sessions else [])
     return {"hooks": {event: [{"hooks": [{"type": "command", "command": hook_command(event, root, db, python),
-                                          "timeout": CLAUDE_TIMEOUT_S} | ({"async": True} if event in BACKGROUND else {})]}]
+                                          "timeout": claude_timeout()} | ({"async": True} if event in BACKGROUND else {})]}]
                       for event in events}}
 
 

@@ -30,7 +30,7 @@ from ..service.firstbuild import daemon_coming
 __all__ = ["request", "tool", "resource", "edit", "STARTING_WAIT_S", "SERVED_TIMEOUT_S", "NOT_RUN"]
 
 #: How long ``memsearch serve`` waits for the daemon it started before answering a call another way: under
-#: the hooks' bound (:data:`memsearch.harness.hooks.HOOK_BOUND_S`, 8 s), so a session's first call answers in it.
+#: the hooks' bound (the ``hook_timeout`` setting, 8 s by default), so a session's first call answers in it.
 STARTING_WAIT_S = 6.0
 #: A write waits this long for a starting daemon (done in-process meanwhile, it would load the model here).
 WRITE_WAIT_S = 30.0

@@ -5,12 +5,14 @@ hook's JSON on stdin (https://code.claude.com/docs/en/hooks: SessionStart and Us
 on Stop, SessionEnd and PreCompact, is :mod:`memsearch.harness.session_log`'s). Each hook
 prints ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": TEXT}}`` on stdout and exits 0,
 which Claude Code adds to the model's context. A hook never blocks or fails a session: on any error, or past
-:data:`HOOK_BOUND_S` seconds, it prints nothing and exits 0 (the settings memsearch writes also give Claude
-Code a ``timeout`` of :data:`CLAUDE_TIMEOUT_S`).
+the ``hook_timeout`` setting (``MEMSEARCH_HOOK_TIMEOUT``, 8 s), it prints nothing and exits 0 (the settings
+memsearch writes give Claude Code a ``timeout`` :data:`CLAUDE_MARGIN_S` longer: :func:`claude_timeout`).
 
 Both hooks start the index's daemon in the background when none serves (:mod:`memsearch.service.autostart`),
-so prompts are answered by a warm model; the prompt hook waits for a daemon it started at most
-:data:`START_WAIT_S`, and a first prompt with no daemon running gets no hits rather than a slow answer.
+so prompts are answered by a warm model: the session-start hook starts it before the first prompt. A prompt the
+daemon cannot answer yet (none listens, or its first build has no row yet) is answered in-process by keyword,
+the routed path of every first call (:func:`memsearch.service.route.search`): on a tree never indexed its text
+rows are written first and the hits say ``partial``; nothing waits for the model.
 """
 
 from __future__ import annotations
@@ -21,21 +23,22 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import DaemonUnavailable
+from .. import settings
+from ..errors import DaemonUnavailable, IndexBuilding, MemsearchError
 from ..location import IndexLocation
 from ..service import autostart
 from ..service.client import Client
 
-__all__ = ["HOOK_BOUND_S", "CLAUDE_TIMEOUT_S", "START_WAIT_S", "PROMPT_HITS", "PROMPT_BYTES", "CONTEXT_TOKENS",
+__all__ = ["CLAUDE_MARGIN_S", "MARGIN_S", "claude_timeout", "PROMPT_HITS", "PROMPT_BYTES", "CONTEXT_TOKENS",
            "session_context", "prompt_context", "parse", "run", "main"]
 
-#: The longest a hook runs: past it, it prints nothing and exits 0 (a search through a warm daemon takes
-#: about 0.2 s of wall time, Python's start included: docs/benchmarks.md, "The daemon").
-HOOK_BOUND_S = 8.0
-#: The ``timeout`` memsearch's hook settings give Claude Code (seconds), above :data:`HOOK_BOUND_S`.
-CLAUDE_TIMEOUT_S = 10
-#: How long the prompt hook waits for a daemon it has just started before giving up on this prompt.
-START_WAIT_S = 3.0
+#: What Claude Code's ``timeout`` (which memsearch's hook settings write) adds to the ``hook_timeout`` setting
+#: (default 8 s: a search through a warm daemon takes about 0.2 s of wall time, Python's start included, a first
+#: prompt answered in-process a few seconds: docs/benchmarks.md; past it a hook prints nothing and exits 0).
+CLAUDE_MARGIN_S = 2
+#: What a prompt answered in-process keeps of the ``hook_timeout`` to print its answer: the wait for the first
+#: rows of a tree another writer (the daemon session start started) is building ends this long before it.
+MARGIN_S = 1.0
 #: Hits recalled for a prompt, and the most UTF-8 bytes they may take in the context together. A cl100k token is
 #: at least one byte, so this bounds the tokens too; English runs about 4 bytes a token, so about 1,500 tokens.
 #: Counted in bytes, not with tiktoken: loading its encoding costs 0.6 s, three times the rest of the hook.
@@ -45,6 +48,13 @@ PROMPT_BYTES = 6000
 CONTEXT_TOKENS = 8000
 #: The daemon's answer time for one hook request (seconds).
 ASK_TIMEOUT_S = 4.0
+
+
+def claude_timeout() -> int:
+    """The ``timeout`` (whole seconds) memsearch's hook settings give Claude Code: the ``hook_timeout`` and a margin."""
+    import math
+
+    return math.ceil(settings.get("hook_timeout")) + CLAUDE_MARGIN_S
 
 
 def _cut(text: str, limit: int) -> tuple[str, bool]:
@@ -97,7 +107,8 @@ def _render_hit(hit: dict) -> str:
         title = f" ({memory_md['title']})" if memory_md.get("title") else ""
         pointer = f"\n  folder index: {memory_md['path']}{title}"
     text = " ".join(str(hit.get("text", "")).split())
-    return f"- {where}{heading}: {text}{pointer}"
+    partial = " [partial]" if hit.get("partial") else ""
+    return f"- {where}{heading}{partial}: {text}{pointer}"
 
 
 def _cut_bytes(text: str, limit: int) -> str:
@@ -105,25 +116,60 @@ def _cut_bytes(text: str, limit: int) -> str:
     return text.encode("utf-8")[:max(limit, 0)].decode("utf-8", "ignore")
 
 
+def _recall(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> list[dict]:
+    """The hits for ``prompt``: the daemon's (hybrid) when it answers, else keyword hits found in-process."""
+    client = Client(root, db, timeout=ASK_TIMEOUT_S)
+
+    def ask() -> dict | None:
+        try:
+            return client.call("search", query=prompt, k=k)
+        except DaemonUnavailable:
+            return None  # none listens (a stale socket), or it does not answer in time: answered here
+
+    if client.path is not None:
+        try:
+            answer = ask()
+        except IndexBuilding as exc:  # its first build has no row yet: its first text rows come within seconds
+            from ..service import firstbuild
+
+            try:
+                answer = firstbuild.await_daemon(ask, exc, max(0.0, deadline - time.monotonic()))
+            except IndexBuilding:
+                return []
+        if answer is not None:
+            return answer["hits"]
+    from ..engine.search.args import check_search
+    from ..location import META_FILE
+    from ..service import route
+    from .api import using_index
+
+    where = IndexLocation.of(root, db)
+    _start_daemon(root, db)  # for the prompts that follow (session start has started it, usually)
+    args = check_search(where.root, prompt, k, mode="keyword")  # keyword: no model loads in the hook
+    built = (where.state / META_FILE).exists()  # then the daemon syncs: nothing is embedded here
+    return route.search(where, args, local=True, sync=not built, wait=max(0.0, deadline - time.monotonic()),
+                        using=lambda: using_index(where.root, db=where))
+
+
 def prompt_context(root: Path, prompt: str, db: str | None = None, *, k: int = PROMPT_HITS,
-                   limit: int = PROMPT_BYTES, wait: float = START_WAIT_S) -> str:
-    """The top memory hits for ``prompt`` through the daemon (started when none serves), within ``limit`` bytes."""
+                   limit: int = PROMPT_BYTES, budget: float | None = None) -> str:
+    """The top memory hits for ``prompt`` within ``limit`` bytes: through the daemon, or when none answers
+    yet, by keyword in-process (a tree never indexed gets its text rows first), within ``budget`` seconds
+    (default: the ``hook_timeout`` less :data:`MARGIN_S`)."""
     if not prompt.strip():
         return ""
-    client = Client(root, db, timeout=ASK_TIMEOUT_S)
-    if client.path is None:
-        _start_daemon(root, db)
-        deadline = time.monotonic() + wait
-        while client.path is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-            client.path = client.locate()
+    if budget is None:
+        budget = max(0.0, settings.get("hook_timeout") - MARGIN_S)
     try:
-        hits = client.call("search", query=prompt, k=k)["hits"]
-    except DaemonUnavailable:
+        hits = _recall(root, prompt, db, k, time.monotonic() + budget)
+    except (MemsearchError, OSError):
         return ""
     if not hits:
         return ""
     text = "Memory recalled for this prompt (memsearch; read more with the memory tools):"
+    if any(hit.get("partial") for hit in hits):
+        text += ("\n(memory still being indexed: hits marked partial were found by their words only; the memory "
+                 "tools search it whole in a moment)")
     for hit in hits:
         entry = "\n" + _render_hit(hit)
         room = limit - len(text.encode("utf-8"))
@@ -187,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     event, root, db = parsed
     try:
         signal.signal(signal.SIGALRM, _out_of_time)
-        signal.setitimer(signal.ITIMER_REAL, HOOK_BOUND_S)
+        signal.setitimer(signal.ITIMER_REAL, settings.get("hook_timeout"))
         raw = sys.stdin.read() if not sys.stdin.isatty() else ""
         payload = json.loads(raw) if raw.strip() else {}
         output = run(event, Path(root), payload if isinstance(payload, dict) else {}, db)

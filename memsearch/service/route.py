@@ -57,20 +57,21 @@ def sync_quietly(index, warn: Warn | None = None, *, defer: bool = False) -> boo
 
 def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[], ContextManager] | None, model=None,
            local: bool = False, sync: bool = True, guard=None, warn: Warn | None = None,
-           start: bool | None = None) -> list[dict] | None:
+           start: bool | None = None, wait: float | None = None) -> list[dict] | None:
     """Hits (JSON-ready dicts) of a checked search: from the daemon, else from the index ``using()``
     yields (synced first unless ``sync`` is False, the sync under ``guard``, a lock, when given). ``using``
     None: the daemon's answer or None (the CLI's fast path, whose ``args`` may be the unchecked
     dict of :class:`SearchArgs`'s fields: the daemon checks them before it searches). On a tree never
     indexed, see :mod:`.firstbuild`: the sync writes text rows only when a daemon is coming to embed
-    them, and a search that finds another writer building waits for the first rows."""
+    them, and a search that finds another writer building (or its daemon answering IndexBuilding) waits
+    for the first rows (at most ``wait`` seconds, default :data:`~.firstbuild.FIRST_ROWS_WAIT_S`)."""
     if isinstance(args, dict) and using is not None:
         raise TypeError("an in-process search takes checked SearchArgs")
     params = (args if isinstance(args, dict) else args.params()) | {"model": settings.get("model", model)}
     try:
         answer = _ask(where, "search", params, local=local, warn=warn, model=model, start=start)
     except IndexBuilding as exc:  # the daemon's first build has no row yet: wait for its first ones
-        answer = firstbuild.await_daemon(lambda: ask(where.root, "search", params, db=where, warn=warn), exc)
+        answer = firstbuild.await_daemon(lambda: ask(where.root, "search", params, db=where, warn=warn), exc, wait)
     if answer is not None:
         return answer["hits"]
     if using is None:
@@ -91,7 +92,8 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
             answer = ask(where.root, "search", params, db=where)  # quiet: asked again and again
             return None if answer is None else answer["hits"]
 
-        return firstbuild.await_rows(where, here, lambda: index.searcher.snapshot()[1], None if local else daemon)
+        return firstbuild.await_rows(where, here, lambda: index.searcher.snapshot()[1], None if local else daemon,
+                                     firstbuild.FIRST_ROWS_WAIT_S if wait is None else wait)
 
 
 def read(where: IndexLocation, path: str, lines: str | None = None, *, local: bool = False,

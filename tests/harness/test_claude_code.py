@@ -16,7 +16,9 @@ from memsearch.harness import claude_code, clients, hooks
 from memsearch.service import process
 from tests.conftest import REPO
 
-ENV = dict(os.environ, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", MEMSEARCH_AUTOSTART="1")  # the hooks start daemons
+# The hooks start daemons, as users get them. Their bound is lifted: these tests check what a hook answers, and a
+# busy machine must not turn a slow answer into none (benchmarks.perf.hooks measures their times).
+ENV = dict(os.environ, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", MEMSEARCH_AUTOSTART="1", MEMSEARCH_HOOK_TIMEOUT="90")
 FILES = {"MEMORY.md": "# Ada's memory\nAda prefers short answers.\n",
          "projects/MEMORY.md": "# Projects\nOne file per project.\n",
          "projects/atlas.md": "# Atlas\n## Decisions\nWe chose ClickHouse as the Atlas warehouse for fast scans.\n",
@@ -24,12 +26,12 @@ FILES = {"MEMORY.md": "# Ada's memory\nAda prefers short answers.\n",
          "notes/2026-08-12.md": "# Standup\nThe deploy moved to Wednesday.\n"}
 
 
-def run_hook(command: str, payload, cwd) -> tuple[subprocess.CompletedProcess, float]:
+def run_hook(command: str, payload, cwd, **env) -> tuple[subprocess.CompletedProcess, float]:
     """Run a hook command as Claude Code does (a shell command, the hook's JSON on stdin); its wall time."""
     data = payload if isinstance(payload, str) else json.dumps(payload)
     start = time.perf_counter()
-    done = subprocess.run(command, shell=True, input=data, capture_output=True, text=True, timeout=60, env=ENV,
-                          cwd=cwd)
+    done = subprocess.run(command, shell=True, input=data, capture_output=True, text=True, timeout=120,
+                          env=ENV | env, cwd=cwd)
     return done, time.perf_counter() - start
 
 
@@ -53,7 +55,7 @@ def test_install_writes_hooks_and_mcp_server_and_keeps_other_settings(make_tree,
     assert prompt_groups[0] == other and len(prompt_groups) == 2
     for event, arg in claude_code.EVENTS.items():
         (hook,) = settings["hooks"][event][-1]["hooks"]
-        assert hook["type"] == "command" and hook["timeout"] == hooks.CLAUDE_TIMEOUT_S
+        assert hook["type"] == "command" and hook["timeout"] == 90 + hooks.CLAUDE_MARGIN_S  # MEMSEARCH_HOOK_TIMEOUT, as install read it
         argv = shlex.split(hook["command"])
         assert os.path.isabs(argv[0]) and argv[1] in ("-I", "-P") and argv[2:5] == ["-m", "memsearch.harness.hooks", arg]
         assert argv[5:7] == ["--root", str(root.resolve())]
@@ -120,10 +122,13 @@ def test_hooks_answer_through_a_real_daemon(make_tree, tmp_path):
     common = {"session_id": "abc", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path)}
     timings = {}
     try:
-        # No daemon yet: the prompt hook starts one and gives up on this prompt within its bound, exit 0.
-        done, timings["prompt, no daemon"] = run_hook(
+        # No daemon yet, a tree never indexed: the prompt hook starts one and answers by keyword in-process
+        # (text rows first, hits partial); its time is reported below, never bounded here.
+        done, timings["prompt, no daemon, never indexed"] = run_hook(
             prompt, {**common, "hook_event_name": "UserPromptSubmit", "prompt": "which warehouse for Atlas"}, tmp_path)
-        assert done.returncode == 0 and done.stderr == ""  # its time is reported below, never bounded here
+        assert done.returncode == 0 and done.stderr == ""
+        cold = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "- projects/atlas.md:" in cold and "[partial]" in cold and "ClickHouse" in cold
         deadline = time.monotonic() + 240
         while not (status := process.daemon_status(root)).get("serving") or status.get("state") != "watching":
             assert time.monotonic() < deadline, status
@@ -164,7 +169,9 @@ def test_hooks_answer_through_a_real_daemon(make_tree, tmp_path):
 
 
 def test_a_hung_daemon_does_not_block_the_prompt(make_tree, tmp_path):
-    """A daemon that accepts and never answers: the hook gives up after its ask timeout, prints nothing, exits 0."""
+    """A daemon that accepts and never answers: the hook gives up on it after its ask timeout and answers
+    in-process (here with no daemon to start, so it would embed in-process: past its default bound it prints
+    nothing); it exits 0 within its bound either way."""
     import socket
     import threading
 
@@ -179,10 +186,19 @@ def test_a_hung_daemon_does_not_block_the_prompt(make_tree, tmp_path):
         server.listen()
         threading.Thread(target=lambda: held.append(server.accept()), daemon=True).start()
         done, seconds = run_hook(claude_code.hook_command("UserPromptSubmit", root),
-                                 {"hook_event_name": "UserPromptSubmit", "prompt": "which warehouse"}, tmp_path)
-    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+                                 {"hook_event_name": "UserPromptSubmit", "prompt": "which warehouse"}, tmp_path,
+                                 MEMSEARCH_AUTOSTART="0", MEMSEARCH_HOOK_TIMEOUT="8")
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout == "" or "Memory recalled for this prompt" in done.stdout
     assert held  # the hook did reach the hung daemon (a hook that hung too would hit run_hook's 60 s timeout)
     print(f"prompt hook against a hung daemon: {seconds:.2f} s (ask timeout {hooks.ASK_TIMEOUT_S} s)")
+
+
+def test_claude_code_gets_the_hook_timeout_and_a_margin(monkeypatch):
+    monkeypatch.delenv("MEMSEARCH_HOOK_TIMEOUT", raising=False)
+    assert hooks.claude_timeout() == 10  # the default 8 s, and 2 s for Claude Code to see it end
+    monkeypatch.setenv("MEMSEARCH_HOOK_TIMEOUT", "2.5")
+    assert hooks.claude_timeout() == 5
 
 
 def test_the_hook_reads_the_command_line_it_is_given(tmp_path):
@@ -194,3 +210,32 @@ def test_the_hook_reads_the_command_line_it_is_given(tmp_path):
     for bad in ([], ["prompt"], ["prompt", "--root"], ["talk", "--root", "/m"], ["--root", "/m"], ["prompt", "--root="]):
         assert hooks.parse(bad) is None
         assert hooks.main(bad) == 0
+
+
+@pytest.mark.slow
+def test_the_first_prompt_of_a_cold_session_recalls(make_tree, tmp_path):
+    """As `claude -p` runs them on a root never indexed with no daemon: the session-start hook (which starts the
+    daemon) and at once the prompt hook, which answers from the first rows, keyword hits flagged partial; then
+    the daemon answers, hits no longer partial."""
+    root = make_tree(FILES)
+    session = claude_code.hook_command("SessionStart", root)
+    prompt = claude_code.hook_command("UserPromptSubmit", root)
+    ask = {"hook_event_name": "UserPromptSubmit", "prompt": "which warehouse for Atlas", "cwd": str(tmp_path)}
+    try:
+        done, session_s = run_hook(session, {"hook_event_name": "SessionStart", "source": "startup"}, tmp_path)
+        assert done.returncode == 0 and "Ada prefers short answers." in done.stdout
+        done, first_s = run_hook(prompt, ask, tmp_path)
+        assert done.returncode == 0 and done.stderr == ""
+        first = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "- projects/atlas.md:" in first and "ClickHouse" in first
+        deadline = time.monotonic() + 240
+        while not (status := process.daemon_status(root)).get("serving") or status.get("state") != "watching":
+            assert time.monotonic() < deadline, status
+            time.sleep(0.5)
+        done, warm_s = run_hook(prompt, ask, tmp_path)
+        warm = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "- projects/atlas.md:" in warm and "[partial]" not in warm
+    finally:
+        process.stop(root)
+    print(f"cold session: start {session_s:.2f} s, first prompt {first_s:.2f} s; warm prompt {warm_s:.2f} s; "
+          f"load {os.getloadavg()}")

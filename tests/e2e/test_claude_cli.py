@@ -1,0 +1,158 @@
+"""The real Claude Code CLI (``@anthropic-ai/claude-code`` from npm) against memsearch, its model a loopback stub.
+
+`memsearch claude-code install ROOT --project DIR --log-sessions` on a copy of examples/memory, then ``claude -p``
+in DIR twice: a cold session (the root never indexed, no daemon) and a warm one (the daemon the first started). The stub of
+the Messages API (:mod:`tests.support.messages_stub`) scripts the model: fetch the deferred memory tool through
+``ToolSearch``, call ``mcp__memsearch__memory_search``, answer. What reached the model is asserted from the
+requests it recorded: the SessionStart context (core memory and the listing), the prompt's recall in both
+sessions, the tool's hits with their ``MEMORY.md``, and in the second session's recall the first session's log
+(``ROOT/project/DATE.md``). The CLI is installed once into a cache
+(``~/.cache/memsearch-tests/claude-code-VERSION``; ``MEMSEARCH_TEST_CLAUDE_CODE`` names another version); the
+test skips, saying why, only where npm or the package cannot be had. Claude Code refuses
+``--dangerously-skip-permissions`` as root, so the tool is allowed with ``--allowedTools``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memsearch.service import process
+from tests.conftest import EXAMPLES, REPO
+from tests.support.messages_stub import SEARCH_TOOL, TOOL_SEARCH, MessagesStub
+
+VERSION = os.environ.get("MEMSEARCH_TEST_CLAUDE_CODE") or "2.1.332"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memsearch-tests" / f"claude-code-{VERSION}"
+PROMPT = "which warehouse did we choose for Atlas"
+
+
+def _runs(exe: Path) -> bool:
+    try:
+        done = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0 and VERSION in done.stdout
+
+
+@pytest.fixture(scope="module")
+def claude() -> Path:
+    """The ``claude`` executable of :data:`VERSION`, installed from npm into :data:`CACHE` once."""
+    exe = CACHE / "bin" / "claude"
+    if _runs(exe):
+        return exe
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed: the Claude Code CLI comes from npm (install Node.js and npm)")
+    staging = CACHE.with_name(f"{CACHE.name}.partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        done = subprocess.run([npm, "install", "--global", "--prefix", str(staging), "--no-audit", "--no-fund",
+                               f"@anthropic-ai/claude-code@{VERSION}"], capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"npm could not install @anthropic-ai/claude-code@{VERSION} within 15 minutes")
+    if done.returncode != 0 or not _runs(staging / "bin" / "claude"):
+        shutil.rmtree(staging, ignore_errors=True)
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        pytest.skip(f"npm could not install @anthropic-ai/claude-code@{VERSION}: {last}")
+    shutil.rmtree(CACHE, ignore_errors=True)
+    os.replace(staging, CACHE)
+    assert _runs(exe)
+    return exe
+
+
+def _env(home: Path, stub: MessagesStub) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "PYTHONPATH"))}
+    return env | {
+        "HOME": str(home), "ANTHROPIC_BASE_URL": stub.url, "ANTHROPIC_API_KEY": "sk-ant-test-dummy",
+        "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "MEMSEARCH_AUTOSTART": "1",  # the default users get (the test suite turns it off elsewhere)
+        # Behaviour, not speed, is tested here: a busy machine must not turn a slow hook into a missing one
+        # (the hooks' times are measured by benchmarks.perf.hooks).
+        "MEMSEARCH_HOOK_TIMEOUT": "90",
+    }
+
+
+def _texts(body: dict) -> str:
+    """Everything of one request the model reads, as text."""
+    return json.dumps(body.get("messages"), ensure_ascii=False)
+
+
+def _context(body: dict, marker: str) -> str:
+    """The text block (or message) of ``body`` that holds ``marker``, as the model sees it."""
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        for text in [content] if isinstance(content, str) else [b.get("text", "") for b in content or []]:
+            if isinstance(text, str) and marker in text:
+                return text
+    return ""
+
+
+def session(claude: Path, project: Path, home: Path, stub: MessagesStub) -> dict:
+    """One ``claude -p`` session; what reached the model, and its wall time."""
+    stub.requests.clear()
+    started = time.perf_counter()
+    done = subprocess.run([str(claude), "-p", PROMPT, "--allowedTools", SEARCH_TOOL, "--output-format", "json"],
+                          cwd=project, env=_env(home, stub), capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL)
+    seconds = time.perf_counter() - started
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    result = json.loads(done.stdout)
+    assert result.get("is_error") is False and result["result"] == stub.answer, result
+    first = stub.conversations()[0]
+    return {"seconds": seconds, "first": first, "searched": stub.tool_result(SEARCH_TOOL),
+            "tool_search": stub.tool_result(TOOL_SEARCH), "requests": list(stub.requests)}
+
+
+def check(seen: dict) -> None:
+    """What every session must have put before the model."""
+    start = _context(seen["first"], "SessionStart")
+    assert "# Memory: Wren, working with Maya Chen" in start  # core memory: the root MEMORY.md
+    assert "projects/ (projects/MEMORY.md)" in start  # the listing of the memory directories
+    recall = _context(seen["first"], "Memory recalled for this prompt")
+    assert recall, f"no prompt recall reached the model: {_texts(seen['first'])[:3000]}"
+    assert "- notes/2026-08-04.md:" in recall and "folder index: notes/MEMORY.md" in recall, recall
+    # The deferred tool was fetched through ToolSearch (Claude Code 2.1), then called.
+    assert seen["tool_search"] is not None and SEARCH_TOOL in seen["tool_search"], seen["tool_search"]
+    assert seen["searched"] is not None, "memory_search was never called"
+    hits = json.loads(seen["searched"])["hits"]
+    assert ("notes/2026-08-04.md", "Atlas v2 warehouse decision") in [(h["path"], h["heading"]) for h in hits], hits
+    assert all(hit["memory_md"]["path"].endswith("MEMORY.md") for hit in hits), hits
+
+
+def test_claude_code_cli_recalls_memory_in_a_cold_and_a_warm_session(claude, tmp_path):
+    root = shutil.copytree(EXAMPLES, tmp_path / "memory", ignore=shutil.ignore_patterns(".memsearch"))
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    with MessagesStub(PROMPT) as stub:
+        install = subprocess.run([sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project",
+                                  str(project), "--log-sessions", "--yes"], capture_output=True, text=True, timeout=120,
+                                 env=_env(home, stub), cwd=REPO)
+        assert install.returncode == 0, install.stderr
+        try:
+            cold = session(claude, project, home, stub)
+            deadline = time.monotonic() + 300
+            while not ((status := process.daemon_status(root)).get("serving") and status.get("state") == "watching"
+                       and not (status.get("pending") or {}).get("total") and not status.get("partial_files")):
+                assert time.monotonic() < deadline, status
+                time.sleep(0.5)
+            warm = session(claude, project, home, stub)
+        finally:
+            process.stop(root)
+    for seen in (cold, warm):
+        check(seen)
+    logs = sorted((root / "project").glob("????-??-??.md"))  # the first session, kept as memory
+    assert logs and PROMPT in logs[-1].read_text() and (root / "project" / "MEMORY.md").is_file()
+    recall = _context(warm["first"], "Memory recalled for this prompt")
+    assert "[partial]" not in recall  # the warm session's recall comes from the embedded index
+    assert f"- project/{logs[-1].name}:" in recall, recall  # and finds the first session's log
+    print(f"claude -p with memsearch: cold session {cold['seconds']:.1f} s, warm {warm['seconds']:.1f} s; "
+          f"load {os.getloadavg()}")
