@@ -6,7 +6,9 @@ On copies of examples/memory, with the real model, each figure beside the load a
 
 * **cold**: a copy never indexed, no daemon; the session-start hook, then at once the first prompt hook (as
   ``claude -p`` runs them): the prompt is answered in-process by keyword (text rows first, hits ``partial``)
-  or by the daemon session start started; and a first prompt hook with no session start before it;
+  or by the daemon session start started; a first prompt hook with no session start before it; and the first
+  pair again with the hooks' bound lifted (``MEMSEARCH_HOOK_TIMEOUT=120``: how long the answer takes), beside
+  ``python -I -c "import lancedb"``, the floor of any in-process answer;
 * **indexed, no daemon** (an index built earlier, its daemon gone): the first prompt hook;
 * **warm**: the session-start hook, then ``--runs`` prompt hooks through the daemon, each round timing a bare
   ``python -c pass`` too (the floor of any hook), so load drifts hit both alike.
@@ -65,6 +67,10 @@ def _wait_serving(root: Path) -> None:
         time.sleep(0.2)
 
 
+def _median(command: list[str], env: dict, n: int = 3) -> float:
+    return _p([_timed(command, None, env)[0] for _ in range(n)], 0.5)
+
+
 def _cold(work: Path, name: str, env: dict, session_first: bool) -> dict:
     """One never-indexed copy: (the session-start hook, then) the first prompt hook; the daemon stopped after."""
     from memsearch.harness.claude_code import hook_command
@@ -99,8 +105,13 @@ def run(runs: int = 20) -> dict:
     prompt = shlex.split(hook_command("UserPromptSubmit", root))
     ask = {"hook_event_name": "UserPromptSubmit", "prompt": QUERY, "session_id": "bench", "cwd": str(work)}
     try:
+        # The floor of an in-process answer: Python with LanceDB imported (isolated, as the hook runs).
+        result["import_lancedb_s"] = _median([sys.executable, "-I", "-c", "import lancedb"], env)
         result["cold_session_then_prompt"] = _cold(work, "cold-a", env, session_first=True)
         result["cold_prompt_alone"] = _cold(work, "cold-b", env, session_first=False)
+        # The same with the hooks' bound lifted: how long the cold answer takes where the bound cuts it.
+        unbounded = env | {"MEMSEARCH_HOOK_TIMEOUT": "120"}
+        result["cold_session_then_prompt_unbounded"] = _cold(work, "cold-c", unbounded, session_first=True)
         subprocess.run([sys.executable, "-m", "memsearch", "index", str(root)], env=env, check=True,
                        capture_output=True)
         result["indexed_no_daemon"] = {"load_before": load_average()}

@@ -9,7 +9,8 @@ default): each runs ``--searches`` ``memory_search`` calls, then the resident se
 
 * each session's first search: its wall time from the call, and whether it got hits or the daemon's "starting"
   answer (then the call is repeated until hits come);
-* where a thin server's memory goes: the RSS of a fresh Python after each import of the server's stack;
+* where a thin server's memory goes: the RSS of a fresh Python after each import of the server's stack, and
+  what the ``mcp`` SDK's stdio server would add (memsearch's stdio server does without it: harness/stdio.py);
 * ``--in-process``: the same sessions with ``MEMSEARCH_AUTOSTART=0``, each server loading its own model (the
   behaviour before the thin client), for the before/after in one run.
 
@@ -39,16 +40,19 @@ QUERIES = ("materialized view that keeps the newest grid value", "who reviews th
 IDLE_EXIT_S = 120
 MB = 1e6
 #: The imports of a thin ``memsearch serve``, in order: the RSS after each says where its memory goes.
-STACK = ("memsearch", "memsearch.service.client", "memsearch.harness.tools", "pydantic", "anyio", "mcp_types",
-         "mcp.server", "mcp.server.stdio", "memsearch.harness.mcp", "memsearch.cli.app", "memsearch.cli.serve")
+STACK = ("memsearch", "memsearch.service.client", "memsearch.memory.contract", "jsonschema", "memsearch.harness.tools",
+         "memsearch.harness.forward", "memsearch.harness.stdio", "memsearch.harness.mcp", "memsearch.cli.app",
+         "memsearch.cli.serve")
+#: What a stdio server on the ``mcp`` SDK would add (its server and stdio transport), in a fresh Python.
+SDK_STACK = ("pydantic", "anyio", "mcp_types", "mcp.server", "mcp.server.stdio")
 
 
-def import_steps(env: dict) -> list[dict]:
-    """RSS (MB) of a fresh Python after each import of :data:`STACK`."""
+def import_steps(env: dict, stack=STACK) -> list[dict]:
+    """RSS (MB) of a fresh Python after each import of ``stack``."""
     code = ("import psutil, sys, json; p = psutil.Process(); steps = [['python', p.memory_info().rss]]\n"
             "for name in sys.argv[1:]:\n    __import__(name); steps.append([name, p.memory_info().rss])\n"
             "print(json.dumps(steps))")
-    out = subprocess.run([sys.executable, "-c", code, *STACK], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code, *stack], env=env, capture_output=True, text=True, check=True)
     steps, before = [], 0
     for name, rss in json.loads(out.stdout):
         steps.append({"import": name, "rss_mb": round(rss / MB, 1), "added_mb": round((rss - before) / MB, 1)})
@@ -133,7 +137,9 @@ def run(out: Path | None = None, sessions: int = 5, searches: int = 2, in_proces
     result: dict = {"sessions": sessions, "searches": searches, "load_start": load_average()}
     try:
         result["imports"] = import_steps(off)
+        result["sdk_imports"] = import_steps(off, SDK_STACK)
         log("imports: " + ", ".join(f"{s['import']} {s['rss_mb']}" for s in result["imports"]))
+        log("the SDK: " + ", ".join(f"{s['import']} {s['rss_mb']}" for s in result["sdk_imports"]))
         subprocess.run(_memsearch("index", str(root)), env=off, check=True, capture_output=True)
         result["thin"] = _sessions(root, on, sessions, searches)
         log(f"thin: serve RSS {result['thin']['serve_rss_mb']} MB, daemon {result['thin']['daemon_rss_mb']} MB")
@@ -162,6 +168,8 @@ def report(r: dict) -> str:
     lines.append("\nFirst search of each thin session: " + "; ".join(f"{f['wall_s']} s ({f['answer']})" for f in firsts))
     lines.append("\n| import (a thin server's stack, in order) | RSS MB after | added MB |\n|---|---:|---:|")
     lines += [f"| {s['import']} | {s['rss_mb']} | {s['added_mb']} |" for s in r["imports"]]
+    lines.append("\n| import (the mcp SDK's stdio server, not used by it) | RSS MB after | added MB |\n|---|---:|---:|")
+    lines += [f"| {s['import']} | {s['rss_mb']} | {s['added_mb']} |" for s in r["sdk_imports"]]
     return "\n".join(lines)
 
 

@@ -9,13 +9,15 @@
 * Resources: ``memory://core`` (core memory as rendered into a system prompt) and every
   ``MEMORY.md`` as ``memory://file/<path>``; the template ``memory://file/{path}`` reads any
   memory file. Resources are never cut to the token budget.
-* One :class:`~memsearch.tools.ToolBox` per server. While a daemon (``memsearch watch``, or
-  this server with ``serve --watch``) serves the index, it answers the searches and the server
-  loads no model; otherwise one model and one index stay open here and every search first
-  syncs the files changed since the last call. Memory files are only ever read, unless the toolbox
-  is writable (``serve --writable``): then the ``memory`` tool writes them, keeping the tree valid.
-* Transports: stdio (:func:`serve_stdio`), or streamable HTTP on a loopback address only
-  (:func:`serve_http`): there is no authentication. Either way each request is screened
+* One :class:`~memsearch.tools.ToolBox` per server. While a daemon serves the index (the one this
+  server starts, a ``memsearch watch``, or this server with ``serve --watch``), the toolbox forwards
+  every call and resource read to it (:mod:`.forward`) and this process loads no model, LanceDB or
+  tiktoken; otherwise one model and one index stay open here and every search first syncs the files
+  changed since the last call. Memory files are only ever read, unless the toolbox is writable
+  (``serve --writable``): then the ``memory`` tool writes them, keeping the tree valid.
+* Transports: stdio (:func:`serve_stdio`: :mod:`.stdio`, without the SDK, so a session's server stays
+  small), or streamable HTTP on a loopback address only (:func:`serve_http`, on the SDK's
+  :func:`build_server`): there is no authentication. Either way each request is screened
   (:mod:`~memsearch.harness.bounds`): one too large or too deep gets a short error, never a hang.
 """
 
@@ -34,11 +36,12 @@ from ..errors import InvalidArgument, MemsearchError
 from ..memory.contract import load_core, memory_ref, read
 from ..memory.tree import INDEX_NAME, open_memory, scan
 from . import forward
-from .bounds import REFUSED_TOOL, BoundedBodies, bounded_error, screen_message
+from .bounds import REFUSED_TOOL, BoundedBodies, bounded_error
 from .tools import TOOLS, TOOLS_AUDIENCE, ToolBox, error_object
 
-__all__ = ["build_server", "serve_stdio", "serve_http", "log_to_stderr", "check_loopback", "memory_resources",
-           "resource_text", "CORE_URI", "FILE_URI_PREFIX", "DEFAULT_PORT"]
+__all__ = ["build_server", "serve_stdio", "serve_http", "log_to_stderr", "check_loopback", "run_tool", "memory_resources",
+           "resource_text", "resource_list", "read_resource_text", "CORE_URI", "FILE_URI_PREFIX", "FILE_TEMPLATE",
+           "DEFAULT_PORT"]
 
 CORE_URI = "memory://core"
 FILE_URI_PREFIX = "memory://file/"
@@ -52,11 +55,17 @@ Persistent agent memory (Agent Memory: a directory of Markdown). Read the resour
 with memory_list (each directory's MEMORY.md says what it holds), load it with memory_read."""
 
 
+#: The resource template of every memory file (the wire form: the SDK's server and :mod:`.stdio` send it).
+FILE_TEMPLATE = {"uriTemplate": FILE_URI_PREFIX + "{path}", "name": "memory-file", "title": "Memory file",
+                 "description": "Any memory file by its path relative to the memory root, e.g. projects/MEMORY.md.",
+                 "mimeType": "text/markdown"}
+
+
 def file_uri(rel: str) -> str:
     return FILE_URI_PREFIX + quote(rel, safe="/")
 
 
-def _call(toolbox: ToolBox, name: str, arguments) -> dict:
+def run_tool(toolbox: ToolBox, name: str, arguments) -> dict:
     """Run a tool; every failure becomes an error object (a bug also goes to the log)."""
     if name == REFUSED_TOOL:  # the stand-in for a request too large or too deep to parse (see bounds)
         reason = str((arguments or {}).get("reason", "the request was refused"))[:200]
@@ -97,14 +106,20 @@ def resource_text(root, uri: str, *, encoding: str | None = None) -> str:
     raise InvalidArgument(f"unknown resource {uri!r}: use {CORE_URI} or {FILE_URI_PREFIX}<path of a memory file>")
 
 
+def resource_list(toolbox: ToolBox) -> list[dict]:
+    """The resources of ``toolbox``'s memory, from its daemon when one serves it."""
+    found = forward.resource(toolbox, None) if toolbox.daemon else None
+    return memory_resources(toolbox.root) if found is None else found
+
+
 def _memory_resources(toolbox: ToolBox) -> list:
     import mcp_types as types
 
-    found = forward.resource(toolbox, None) if toolbox.daemon else None
-    return [types.Resource(**r) for r in (memory_resources(toolbox.root) if found is None else found)]
+    return [types.Resource(**r) for r in resource_list(toolbox)]
 
 
-def _read_resource(toolbox: ToolBox, uri: str) -> str:
+def read_resource_text(toolbox: ToolBox, uri: str) -> str:
+    """The text of the resource at ``uri``, from ``toolbox``'s daemon when one serves it."""
     text = forward.resource(toolbox, uri) if toolbox.daemon else None
     return resource_text(toolbox.root, uri, encoding=toolbox.encoding) if text is None else text
 
@@ -129,7 +144,7 @@ def build_server(toolbox: ToolBox, *, name: str = "memsearch", select=None):
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        result = await anyio.to_thread.run_sync(_call, pick(ctx), params.name, params.arguments)
+        result = await anyio.to_thread.run_sync(run_tool, pick(ctx), params.name, params.arguments)
         text = json.dumps(result, ensure_ascii=False)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     structured_content=result, is_error="error" in result)
@@ -138,15 +153,15 @@ def build_server(toolbox: ToolBox, *, name: str = "memsearch", select=None):
         return types.ListResourcesResult(resources=await anyio.to_thread.run_sync(_memory_resources, pick(ctx)))
 
     async def list_resource_templates(ctx, params) -> types.ListResourceTemplatesResult:
-        template = types.ResourceTemplate(uri_template=FILE_URI_PREFIX + "{path}", name="memory-file", title="Memory file",
-                                          description="Any memory file by its path relative to the memory root, e.g. projects/MEMORY.md.",
-                                          mime_type="text/markdown")
+        template = types.ResourceTemplate(uri_template=FILE_TEMPLATE["uriTemplate"], name=FILE_TEMPLATE["name"],
+                                          title=FILE_TEMPLATE["title"], description=FILE_TEMPLATE["description"],
+                                          mime_type=FILE_TEMPLATE["mimeType"])
         return types.ListResourceTemplatesResult(resource_templates=[template])
 
     async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         try:
-            text = await anyio.to_thread.run_sync(_read_resource, pick(ctx), uri)
+            text = await anyio.to_thread.run_sync(read_resource_text, pick(ctx), uri)
         except (MemsearchError, OSError) as exc:
             message = exc.render(TOOLS_AUDIENCE) if isinstance(exc, MemsearchError) else str(exc)
             raise MCPError(code=types.INVALID_PARAMS, message=message, data={"uri": uri, "type": type(exc).__name__}) from None
@@ -157,7 +172,7 @@ def build_server(toolbox: ToolBox, *, name: str = "memsearch", select=None):
                   on_list_resource_templates=list_resource_templates, on_read_resource=read_resource)
 
 
-def _warm_in_background(toolbox: ToolBox) -> None:
+def warm_in_background(toolbox: ToolBox) -> None:
     def run() -> None:
         try:
             toolbox.warm()
@@ -175,40 +190,10 @@ def log_to_stderr() -> None:
 
 
 def serve_stdio(toolbox: ToolBox, *, warm: bool = True) -> None:
-    """Serve ``toolbox`` over stdin/stdout until the client closes stdin."""
-    import anyio
-    from mcp.server.stdio import stdio_server
+    """Serve ``toolbox`` over stdin/stdout until the client closes stdin (:mod:`.stdio`: no SDK in the process)."""
+    from .stdio import serve
 
-    log_to_stderr()
-    server = build_server(toolbox)
-
-    async def main() -> None:
-        async with stdio_server(stdin=_ScreenedLines()) as (read_stream, write_stream):  # stray prints now go to stderr
-            if warm:
-                _warm_in_background(toolbox)
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-
-    anyio.run(main)
-
-
-class _ScreenedLines:
-    """stdin as the stdio transport reads it, each line screened by :func:`bounds.screen_message`."""
-
-    def __init__(self) -> None:
-        import io
-
-        import anyio
-
-        self._lines = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
-
-    def __aiter__(self):
-        return self._screened()
-
-    async def _screened(self):
-        async for line in self._lines:
-            screened = screen_message(line)
-            if screened:
-                yield screened
+    serve(toolbox, warm=warm)
 
 
 def check_loopback(host: str) -> str:
@@ -232,7 +217,7 @@ def serve_http(toolbox: ToolBox, *, host: str = "127.0.0.1", port: int = DEFAULT
     server = build_server(toolbox)
     app = server.streamable_http_app(streamable_http_path=path, host=host)
     if warm:
-        _warm_in_background(toolbox)
+        warm_in_background(toolbox)
     shown = f"[{host}]" if ":" in host else host
     print(f"memsearch: serving {toolbox.root} over MCP streamable HTTP at http://{shown}:{port}{path}", file=sys.stderr, flush=True)
     uvicorn.Server(uvicorn.Config(BoundedBodies(app), host=host, port=port, log_level="warning")).run()

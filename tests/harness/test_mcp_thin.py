@@ -3,7 +3,7 @@ the memory tool's writes from other processes (``memsearch edit``, :func:`memsea
 
 With autostart on (the default), the server starts the root's daemon and forwards every call to it: the same
 results, errors, ``outputSchema`` and ``structuredContent`` as the in-process server (autostart off), and the
-server process maps no LanceDB, pyarrow, torch or tiktoken library.
+server process maps no LanceDB, pyarrow, torch, ONNX Runtime or tiktoken library.
 """
 
 from __future__ import annotations

@@ -142,9 +142,9 @@ def test_a_search_for_another_model_is_refused_so_the_client_searches_in_process
 
 
 def test_the_thin_mcp_server_imports_nothing_heavy():
-    code = ("import sys, memsearch.cli.serve, memsearch.harness.mcp, memsearch.harness.forward, memsearch.harness.tools; "
-            "print([m for m in ('torch', 'lancedb', 'pyarrow', 'sentence_transformers', 'tiktoken', 'numpy') "
-            "if m in sys.modules])")
+    code = ("import sys, memsearch.cli.serve, memsearch.harness.mcp, memsearch.harness.stdio, memsearch.harness.forward, "
+            "memsearch.harness.tools; print([m for m in ('torch', 'lancedb', 'pyarrow', 'sentence_transformers', "
+            "'tiktoken', 'numpy', 'mcp', 'pydantic', 'starlette') if m in sys.modules])")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=ENV)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"

@@ -139,12 +139,15 @@ class Store:
 
     # --- tables -----------------------------------------------------------------------
     def chunks(self, dimension: int | None = None):
-        """The chunks table; created (with ``dimension``) when missing, else None."""
+        """The chunks table; created (with ``dimension``) when missing, else None. Missing while the files
+        table records indexed chunks (it is written after them) is damage, raised (never an empty index)."""
         if self._chunks is None:
             if CHUNKS in self.table_names():
                 self._chunks = self._open(CHUNKS)
             if self._chunks is None and dimension:
                 self._chunks = self.db.create_table(CHUNKS, schema=chunk_schema(dimension))
+            elif self._chunks is None and any(state.chunks for state in self.file_states().values()):
+                raise ValueError("the chunks table is missing while the files table lists indexed chunks")
         return self._chunks
 
     def files(self, create: bool = False):
@@ -158,13 +161,19 @@ class Store:
     def _open(self, name: str):
         """The table ``name`` (listed), or None while its creation has not committed a first version: another
         process creating it is listed before it can be opened (a reader of a first build saw "Table 'chunks'
-        was not found", reported as damage, in a daemon's first seconds)."""
+        was not found", reported as damage, in a daemon's first seconds). A table with data files and no
+        manifest is not one being created (its first version holds no rows): its manifests were lost, and
+        that is damage, never an empty index."""
         try:
             return self.db.open_table(name)
         except Exception:
             versions = None if self.remote is not None else self.path / f"{name}.lance" / "_versions"
             if versions is not None and not any(versions.glob("*.manifest")):
-                return None
+                data = versions.parent / "data"
+                if not (data.is_dir() and any(data.iterdir())):
+                    return None
+                raise ValueError(f"the {name} table has data files but no manifest (its versions were deleted)") \
+                    from None
             raise
 
     def versions_stamp(self) -> tuple | None:

@@ -1,0 +1,107 @@
+"""memsearch/harness/stdio.py (the stdio MCP server without the SDK) answers every request as the SDK's server
+(:func:`memsearch.harness.mcp.build_server` on the SDK's stdio transport) does: the same JSON, request by request.
+Real clients against it: tests/harness/test_mcp.py and tests/harness/test_mcp_thin.py (the ``mcp`` SDK's client)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import EXAMPLES, REPO
+
+ENV = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", MEMSEARCH_AUTOSTART="0")
+SDK_SERVER = """
+import io, sys, anyio
+from mcp.server.stdio import stdio_server
+from memsearch.harness.bounds import screen_message
+from memsearch.harness.mcp import build_server
+from memsearch.harness.tools import ToolBox
+box = ToolBox(sys.argv[1], daemon=False, writable=True)
+server = build_server(box)
+class Screened:  # each line screened, as memsearch's stdio server does
+    def __init__(self):
+        self.lines = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    def __aiter__(self):
+        return self.screened()
+    async def screened(self):
+        async for line in self.lines:
+            if screen_message(line):
+                yield screen_message(line)
+async def main():
+    async with stdio_server(stdin=Screened()) as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+anyio.run(main)
+"""
+
+
+def _init(ident, version):
+    return {"jsonrpc": "2.0", "id": ident, "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def _call(ident, name, arguments=None):
+    params = {"name": name} | ({"arguments": arguments} if arguments is not None else {})
+    return {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}
+
+
+REQUESTS = [
+    _init(1, "2025-06-18"),
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    {"jsonrpc": "2.0", "id": 3, "method": "resources/list"},
+    {"jsonrpc": "2.0", "id": 4, "method": "resources/templates/list"},
+    {"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {"uri": "memory://core"}},
+    {"jsonrpc": "2.0", "id": 6, "method": "resources/read", "params": {"uri": "memory://file/projects/MEMORY.md"}},
+    {"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": "memory://file/../x.md"}},
+    {"jsonrpc": "2.0", "id": "eight", "method": "resources/read", "params": {"uri": "memory://nothing"}},
+    _call(9, "memory_read", {"path": "projects/atlas/MEMORY.md", "start_line": 2, "end_line": 6}),
+    _call(10, "memory_read", {"path": "nope.md"}),
+    _call(11, "memory_list", {"path": "projects"}),
+    _call(12, "memory_core"),
+    _call(13, "memory_search", {"query": "x", "k": "many"}),
+    _call(14, "memory_nope", {}),
+    _call(15, "memory", {"command": "view", "path": "/memories/projects"}),
+    _call(16, "memory", {"command": "delete", "path": "/memories/projects/MEMORY.md"}),
+    {"jsonrpc": "2.0", "id": 17, "method": "ping"},
+    {"jsonrpc": "2.0", "id": 18, "method": "prompts/list"},
+    _init(19, "1999-01-01"),
+    _call(20, "memory_read", {"path": "a" * 5, "nested": json.loads("[" * 40 + "]" * 40)}),
+]
+
+
+def _exchange(command: list[str], root) -> list[dict]:
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=ENV, cwd=str(REPO))
+    replies = []
+    try:
+        for request in REQUESTS:
+            proc.stdin.write((json.dumps(request) + "\n").encode())
+            proc.stdin.flush()
+            if "id" in request:
+                replies.append(json.loads(proc.stdout.readline()))
+        proc.stdin.write(b"this is not json\n")
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 99, "method": "ping"}) + "\n").encode())
+        proc.stdin.flush()
+        replies.append(json.loads(proc.stdout.readline()))  # still serving after a bad line
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    return replies
+
+
+@pytest.mark.slow
+def test_each_reply_is_the_sdk_servers(tmp_path):
+    root = tmp_path / "memory"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
+    ours = _exchange([sys.executable, "-m", "memsearch", "serve", str(root), "--no-warm", "--writable"], root)
+    sdk = _exchange([sys.executable, "-c", SDK_SERVER, str(root)], root)
+    assert len(ours) == len(sdk) == len([r for r in REQUESTS if "id" in r]) + 1
+    for mine, theirs in zip(ours, sdk):
+        assert mine == theirs
+    errors = {r["id"]: r for r in ours if "error" in r or r.get("result", {}).get("isError")}
+    assert set(errors) == {7, "eight", 10, 13, 14, 16, 18, 20}
