@@ -70,17 +70,29 @@ def watch_command(
         min=0,
         help="Exit after this many seconds without a client request (default: never; an auto-started daemon: $MEMSEARCH_IDLE_EXIT).",
     ),
+    standby: bool = typer.Option(
+        False,
+        "--standby",
+        help="Wait for the writer lock however long it takes (a standby writer of an s3:// index: it takes over when "
+        "the writer's lease lapses, from the last commit); see docs/scale-out.md.",
+    ),
     log_file: Optional[Path] = typer.Option(None, "--log-file", hidden=True),
 ) -> None:
     """Keep the index fresh: catch up on changes, then follow file events until Ctrl-C or `memsearch stop`."""
     from ..service.watcher import resolve_debounce, serve
 
     resolve_debounce(debounce)  # a bad value fails here, not in the background
+    if standby and (detach or wait):
+        from ..errors import InvalidArgument
+
+        raise InvalidArgument("--standby waits for the lock as long as it takes: leave out --wait and --detach "
+                              "(run it under your process supervisor)")
     if detach:
         _detach(root, db, model, debounce, wait, idle_exit)
         return
     _configure_logging(log_file)
-    code = serve(root, db=db, model=model, debounce=debounce, lock_timeout=wait, listen=True, idle_exit=idle_exit)
+    code = serve(root, db=db, model=model, debounce=debounce, lock_timeout=None if standby else wait, listen=True,
+                 idle_exit=idle_exit)
     raise typer.Exit(code)
 
 

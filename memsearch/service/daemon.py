@@ -23,7 +23,7 @@ import watchfiles
 
 from .. import settings
 from ..engine.ingest.sync import IndexReport
-from ..errors import DaemonFailed, InvalidArgument, MemsearchError, SyncDeferred
+from ..errors import DaemonFailed, IndexLocked, InvalidArgument, MemsearchError, SyncDeferred
 from ..location import IndexLocation
 from ..memory.files import atomic_write_json, read_json
 from ..memory.tree import resolve_root
@@ -57,6 +57,8 @@ VERSION_KEEP_S = 30.0
 KEEP_MARGIN_S = 2.0
 #: After a failed sync, a full re-scan is retried this long after.
 RETRY_S = 5.0
+#: A standby writer asks for the lock this often, checking between asks whether it was told to stop.
+STANDBY_STEP_S = 1.0
 #: ``daemon.json`` is rewritten at most this often during a long sync (progress).
 STATE_EVERY_S = 1.0
 
@@ -135,7 +137,7 @@ class Daemon:
     def start(self) -> "Daemon":
         lock = self.index.lock
         if not lock.held:  # the hold records "watch" as its purpose; the lock's own comes back on release
-            lock.acquire(timeout=self.lock_timeout, purpose="watch")
+            self._take(lock)
             self._owns_lock = True
         self._state = {"pid": os.getpid(), "root": str(self.root), "db": str(self.db_path),
                        "model": self.index.embedder.name, "debounce_ms": self.debounce, "started": _now(),
@@ -154,6 +156,21 @@ class Daemon:
         logger.info("watching %s (index %s, model %s, debounce %d ms, pid %d)", self.root, self.db_path,
                     self.index.embedder.name, self.debounce, os.getpid())
         return self
+
+    def _take(self, lock) -> None:
+        """Take the writer lock; a standby (``lock_timeout`` None: ``watch --standby``) waits in steps of
+        STANDBY_STEP_S, so that a stop request ends its wait (:class:`IndexLocked`, as a writer that never got it)."""
+        if self.lock_timeout is not None or self.stop_event is None:
+            lock.acquire(timeout=self.lock_timeout, purpose="watch")
+            return
+        while True:
+            try:
+                lock.acquire(timeout=STANDBY_STEP_S, purpose="watch")
+                logger.info("took the writer lock of %s: writing from its last commit", self.where.label)
+                return
+            except IndexLocked:
+                if self.stop_event.is_set():
+                    raise
 
     def sync_paths(self, paths: list[str]) -> dict:
         """Sync exactly ``paths`` now (a client's write), between the batches of file events."""
