@@ -5,7 +5,8 @@ index) and vector search (cosine: an in-memory exact copy, :mod:`.flat`, or Lanc
 past ``VECTOR_INDEX_MIN_ROWS``) over the same filtered rows and fuses them (:mod:`.fusion`: by
 default a convex combination of min-max normalised scores, or reciprocal rank fusion; see
 benchmarks/README.md for the measurements behind the choice). Hits of one file whose line ranges
-overlap are merged, and every hit carries its nearest enclosing ``MEMORY.md`` (:mod:`.hits`).
+overlap are merged, and every hit carries its nearest enclosing ``MEMORY.md`` (:mod:`.hits`). The
+``timeline`` mode keeps the hybrid ranking's best rows of the ``k`` best sessions, oldest first (:mod:`.timeline`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .fusion import CANDIDATE_FACTOR, MIN_CANDIDATES, hybrid
 from .hits import Hit, HitBuilder
 from .order import rank_order
 from .shape import merge_rows
+from .timeline import timeline
 
 __all__ = ["Searcher", "canonical", "KEYWORD_SCORE_DECIMALS"]
 
@@ -97,6 +99,9 @@ class Searcher:
         vector = self.vector(query, n, flt, version)
         bm25 = keyword.result() if keyword is not None else self.keyword(query, n, flt, (build, version))
         ranked = hybrid(self.fusion, query, vector, bm25, multilingual=_multilingual(self.embedder))
+        if mode == "timeline":  # the best rows of the k best sessions, oldest first: all of them are hits
+            ranked = timeline(ranked, query, k)
+            return self._merge(ranked, len(ranked), build)
         return self._merge(ranked, k, build)
 
     def snapshot(self) -> tuple[int, int]:
