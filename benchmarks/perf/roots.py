@@ -45,8 +45,8 @@ def _status(env: dict) -> dict:
     return json.loads(done.stdout)
 
 
-def _memsearch_processes() -> list[int]:
-    """The pids of ``python -m memsearch`` processes of this user's running now (the service among them)."""
+def _memsearch_processes(runtime: Path) -> list[int]:
+    """The pids of ``memsearch service`` processes running now with ``runtime`` as their ``$XDG_RUNTIME_DIR``."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -57,7 +57,12 @@ def _memsearch_processes() -> list[int]:
         except OSError:
             continue
         if owner == os.getuid() and b"memsearch" in argv and b"-m" in argv and b"service" in argv:
-            pids.append(int(entry.name))
+            try:
+                environ = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if f"XDG_RUNTIME_DIR={runtime}".encode() in environ:
+                pids.append(int(entry.name))
     return pids
 
 
@@ -98,7 +103,7 @@ def run(roots: int = 20, chunks: int = 250, work: Path | None = None) -> dict:
             rows.append({"root": root.name, "loaded": len(status["roots"]), "rss_mb": round(status["rss_bytes"] / 1e6, 1),
                          "chunks": next(r["chunks"] for r in status["roots"] if r["root"] == str(root.resolve())),
                          "served_search_s": round(served_s, 3)})
-        processes = _memsearch_processes()
+        processes = _memsearch_processes(runtime)
         final = _status(env)
     finally:
         _cli(env, "stop", "--all")

@@ -107,7 +107,14 @@ class Client:
             data = encode(request)
         except (TypeError, ValueError):  # e.g. a datetime.date argument: the in-process call takes it
             raise DaemonUnavailable("the request does not fit in JSON", quiet=True) from None
-        reply = self._exchange(data, progress, method in WRITE_METHODS)
+        try:
+            reply = self._exchange(data, progress, method in WRITE_METHODS)
+        except DaemonUnavailable as exc:  # a root's own socket nobody listens on (a daemon killed): the service
+            service = service_socket() if exc.quiet and self.where is not None else None
+            if service is None or self.path == service or not os.path.exists(service):
+                raise
+            self.path = service
+            reply = self._exchange(data, progress, method in WRITE_METHODS)
         if reply.get("ok") is True and "result" in reply:
             return reply
         error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
