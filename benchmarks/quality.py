@@ -65,6 +65,9 @@ __all__ = [
     "LINE_BUDGET",
     "TOKEN_BUDGET",
     "K",
+    "AGENT",
+    "TIMELINE_KINDS",
+    "TIMELINE_K",
 ]
 
 FIXTURE = REPO / "tests" / "fixtures" / "examples_queries.json"
@@ -82,6 +85,14 @@ CONFIGS = {
     "hybrid-convex": ("hybrid", "convex"),
     "hybrid-rrf": ("hybrid", "rrf"),
 }
+#: The "agent" configuration: hybrid-convex, with mode "timeline" for the TIMELINE_KINDS questions.
+AGENT = "agent"
+#: The "agent" config searches as an agent following memory_search's description would: mode "timeline" for a
+#: question that spans memory (these categories: a summary, the order of events, everything about a topic, a
+#: standing instruction or preference), with the tool's default k (TIMELINE_K sessions), and hybrid for every other question.
+#: It runs on the corpora holding such questions (the long chats); elsewhere it is hybrid-convex.
+TIMELINE_KINDS = ("summary", "order", "everything", "instruction", "preference")
+TIMELINE_K = 5
 K = 50  # hits fetched per question: enough to fill the largest budget below
 LINE_BUDGET = 60
 TOKEN_BUDGET = 1000
@@ -277,7 +288,7 @@ class CachingEmbedder:
 
 
 def run_engine(
-    corpus: Corpus, embedder, work: Path, configs=tuple(CONFIGS), k: int = K, progress: Progress | None = None
+    corpus: Corpus, embedder, work: Path, configs=(*CONFIGS, AGENT), k: int = K, progress: Progress | None = None
 ) -> dict:
     """Index each tree once, search every question with every config.
 
@@ -300,14 +311,18 @@ def run_engine(
     ms: dict[str, float] = {}
     total = len(configs) * len(corpus.questions)
     done = 0
+    if not any(q.category in TIMELINE_KINDS for q in corpus.questions):
+        configs = [c for c in configs if c != AGENT]
+        total = len(configs) * len(corpus.questions)
     for config in configs:
-        mode, fusion = CONFIGS[config]
+        mode, fusion = CONFIGS["hybrid-convex" if config == AGENT else config]
         for index in indexes.values():
             index.fusion = fusion or index.fusion
         hits[config] = {}
         started = time.perf_counter()
         for q in corpus.questions:
-            found = indexes[q.tree].search(q.query, k=k, mode=mode)
+            spans = config == AGENT and q.category in TIMELINE_KINDS
+            found = indexes[q.tree].search(q.query, k=TIMELINE_K if spans else k, mode="timeline" if spans else mode)
             hits[config][q.qid] = [Span(h.path, h.start_line, h.end_line) for h in found]
             done += 1
             if progress and (done % 20 == 0 or done == total):

@@ -24,7 +24,11 @@ MEASURES = [("file_recall@5", "file R@5"), ("file_recall@10", "file R@10"), ("tu
 #: The measures of the tuning/test split table (LoCoMo).
 SPLIT_MEASURES = [("file_recall@5", "file R@5"), ("file_recall@10", "file R@10"),
                   ("turn_recall@60lines", "turn recall, 60 lines"), ("mrr@10", "MRR@10")]
-SPLIT_LABELS = {"tune": "tuning (conversations 0-4)", "test": "held-out test (conversations 5-9)"}
+#: The measures of the per-category tables (every corpus): file and line recall, recall at an equal text budget,
+#: and the first hit (agentmem's and cjk's measure).
+CATEGORY_MEASURES = [("file_recall@5", "file R@5"), ("turn_recall@60lines", "turn recall 60 lines"),
+                     ("turn_recall@6000chars", "turn recall 6,000 characters"), ("hit@1", "hit@1")]
+SPLIT_LABELS = {"tune": "tuning split", "test": "held-out test split"}
 DEFAULT_CONFIG = "hybrid-convex"
 
 
@@ -140,21 +144,23 @@ def _quality_section(q: dict) -> list[str]:
         configs = list(q["results"])
         lines += [
             "",
-            "Per question category, turn recall within 60 lines (file R@5 in brackets):",
+            "Per question category: " + " / ".join(label for _, label in CATEGORY_MEASURES) + ":",
             "",
             "| category | n | " + " | ".join(configs) + " |",
             "|---|---:|" + "---:|" * len(configs),
         ]
         for cat in cats:
             n = q["results"][configs[0]]["scores"][cat]["n"]
-            cells = [
-                f"{_f(q['results'][c]['scores'][cat]['turn_recall@60lines'])} ({_f(q['results'][c]['scores'][cat]['file_recall@5'], 2)})"
-                for c in configs
-            ]
+            cells = [_cells(q["results"][c]["scores"].get(cat, {}), CATEGORY_MEASURES) for c in configs]
             lines.append(f"| {cat} | {n} | " + " | ".join(cells) + " |")
     lines += _split_section(q)
     lines += ["", f"![recall on {name}](recall-{name}.png)", ""]
     return lines
+
+
+def _cells(row: dict, measures) -> str:
+    """``row``'s ``measures`` as "a / b / c", "-" for a measure it lacks (or for no row)."""
+    return " / ".join(_f(row[key]) if key in row else "-" for key, _ in measures) if row else "-"
 
 
 def _split_section(q: dict) -> list[str]:
@@ -185,15 +191,18 @@ def _split_section(q: dict) -> list[str]:
         cats = [c for c in default["scores"] if c != "all"]
         lines += [
             "",
-            f"**{DEFAULT_CONFIG}** per category, all ten / held-out test (file R@5, file R@10, turn recall 60 lines, MRR@10):",
+            f"**{DEFAULT_CONFIG}** per category, all / tuning / held-out test ("
+            + ", ".join(label for _, label in CATEGORY_MEASURES) + "):",
             "",
-            "| category | n (all / test) | all ten | held-out test |",
-            "|---|---:|---|---|",
+            "| category | n (all / tuning / test) | all | tuning | held-out test |",
+            "|---|---:|---|---|---|",
         ]
         for cat in cats:
-            every, test = default["scores"][cat], default["splits"].get("test", {}).get(cat, {})
-            cell = lambda r: " / ".join(_f(r.get(key)) for key, _ in SPLIT_MEASURES) if r else "-"  # noqa: E731
-            lines.append(f"| {cat} | {every['n']} / {test.get('n', 0)} | {cell(every)} | {cell(test)} |")
+            every = default["scores"][cat]
+            tune, test = (default["splits"].get(split, {}).get(cat, {}) for split in ("tune", "test"))
+            lines.append(f"| {cat} | {every['n']} / {tune.get('n', 0)} / {test.get('n', 0)} | "
+                         f"{_cells(every, CATEGORY_MEASURES)} | {_cells(tune, CATEGORY_MEASURES)} | "
+                         f"{_cells(test, CATEGORY_MEASURES)} |")
     return lines
 
 

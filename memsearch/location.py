@@ -11,8 +11,10 @@ spells the index's file names. Two kinds of index:
   ``MEMSEARCH_STATE_DIR`` (default ``$XDG_STATE_HOME/memsearch``) keyed by a hash of the URI.
 
 Beside the index (:attr:`IndexLocation.state`): ``writer.lock`` (the flock), ``writer.json`` (its
-holder), ``daemon.json`` (the daemon's state), ``daemon.pid``, ``daemon.log``,
-``daemon.start.lock`` (held by an auto-started daemon) and ``run/daemon.sock``. A socket path
+holder), ``daemon.json`` (the state of the process serving it), ``daemon.pid``, ``daemon.log``
+and ``run/daemon.sock`` (a daemon started by hand with ``memsearch watch ROOT``); the per-user
+service listens on :func:`service_socket`, in a 0700 folder under ``$XDG_RUNTIME_DIR`` or the
+temp dir, and records that path in each loaded root's ``daemon.json``. A socket path
 longer than :data:`MAX_SOCKET_PATH` bytes is replaced by ``$XDG_RUNTIME_DIR/memsearch/<hash>.sock``
 or ``<tempdir>/memsearch-<uid>/<hash>.sock``; the daemon records the path it bound in
 ``daemon.json``. Standard library only (and memsearch's settings, errors and memory-root
@@ -30,8 +32,8 @@ from . import settings
 from .errors import InvalidArgument, shown
 from .memory.root import resolve_root
 
-__all__ = ["IndexLocation", "RemoteAddress", "parse_remote", "is_remote", "state_root", "DB_DIRNAME", "SCHEMES",
-           "META_FILE", "LEASE_FILE", "MAX_SOCKET_PATH"]
+__all__ = ["IndexLocation", "RemoteAddress", "parse_remote", "is_remote", "state_root", "service_dir", "service_socket",
+           "service_start_file", "service_log_file", "DB_DIRNAME", "SCHEMES", "META_FILE", "LEASE_FILE", "MAX_SOCKET_PATH"]
 
 #: The index directory inside a memory root (hidden, so never memory) when no ``--db`` is given.
 DB_DIRNAME = ".memsearch"
@@ -46,9 +48,12 @@ HOLDER_FILE = "writer.json"
 STATE_FILE = "daemon.json"
 PID_FILE = "daemon.pid"
 LOG_FILE = "daemon.log"
-START_FILE = "daemon.start.lock"
 SOCKET_DIR = "run"
 SOCKET_NAME = "daemon.sock"
+#: The per-user service's files, in :func:`service_dir`.
+SERVICE_SOCKET = "service.sock"
+SERVICE_START = "service.start.lock"
+SERVICE_LOG = "service.log"
 #: Longest socket path used as is; ``sun_path`` holds 108 bytes with the final NUL (Linux), 104 on BSDs.
 MAX_SOCKET_PATH = 100
 
@@ -105,6 +110,30 @@ def _short_bases() -> list[Path]:
         bases.append(Path(runtime) / "memsearch")
     uid = os.getuid()
     return bases + [Path(tempfile.gettempdir()) / f"memsearch-{uid}", Path("/tmp") / f"memsearch-{uid}"]
+
+
+def service_dir() -> Path:
+    """The per-user service's folder (owner-only, 0700): ``$XDG_RUNTIME_DIR/memsearch``, else
+    ``<tempdir>/memsearch-<uid>``. Nothing is created here."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):  # without tempfile (and shutil): a hook's import
+        return Path(runtime) / "memsearch"
+    return _short_bases()[0]
+
+
+def service_socket() -> Path:
+    """Where this user's memsearch service listens (see :mod:`memsearch.service.protocol`)."""
+    return service_dir() / SERVICE_SOCKET
+
+
+def service_start_file() -> Path:
+    """Held (``flock``) by the client starting the service, then by the service for its whole life."""
+    return service_dir() / SERVICE_START
+
+
+def service_log_file() -> Path:
+    """The per-user service's log."""
+    return service_dir() / SERVICE_LOG
 
 
 class IndexLocation(NamedTuple):
@@ -196,11 +225,6 @@ class IndexLocation(NamedTuple):
     @property
     def log_file(self) -> Path:
         return self.state / LOG_FILE
-
-    @property
-    def start_file(self) -> Path:
-        """Held (``flock``) by the client starting a daemon and then by the daemon it started."""
-        return self.state / START_FILE
 
     @property
     def socket(self) -> Path:

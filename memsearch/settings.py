@@ -188,6 +188,13 @@ _ROWS = [
     Setting("idle_exit", "MEMSEARCH_IDLE_EXIT", 1800, _whole(0, 10_000_000), "a whole number of seconds, 0 for never",
             "An auto-started daemon that no client asked anything for this long exits (`memsearch watch` started "
             "by hand keeps running unless given `--idle-exit`)."),
+    Setting("follow_s", "MEMSEARCH_FOLLOW_S", 0.5, _seconds(0.0, 60.0), "seconds, more than 0 and at most 60",
+            "How often a read replica (`serve --read-only`) asks the store for a newer committed version of its index; "
+            "a commit is searchable there within about this long plus the time to load the new version."),
+    Setting("lease_ttl", "MEMSEARCH_LEASE_TTL", 30.0, _seconds(0.0, 3600.0), "seconds, more than 0 and at most 3600",
+            "Length of the writer lease of an s3:// index: renewed every third of it; a writer that stops renewing "
+            "(killed, cut off) frees the index this long after its last renewal, and stops committing itself once "
+            "less than a sixth of it is left."),
     Setting("max_open", "MEMSEARCH_MAX_OPEN", 16, _whole(1, 100_000), "a whole number of indexes, at least 1",
             "Indexes one process keeps open (`memsearch.search`, `serve`, `serve --roots`), least recently used closed first."),
     Setting("open_mb", "MEMSEARCH_OPEN_MB", 1024, _whole(1, 10_000_000), "a whole number of megabytes, at least 1",

@@ -11,8 +11,8 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# No test starts a daemon in the background unless it asks for one (tests/service/test_autostart.py does):
-# CLI runs and memsearch.search() calls would otherwise leave daemons behind, one per tree.
+# Unit tests start no service in the background; the end-to-end, service and fault tests run with the
+# default settings (autostart on: the `autostart` fixture below, used by their folders' conftest).
 os.environ["MEMSEARCH_AUTOSTART"] = "0"
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,6 +60,61 @@ def build(root: Path, files: dict[str, str | bytes]) -> Path:
         else:
             path.write_text(content, encoding="utf-8")
     return root
+
+
+@pytest.fixture(autouse=True)
+def private_service(monkeypatch):
+    """Each test its own ``$XDG_RUNTIME_DIR`` (a short path: sockets live there), so the per-user memsearch
+    service a test starts is its own, never the developer's; stopped at teardown, with its roots' locks."""
+    import shutil
+    import tempfile
+
+    runtime = Path(tempfile.mkdtemp(prefix="ms-run-"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    yield runtime
+    stop_service(runtime)
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
+def stop_service(runtime: Path, timeout: float = 60.0) -> None:
+    """Stop the per-user service whose socket is under ``runtime`` (if one runs), waiting for it to exit."""
+    import signal
+
+    from memsearch.service.client import Client, DaemonUnavailable
+
+    path = runtime / "memsearch" / "service.sock"
+    if not path.exists():
+        return
+    try:
+        pid = Client(path=path, timeout=5).call("status")["pid"]
+        Client(path=path, timeout=5).call("stop")
+    except DaemonUnavailable:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        if _zombie(pid):
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.fixture
+def autostart(monkeypatch):
+    """The default settings: calls start the per-user service in the background (of this test's own
+    ``$XDG_RUNTIME_DIR``, see :func:`private_service`)."""
+    monkeypatch.delenv("MEMSEARCH_AUTOSTART", raising=False)
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ import numpy as np
 
 from benchmarks import quality
 from benchmarks.metrics import Span
-from benchmarks.research import tune_rules, tune_vectors
+from benchmarks.research import tune_rules, tune_spread, tune_vectors
 from benchmarks.research.tune_rules import EXPAND_TERMS, POOL, baseline
 from memsearch.engine.search import shape
 
@@ -165,7 +165,7 @@ def expand(out: Path, locomo=None) -> Path:
 
 
 #: Every ranking variant ``eval`` knows, by name: the query-side rules, then the first-stage variants.
-VARIANTS = tune_rules.VARIANTS | tune_vectors.VARIANTS
+VARIANTS = tune_rules.VARIANTS | tune_vectors.VARIANTS | tune_spread.VARIANTS
 
 
 def evaluate(out: Path, names=None, locomo=None, by_category: bool = False) -> dict:

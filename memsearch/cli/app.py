@@ -16,12 +16,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import IndexDamaged, IndexMismatch, InvalidArgument, MemsearchError
+from ..errors import InvalidArgument, MemsearchError
 from ..service import route
-from .check import print_check as _print_check
-from .check import run_check as _run_check
-from .options import DbOpt, JsonOpt, ModelOpt, RootArg
-from .render import emit_json, err, out, print_core, print_error, print_hits, print_listing, print_read, warn
+from .options import JsonOpt, RootArg
+from .render import emit_json, out, print_core, print_error, print_hits, print_listing, print_read, warn
 from .spec import typer_param as P
 
 __all__ = ["app", "main"]
@@ -113,144 +111,6 @@ def read_command(
         emit_json(data)
         return
     print_read(data)
-
-
-def _progress_sync(index, show: bool, wait: float):
-    """Run ``index.sync`` with a rich progress bar (files, chunks, chunks/s, ETA)."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    from ..engine.storage.lock import lock_holder
-
-    holder = lock_holder(index.db_path)
-    if holder and wait > 0:
-        err.print(f"waiting up to {wait:g} s for process {holder['pid']} ({holder.get('purpose', 'a writer')}) to release the index")
-    if not show:
-        return index.sync(wait=wait)
-    columns = [TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
-               TextColumn("{task.fields[chunks]} chunks embedded ({task.fields[rate]} chunks/s)"),
-               TimeElapsedColumn(), TimeRemainingColumn()]
-    import time
-
-    started = time.perf_counter()
-    with Progress(*columns, console=err, transient=True) as bar:
-        task = bar.add_task("index", total=None, chunks=0, rate="-")
-
-        def update(phase: str, done: int, total: int, chunks: int) -> None:
-            elapsed = max(time.perf_counter() - started, 1e-6)
-            bar.update(task, completed=done, total=total or None, chunks=chunks, rate=f"{chunks / elapsed:,.0f}")
-
-        return index.sync(progress=update, wait=wait)
-
-
-@app.command("index")
-def index_command(
-    root: Path = RootArg,
-    db: Optional[str] = DbOpt,
-    model: Optional[str] = ModelOpt,
-    rebuild: bool = typer.Option(
-        False, "--rebuild", help="Drop the index and build it again (after changing model or chunker)."
-    ),
-    include_core: Optional[bool] = typer.Option(
-        None, "--include-core/--no-include-core", help="Also index root (core) files; remembered by the index."
-    ),
-    wait: float = typer.Option(
-        0.0,
-        "--wait",
-        help="Seconds to wait when another writer (a daemon) holds the index; 0 exits at once naming it.",
-        min=0,
-    ),
-    ray: Optional[str] = typer.Option(
-        None,
-        "--ray",
-        help="Embed on a Ray cluster: `local` (a private one), `auto`, or ray://HOST:PORT. Needs the ray extra.",
-    ),
-    check: bool = typer.Option(
-        False, "--check", help="Then verify every row against its file (memsearch check) and repair what is damaged."
-    ),
-    as_json: bool = JsonOpt,
-) -> None:
-    """Index external memory (incremental: only changed files are re-chunked, only changed chunks re-embedded)."""
-    from ..engine.index import MemoryIndex
-
-    embedder = None
-    if ray:
-        from ..engine.embed.distributed import RayEmbedder
-
-        embedder = RayEmbedder(ray, model=model)
-    try:
-        try:
-            index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=rebuild, embedder=embedder)
-        except IndexDamaged as exc:  # before IndexMismatch, its base class
-            err.print(f"[yellow]warning:[/yellow] {escape(str(exc))}: rebuilding it now")
-            index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
-        except (
-            IndexMismatch
-        ) as exc:  # --model NAME for an index of another model: rebuild with it (kept if it cannot load)
-            if not model or getattr(exc, "parameter", None) != "fingerprint":
-                raise
-            err.print(
-                f"[yellow]note:[/yellow] the index was built with another model: rebuilding it with {escape(model)}"
-            )
-            index = MemoryIndex(root, db=db, model=model, include_core=include_core, rebuild=True, embedder=embedder)
-        report = _progress_sync(index, show=not as_json and err.is_terminal, wait=wait)
-        report = index.check_and_repair(wait=wait) or report  # reads the index through: damage is rebuilt, and said
-        checked = _run_check(index, repair=True, wait=wait) if check else None
-    finally:
-        if embedder is not None:
-            embedder.close()
-    if report.repaired:
-        err.print(f"[yellow]warning:[/yellow] {escape(report.repaired)}: the index was rebuilt from the Markdown")
-    for path in report.too_large:
-        err.print(
-            f"[yellow]warning:[/yellow] {escape(path)} is over the size limit (MEMSEARCH_MAX_FILE_MB): not indexed"
-        )
-    for path in report.bad_names:
-        err.print(
-            f"[yellow]warning:[/yellow] {escape(path)}: the name is not valid UTF-8, so it is not memory (not "
-            "indexed): rename it"
-        )
-    if checked is not None and not as_json:
-        _print_check(checked, root, as_json=False, location=index.location)
-    built = _progress_vector_index(index, show=not as_json and err.is_terminal, wait=wait)
-    if as_json:
-        extra = {"check": checked.to_dict()} if checked is not None else {}
-        emit_json(report.to_dict() | {"db": index.location, "vector_index_built": built} | extra)
-    else:
-        out.print(
-            f"indexed {escape(str(index.root))} -> {escape(index.location)}\n"
-            f"  files: {report.files_added} added, {report.files_changed} changed, {report.files_removed} removed, "
-            f"{report.files_unchanged} unchanged\n"
-            f"  chunks: {report.chunks_embedded} embedded, {report.chunks_reused} reused, {report.chunks_total} in the index\n"
-            f"  {report.seconds:.2f} s" + ("\n  vector index (ANN) built" if built else "")
-        )
-    if checked is not None and not checked.ok:
-        raise typer.Exit(1)
-
-
-def _progress_vector_index(index, show: bool, wait: float) -> bool:
-    """Build the ANN index once the table is past its threshold, with its own (indeterminate) bar."""
-    if not index.vector_index_due():
-        return False
-    if not show:
-        return index.build_vector_index(wait=wait)
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("[bold]building the vector index (ANN)"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        bar.add_task("ann", total=None)
-        return index.build_vector_index(wait=wait)
 
 
 @app.command("search")
@@ -373,10 +233,12 @@ def models_command(as_json: bool = JsonOpt) -> None:
 # Commands that live in their own modules (daemon, MCP server, edit, agent clients).
 from .check import register as _register_check  # noqa: E402
 from .edit import register as _register_edit  # noqa: E402
+from .indexing import register as _register_index  # noqa: E402
 from .integrations import register as _register_integrations  # noqa: E402
 from .serve import register as _register_serve  # noqa: E402
 from .watch import register as _register_watch  # noqa: E402
 
+_register_index(app)
 _register_serve(app)
 _register_watch(app)
 _register_edit(app)

@@ -15,20 +15,10 @@ from rich.markup import escape
 from ..errors import IndexDamaged
 from .render import emit_json, err, out
 
-__all__ = ["register", "run_check", "print_check"]
+__all__ = ["register", "print_check"]
 
 #: Findings printed before "... and N more" (``--json`` has the first 50 and the total).
 SHOWN = 10
-
-
-def run_check(index, *, repair: bool, wait: float):
-    """Check ``index`` (a MemoryIndex) and, with ``repair``, repair what was found: the final report."""
-    from ..engine.check import check_index, repair_index
-
-    report = check_index(index)
-    if repair and not report.ok:
-        report = repair_index(index, report, wait=wait)
-    return report
 
 
 def print_check(report, root, *, as_json: bool, location: str) -> None:
@@ -40,15 +30,15 @@ def print_check(report, root, *, as_json: bool, location: str) -> None:
     for finding in report.findings[:SHOWN]:
         where = f"{finding.path}: " if finding.path else ""
         err.print(f"[red]damage:[/red] {escape(where + finding.detail)}")
-    if len(report.findings) > SHOWN:
-        err.print(f"  ... and {len(report.findings) - SHOWN} more")
+    if report.findings_total > SHOWN:
+        err.print(f"  ... and {report.findings_total - SHOWN} more")
     stale = (f", {len(report.stale)} changed since indexed (`memsearch index {root}` updates them)"
              if report.stale else "")
     if report.ok:
         out.print(f"checked {report.rows} rows of {report.files} files in {escape(location)}: ok{escape(stale)}")
         return
     out.print(f"checked {report.rows} rows of {report.files} files in {escape(location)}: "
-              f"{len(report.findings)} problems in {len(report.damaged_files) or 'the index itself'}"
+              f"{report.findings_total} problems in {len(report.damaged_files) or 'the index itself'}"
               f"{' files' if report.damaged_files else ''}{escape(stale)}\n"
               f"  fix: `memsearch check {escape(str(root))} --repair` (re-indexes the damaged files, or rebuilds) "
               f"or `memsearch index {escape(str(root))} --rebuild`")
@@ -67,14 +57,27 @@ def register(app: typer.Typer) -> None:
                                             "local model directory."),
         repair: bool = typer.Option(False, "--repair", help="Repair what is found: re-index the damaged files (fresh "
                                     "embeddings), or rebuild the index."),
-        wait: float = typer.Option(0.0, "--wait", help="Seconds to wait when another writer (a daemon) holds the "
-                                   "index (--repair).", min=0),
+        wait: float = typer.Option(0.0, "--wait", help="Seconds to wait when another writer holds the index "
+                                   "(--repair; a memsearch service or daemon holding it repairs it itself).", min=0),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a readable report."),
     ) -> None:
         """Verify every row of the index against its Markdown file and stored hashes (vectors finite, unit length)."""
         from ..engine.check import CheckReport, Finding
         from ..engine.index import MemoryIndex
+        from ..engine.jobs import check_job
+        from ..location import IndexLocation
+        from ..service import route
+        from .render import warn
 
+        where = IndexLocation.of(root, db)
+        if repair:  # the serving process that holds the index repairs it (else: here)
+            data = route.write(where, "check", {"repair": True, "wait": wait, "model": model}, warn=warn)
+            if data is not None:
+                report = CheckReport.from_dict(data)
+                print_check(report, root, as_json=as_json, location=where.label)
+                if not report.ok:
+                    raise typer.Exit(1)
+                return
         try:
             index = MemoryIndex(root, db=db, model=model)
         except IndexDamaged as exc:
@@ -84,7 +87,7 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(1) from None
             index = MemoryIndex(root, db=db, model=model, rebuild=True)
             index.sync(wait=wait)
-        report = run_check(index, repair=repair, wait=wait)
+        report = check_job(index, repair=repair, wait=wait)
         print_check(report, root, as_json=as_json, location=index.location)
         if not report.ok:
             raise typer.Exit(1)

@@ -57,6 +57,12 @@ def register(app: typer.Typer) -> None:
             "--watch",
             help="Also be the daemon of the index: keep it fresh and answer other clients on its socket.",
         ),
+        read_only: bool = typer.Option(
+            False,
+            "--read-only",
+            help="Be a read replica (with --http): hold no writer lease, never index, follow the commits of the"
+            " index's writer (every $MEMSEARCH_FOLLOW_S seconds) and answer from them; see docs/scale-out.md.",
+        ),
     ) -> None:
         """Run a Model Context Protocol server on stdio (or --http): memory tools and MEMORY.md resources.
 
@@ -70,6 +76,16 @@ def register(app: typer.Typer) -> None:
             )
         if http:
             check_loopback(host)  # refuse before loading anything
+        if read_only:
+            if roots is not None or not http or watch or writable:
+                raise InvalidArgument(
+                    "--read-only serves one ROOT over --http from an index another process writes: give ROOT and "
+                    "--http, without --roots, --watch or --writable"
+                )
+            from ..harness.replica import Replica, serve_replica_http
+
+            serve_replica_http(Replica(root, db=db, model=model, budget=budget), host=host, port=port, warm=warm)
+            return
         if roots is not None:
             if not http or watch:
                 raise InvalidArgument(
@@ -102,7 +118,7 @@ def _start_watcher(root: Path, db: Optional[str], model: Optional[str]):
     """The daemon in this process (its searches reach it through its socket), or None if another writer runs."""
     import sys
 
-    from ..service.process import WatchThread
+    from ..service.host import WatchThread
 
     try:
         return WatchThread(root, db=db, model=model).start()

@@ -1,6 +1,7 @@
-"""CLI commands of the indexing daemon: ``watch``, ``status``, ``stop`` (see :mod:`memsearch.watcher`).
+"""CLI commands of the serving processes: ``watch``, ``service``, ``status``, ``stop`` (see docs/daemon.md).
 
-Thin over :mod:`memsearch.service.process` (starting, reporting on and stopping the process).
+Thin over :mod:`memsearch.service.host` (running them) and :mod:`memsearch.service.process`
+(starting, reporting on and stopping them).
 Registered on the main app by :func:`register`. Typed errors propagate to ``memsearch.cli.main``.
 """
 
@@ -70,18 +71,55 @@ def watch_command(
         min=0,
         help="Exit after this many seconds without a client request (default: never; an auto-started daemon: $MEMSEARCH_IDLE_EXIT).",
     ),
+    standby: bool = typer.Option(
+        False,
+        "--standby",
+        help="Wait for the writer lock however long it takes (a standby writer of an s3:// index: it takes over when "
+        "the writer's lease lapses, from the last commit); see docs/scale-out.md.",
+    ),
     log_file: Optional[Path] = typer.Option(None, "--log-file", hidden=True),
 ) -> None:
     """Keep the index fresh: catch up on changes, then follow file events until Ctrl-C or `memsearch stop`."""
-    from ..service.watcher import resolve_debounce, serve
+    from ..service.watcher import resolve_debounce
 
     resolve_debounce(debounce)  # a bad value fails here, not in the background
+    if standby and (detach or wait):
+        from ..errors import InvalidArgument
+
+        raise InvalidArgument("--standby waits for the lock as long as it takes: leave out --wait and --detach "
+                              "(run it under your process supervisor)")
     if detach:
         _detach(root, db, model, debounce, wait, idle_exit)
         return
+    from ..service.host import run_watch
+
     _configure_logging(log_file)
-    code = serve(root, db=db, model=model, debounce=debounce, lock_timeout=wait, listen=True, idle_exit=idle_exit)
-    raise typer.Exit(code)
+    raise typer.Exit(run_watch(root, db=db, model=model, debounce=debounce, wait=None if standby else wait,
+                                     idle_exit=idle_exit))
+
+
+def service_command(
+    idle_exit: Optional[int] = typer.Option(
+        None,
+        "--idle-exit",
+        metavar="SECONDS",
+        min=0,
+        help="Unload a root after this many seconds without a request (default: $MEMSEARCH_IDLE_EXIT); "
+        "the service exits when no root is left.",
+    ),
+    root: Optional[Path] = typer.Option(None, "--root", hidden=True),
+    db: Optional[str] = typer.Option(None, "--db", hidden=True),
+    model: Optional[str] = typer.Option(None, "--model", hidden=True),
+    start_fd: Optional[int] = typer.Option(None, "--start-fd", hidden=True),
+    log_file: Optional[Path] = typer.Option(None, "--log-file", hidden=True),
+) -> None:
+    """Run this user's memsearch service in the foreground (normally started in the background by the first call)."""
+    from .. import settings
+    from ..service.host import run_service
+
+    _configure_logging(log_file)
+    raise typer.Exit(run_service(root=root, db=db, model=model, idle_exit=settings.get("idle_exit", idle_exit),
+                                 start_fd=start_fd))
 
 
 def _detach(
@@ -118,8 +156,14 @@ def daemon_status(root, db=None) -> dict:
     return status(root, db)
 
 
-def status_command(root: Path = RootArg, db: Optional[str] = DbOpt, as_json: bool = JsonOpt) -> None:
-    """Tell whether a daemon keeps this index fresh: pid, last sync, files, chunks, pending changes, size."""
+def status_command(root: Optional[Path] = typer.Argument(None, help="A memory root (default: list the roots the "
+                                                   "per-user service has loaded).", show_default=False),
+                   db: Optional[str] = DbOpt, as_json: bool = JsonOpt) -> None:
+    """Tell how one root's index is kept fresh (pid, last sync, files, chunks, pending changes, size), or with no
+    ROOT, what this user's memsearch service has loaded."""
+    if root is None:
+        _service_status(as_json)
+        return
     info = daemon_status(root, db)
     if as_json:
         sys.stdout.write(json.dumps(info, indent=2) + "\n")
@@ -169,9 +213,37 @@ def status_command(root: Path = RootArg, db: Optional[str] = DbOpt, as_json: boo
         out.print(f"log: {escape(info['log'])}")
 
 
+def _service_status(as_json: bool) -> None:
+    from ..location import service_socket
+    from ..service.process import service_status
+
+    info = service_status()
+    if as_json:
+        sys.stdout.write(json.dumps(info or {"running": False, "socket": str(service_socket()), "roots": []},
+                                    indent=2) + "\n")
+        return
+    if info is None:
+        out.print(f"memsearch service: not running (it starts with the first search; socket {escape(str(service_socket()))})")
+        return
+    rss = info.get("rss_bytes")
+    out.print(f"memsearch service: [green]running[/green], pid {info['pid']}, serving on {escape(info['socket'])}"
+              + (f", {rss / 1e6:,.0f} MB resident" if rss else ""))
+    if not info["roots"]:
+        out.print("  no memory root loaded")
+        return
+    for r in info["roots"]:
+        files = "-" if r["files"] is None else f"{r['files']:,}"
+        chunks = "-" if r["chunks"] is None else f"{r['chunks']:,}"
+        memory = "-" if r["memory_bytes"] is None else f"{r['memory_bytes'] / 1e6:,.1f} MB"
+        pending = r["pending"] if r["pending"] is not None else 0
+        out.print(f"  {escape(r['root'])}: {files} files, {chunks} chunks, {pending} pending, {memory} in memory"
+                  f" ({escape(str(r.get('state') or r['phase']))}, model {escape(str(r['model']))})")
+
+
 def stop_command(
-    root: Path = RootArg,
+    root: Optional[Path] = typer.Argument(None, help="The memory root whose serving to stop.", show_default=False),
     db: Optional[str] = DbOpt,
+    all_roots: bool = typer.Option(False, "--all", help="Stop this user's memsearch service (every root it serves)."),
     timeout: float = typer.Option(
         60.0,
         "--timeout",
@@ -180,9 +252,22 @@ def stop_command(
         help="How long to wait for the daemon to finish its batch in hand.",
     ),
 ) -> None:
-    """Stop the daemon of this index (SIGTERM): it finishes the batch in hand, releases the lock, exits."""
-    from ..service.process import holder_text, stop
+    """Stop serving a root: the service unloads it, a daemon of its own (`watch`) exits; `--all` stops the service.
+    Either finishes the batch in hand and releases the index's lock."""
+    from ..service.process import holder_text, stop, stop_service
 
+    if all_roots:
+        stopped = stop_service(timeout)
+        if stopped is None:
+            out.print("the memsearch service is not running")
+        else:
+            out.print(f"stopped the memsearch service (pid {stopped['pid']}, {len(stopped['roots'])} roots unloaded)")
+        if root is None:
+            return
+    if root is None:
+        err.print("[red]error:[/red] name the memory root to stop serving (`memsearch stop ROOT`), or stop the "
+                  "service with `memsearch stop --all`")
+        raise typer.Exit(2)
     result = stop(root, db, timeout)
     base, db_path = escape(str(result.root)), escape(str(result.db))
     if result.outcome == "not-running":
@@ -204,11 +289,15 @@ def stop_command(
             f"in hand first). Wait, or `kill -9 {result.pid}`: the next start recovers the index"
         )
         raise typer.Exit(1)
+    if result.service:
+        out.print(f"the memsearch service (pid {result.pid}) no longer serves {base}")
+        return
     out.print(f"stopped the memsearch daemon (pid {result.pid}) of {base}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``watch``, ``status`` and ``stop`` to the ``memsearch`` app."""
+    """Add ``watch``, ``service``, ``status`` and ``stop`` to the ``memsearch`` app."""
     app.command("watch")(watch_command)
+    app.command("service")(service_command)
     app.command("status")(status_command)
     app.command("stop")(stop_command)

@@ -67,10 +67,16 @@ class CheckReport:
     repaired: str = ""
     #: Files known to the index and on disk: damage confined to these is repaired file by file.
     known: frozenset[str] = field(default=frozenset(), repr=False)
+    #: How many findings there were when ``findings`` holds only the first ones (a report sent by the service).
+    total: int = field(default=0, repr=False)
 
     @property
     def ok(self) -> bool:
         return not self.findings
+
+    @property
+    def findings_total(self) -> int:
+        return max(self.total, len(self.findings))
 
     @property
     def damaged_files(self) -> tuple[str, ...]:
@@ -84,10 +90,17 @@ class CheckReport:
     def to_dict(self) -> dict:
         data = asdict(self)
         data.pop("known")
+        data.pop("total")
         data["ok"] = self.ok
         data["findings"] = [asdict(f) for f in self.findings[:_SHOWN_FINDINGS]]
-        data["findings_total"] = len(self.findings)
+        data["findings_total"] = self.findings_total
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "CheckReport":
+        """The report :meth:`to_dict` gave (the first findings, and their total)."""
+        return cls(rows=data["rows"], files=data["files"], findings=tuple(Finding(**f) for f in data["findings"]),
+                   stale=tuple(data["stale"]), repaired=data["repaired"], total=data["findings_total"])
 
 
 class _AnyVector(dict):

@@ -13,7 +13,7 @@ import uuid
 from typing import Sequence
 
 from .. import __version__, settings
-from ..errors import Hint, IndexDamaged
+from ..errors import Hint, IndexDamaged, IndexLocked
 from ..location import IndexLocation
 from ..memory.contract import MemoryRef
 from ..memory.tokens import encoding_name
@@ -28,7 +28,7 @@ from .search.hits import Hit, HitBuilder
 from .search.query import clean_text
 from .search.searcher import Searcher
 from .storage.filter import Filter
-from .storage.lock import WriterLock
+from .storage.lock import Fenced, WriterLock
 from .storage.remote import RemoteDB, RemoteWriterLock
 from .storage.store import VECTOR_INDEX_MIN_ROWS, Store
 
@@ -68,8 +68,11 @@ class MemoryIndex:
         keyword: str | None = None,
         rebuild: bool = False,
         lock_purpose: str = "index",
+        read_only: bool = False,
     ):
         self.root = resolve_root(root)
+        #: A read replica's index (:mod:`.storage.follow`): never writes; its follower moves its version.
+        self.read_only = read_only
         #: Where the index and its files live; ``db_path``: its local directory (for a remote index,
         #: this machine's state directory for it), ``location``: its address for messages.
         self.where = IndexLocation.of(self.root, db, resolved=True)
@@ -116,6 +119,11 @@ class MemoryIndex:
             self.searcher.embedder = embedder
 
     @property
+    def build_id(self) -> str | None:
+        """The build this object reads (``index.json``'s "build"; a rebuild elsewhere gives a new one)."""
+        return self._build
+
+    @property
     def fusion(self) -> str:
         """How the two legs of a hybrid search are fused (a name of :data:`FUSIONS`)."""
         return self.searcher.fusion
@@ -151,6 +159,9 @@ class MemoryIndex:
         big first build writes the files' text rows (keyword-searchable, hits ``partial``) and leaves
         their embedding to a later sync (a daemon's; see :meth:`.ingest.sync.Sync.run`).
         """
+        if self.read_only:
+            raise IndexLocked(f"the index at {self.location} is open read-only (a replica): its writer indexes the "
+                              "files", hint=Hint("busy"))
         with self.store.guard(self.root):  # taking the lock itself may fail (full disk, permissions)
             with self.lock.writing(timeout=wait):
                 if self._rebuild_pending or self.store.read_meta() is None:  # a model that cannot load (offline)
@@ -200,13 +211,14 @@ class MemoryIndex:
     def _sync(self, only, progress, defer: bool = False) -> IndexReport:
         tree = scan(self.root, foreign=self.foreign)
         wanted = list(tree.indexed_files(self.include_core))
-        self._follow_build()
+        self.follow_build()
         self.store.refresh()
         if self.store.read_meta() is None:  # a new build: record the parameters before the first write
             self._build = uuid.uuid4().hex
             self._write_meta()
-        report = Sync(tree, self.store, self.embedder, config=self.chunker, encoding=self.encoding,
-                      progress=progress).run(wanted, only, defer=defer)
+        self.lock.check()  # a writer whose lease lapsed (paused, cut off) commits nothing more
+        report = Sync(tree, Fenced(self.store, self.lock.check), self.embedder, config=self.chunker,
+                      encoding=self.encoding, progress=progress).run(wanted, only, defer=defer)
         if not self._indexes_checked:  # once per process: repairs a build killed mid-way
             self.store.ensure_indexes()
             self._indexes_checked = True
@@ -239,8 +251,9 @@ class MemoryIndex:
         self.store.write_meta(meta)
         self._meta_stamp = self.store.meta_stamp()
 
-    def _follow_build(self) -> None:
-        """Follow a rebuild by another process: new build id -> re-check parameters, drop caches."""
+    def follow_build(self) -> None:
+        """Follow a rebuild by another process: new build id -> re-check parameters, drop caches (before each
+        search and sync; a replica's follower, :mod:`.storage.follow`, between searches)."""
         stamp = self.store.meta_stamp()
         if stamp == self._meta_stamp:
             return
@@ -281,5 +294,6 @@ class MemoryIndex:
         args = query if isinstance(query, SearchArgs) else check_search(self.root, query, k, scope, mode, since, until)
         flt = Filter(scope=args.scope, since=args.since, until=args.until)
         with self.store.guard(self.root):
-            self._follow_build()
+            if not self.read_only:  # a replica's follower does it between searches
+                self.follow_build()
             return self.searcher.search(clean_text(args.query), args.k, args.mode, flt, self._build)

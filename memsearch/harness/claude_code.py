@@ -35,6 +35,11 @@ EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "prompt"}
 #: The events that keep a session as memory (``--log-sessions``): each runs the ``session-log`` hook, which reads
 #: the event's name and ``transcript_path`` from the hook's JSON.
 LOG_EVENTS = {"Stop": "session-log", "SessionEnd": "session-log", "PreCompact": "session-log"}
+#: The session log's events Claude Code runs in the background (``"async": true``, Claude Code 2.1 on): Stop
+#: follows every turn, and waiting for the log to be written and indexed would hold up the next prompt
+#: (docs/benchmarks.md, "The session log"). SessionEnd stays in the foreground: it writes the whole session
+#: before ``claude -p`` exits, which cancels what still runs in the background.
+BACKGROUND = ("Stop", "PreCompact")
 
 
 def hook_command(event: str, root: Path, db: str | None = None, python: str | None = None) -> str:
@@ -52,7 +57,7 @@ def hooks_config(root: Path, db: str | None = None, python: str | None = None, *
     the session log's Stop, SessionEnd and PreCompact hooks)."""
     events = list(EVENTS) + (list(LOG_EVENTS) if log_sessions else [])
     return {"hooks": {event: [{"hooks": [{"type": "command", "command": hook_command(event, root, db, python),
-                                          "timeout": claude_timeout()}]}]
+                                          "timeout": claude_timeout()} | ({"async": True} if event in BACKGROUND else {})]}]
                       for event in events}}
 
 

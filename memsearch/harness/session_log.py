@@ -37,6 +37,10 @@ ANSWER_CHARS = 700
 MAX_FILES = 30
 #: The longest a hook waits for another hook writing the same folder's log (seconds; within the hook's bound).
 LOCK_WAIT_S = 5.0
+#: The longest the hook waits for the daemon to index the log (seconds): past it the hook returns, and the daemon
+#: indexes the log anyway (it has the request, and the file event). On a loaded machine a sync took 4-5 s
+#: (docs/benchmarks.md, "The session log"), which a SessionEnd at exit need not wait for.
+SYNC_WAIT_S = 1.0
 #: Tools whose ``file_path`` (``notebook_path``) a session changed, and the one that reads.
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 READ_TOOLS = ("Read",)
@@ -222,8 +226,9 @@ def folder_index(repository: str, cwd: str) -> str:
 
 
 def _indexer(root: Path, db: str | None):
-    """The editor's ``on_change``: the daemon serving the index syncs the written paths (one is started when none
-    serves; it indexes them as it starts). Never loads the model in the hook."""
+    """The editor's ``on_change``: the daemon serving the index syncs the written paths, waited for at most
+    :data:`SYNC_WAIT_S` (one is started when none serves; it indexes them as it starts). Never loads the model in
+    the hook."""
     from ..errors import DaemonUnavailable, MemsearchError
     from ..location import IndexLocation
     from ..service import autostart
@@ -231,7 +236,7 @@ def _indexer(root: Path, db: str | None):
 
     def on_change(paths) -> dict:
         try:
-            result = Client(root, db, timeout=4.0).call("sync", paths=list(paths))
+            result = Client(root, db, timeout=SYNC_WAIT_S).call("sync", paths=list(paths))
             return {"synced": True, "via": "daemon", "files": result.get("files", len(paths))}
         except (DaemonUnavailable, MemsearchError):
             autostart.ensure(IndexLocation.of(root, db))

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any, Callable
 
 from ..argcheck import DATE_PATTERN, validator_for
+from ..engine.search.args import MODES
 from ..errors import Hint, InvalidArgument, UnknownTool, shown
 from ..memory.commands import check_call
 from .arguments import prepare
@@ -109,7 +110,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Returns ranked hits, each with the file path, line range, section heading, a snippet, the file's date when "
         "it has one, "
         "and the nearest MEMORY.md (title and summary) that explains the folder the hit is in. "
-        "To see more of a hit, call memory_read with its path, start_line and end_line.",
+        "To see more of a hit, call memory_read with its path, start_line and end_line. "
+        "For a question whose answer is spread over many sessions or notes (summarise how X went, in which "
+        "order things happened, everything about X, what the user asked you to always or never do), use "
+        "mode 'timeline': the best passages of each file or dated session on the topic, oldest first.",
         _obj(
             {
                 "query": {
@@ -135,11 +139,13 @@ TOOLS: tuple[ToolSpec, ...] = (
                 },
                 "mode": {
                     "type": "string",
-                    "enum": ["hybrid", "vector", "keyword"],
+                    "enum": list(MODES),
                     "default": "hybrid",
                     "description": (
                         "hybrid (default) combines meaning and exact words; keyword for exact names, ids "
-                        "and error codes; vector for paraphrases."
+                        "and error codes; vector for paraphrases; timeline for questions that span memory "
+                        "(a summary, an order of events, everything about a topic, standing instructions): "
+                        "the best passages (up to two) of at most k files or dated sessions on the topic, oldest first."
                     ),
                 },
                 "since": {
@@ -229,8 +235,9 @@ _SPECS = {t.name: t for t in TOOLS + (MEMORY_TOOL,)}
 MEMORY_INSTRUCTIONS = """\
 You have a persistent memory: a directory of Markdown files. Core memory (below) is always in your context.
 More memory lives in subdirectories and is NOT loaded; each directory has a MEMORY.md saying what it holds.
-Reach it with the memory tools: memory_search finds passages by meaning and keywords, memory_list browses a
-directory and the MEMORY.md summaries of its subdirectories, memory_read loads a file or a line range.
+Reach it with the memory tools: memory_search finds passages by meaning and keywords (mode 'timeline' for a
+summary or the order of events: each session on the topic, oldest first), memory_list browses a directory and the
+MEMORY.md summaries of its subdirectories, memory_read loads a file or a line range.
 Look things up before saying you do not know."""
 
 

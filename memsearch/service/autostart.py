@@ -1,21 +1,24 @@
-"""Starting a daemon in the background for an index nobody started one for (the ``autostart`` setting).
+"""Starting this user's memsearch service in the background when a call finds none (the ``autostart`` setting).
 
-When a search, read, ls or core finds no daemon, :func:`ensure` starts ``memsearch watch ROOT
---idle-exit N`` detached (as ``watch --detach`` does) and returns at once: this call is answered
-in-process, the calls that follow by the daemon once it listens. It is skipped, silently, for:
+When a search, read, ls or core finds no server for its root, :func:`ensure` starts ``memsearch
+service --root ROOT`` detached and returns at once: this call is answered in-process, the calls
+that follow by the service once it has loaded the root (it loads any other root on the first
+request that names it). It is skipped, silently, for:
 
-* a remote (``s3://``) index: its daemon would hold the index's one writer lease across
+* a remote (``s3://``) index: serving it would hold the index's one writer lease across
   machines, which is an operator's choice (``memsearch watch``), not a side effect of a search;
 * an index this user cannot write (a read-only root with the default ``ROOT/.memsearch``, an
   index directory of another user): calls keep being answered in-process;
 * an index some writer holds already (a daemon started by hand, an ``index`` run);
-* a daemon that failed (or exited at once) less than :data:`RETRY_AFTER_S` ago: its log says why.
+* a root whose service start failed (or exited at once) less than :data:`RETRY_AFTER_S` ago:
+  the service's log (:func:`~memsearch.location.service_log_file`) says why.
 
-**One daemon however many clients race.** The client takes an exclusive ``flock`` on the
-index's start file (:attr:`~memsearch.location.IndexLocation.start_file`) without waiting,
-and hands that descriptor to the daemon it starts, which keeps it for its whole life; a client
-that finds it taken does nothing. A second daemon could only lose the writer lock anyway.
-The started daemon exits after ``idle_exit`` seconds (``MEMSEARCH_IDLE_EXIT``) without a request.
+**One service however many clients race.** The client takes an exclusive ``flock`` on the
+user's start file (:func:`~memsearch.location.service_start_file`) without waiting, and hands
+that descriptor to the service it starts, which keeps it for its whole life; a client that
+finds it taken does nothing (a service is starting or running, and loads the root when asked).
+The service unloads a root after ``idle_exit`` seconds (``MEMSEARCH_IDLE_EXIT``) without a
+request, and exits when no root is left.
 """
 
 from __future__ import annotations
@@ -25,22 +28,18 @@ import time
 
 from .. import settings
 from ..launch import DETACHED_CWD, python_argv
-from ..location import IndexLocation
-from ..memory.files import read_json
+from ..location import IndexLocation, service_dir, service_log_file, service_start_file
 
 try:
     import fcntl
-except ImportError:  # Windows: no daemon there
+except ImportError:  # Windows: no service there
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ensure", "RETRY_AFTER_S"]
+__all__ = ["ensure", "command", "RETRY_AFTER_S"]
 
-#: A daemon started less than this long ago that is not running now (it failed, or exited at
-#: once) is not started again yet: a broken setup does not spawn a process per call.
+#: A service started less than this long ago for the same root that is not running now (it failed,
+#: or exited at once) is not started again yet: a broken setup does not spawn a process per call.
 RETRY_AFTER_S = 60.0
-#: How long an auto-started daemon waits for the writer lock: the client that started it may be
-#: syncing the index in-process for the call in hand.
-LOCK_WAIT_S = 60.0
 
 
 def _writable(where: IndexLocation) -> bool:
@@ -54,63 +53,61 @@ def _writable(where: IndexLocation) -> bool:
 
 
 def _failed_recently(where: IndexLocation, fd: int, now: float) -> bool:
-    """Whether the daemon last started here (the time in the start file), less than RETRY_AFTER_S ago,
-    is gone without a clean stop."""
+    """Whether the service was last started (the start file: time and root) for this root less than
+    RETRY_AFTER_S ago; the caller holds the start file's lock, so that service is gone."""
     try:
-        started = float(os.pread(fd, 64, 0).decode().strip() or 0)
+        stamp, _, label = os.pread(fd, 4096, 0).decode().strip().partition(" ")
+        started = float(stamp or 0)
     except (OSError, ValueError):
-        started = 0.0
-    if now - started >= RETRY_AFTER_S:
         return False
-    try:
-        fresh = os.stat(where.state_file).st_mtime >= started
-        stopped = fresh and (read_json(where.state_file) or {}).get("state") == "stopped"
-    except OSError:
-        return True
-    return not stopped
+    return now - started < RETRY_AFTER_S and label == str(where.root)
 
 
-def command(where: IndexLocation, *, model: str | None = None, idle_exit: int | None = None) -> list[str]:
-    """The command line of an auto-started daemon for ``where``."""
-    cmd = python_argv("memsearch", "watch", str(where.root), *where.watch_args(), "--log-file", str(where.log_file),
-                      "--wait", str(LOCK_WAIT_S), "--idle-exit", str(settings.get("idle_exit", idle_exit)))
+def command(where: IndexLocation, *, model: str | None = None, idle_exit: int | None = None,
+            start_fd: int | None = None) -> list[str]:
+    """The command line of the auto-started service, loading ``where``'s root first."""
+    cmd = python_argv("memsearch", "service", "--root", str(where.root), *where.watch_args(),
+                      "--log-file", str(service_log_file()), "--idle-exit", str(settings.get("idle_exit", idle_exit)))
+    if start_fd is not None:
+        cmd += ["--start-fd", str(start_fd)]
     return cmd + (["--model", model] if model else [])
 
 
 def ensure(where: IndexLocation, *, model: str | None = None, enabled: bool | None = None,
            idle_exit: int | None = None) -> int | None:
-    """Start a daemon for the index at ``where`` in the background if the module docstring's rules
-    allow; the pid started, or None. Never waits for the daemon and never raises for it."""
+    """Start this user's service in the background if the module docstring's rules allow; the pid
+    started, or None. Never waits for the service and never raises for it."""
     if fcntl is None or where.remote or not settings.get("autostart", enabled) or not _writable(where):
         return None
     from .process import verified_holder
+    from .protocol import secure_dir
 
     try:
-        where.ensure_state()
+        secure_dir(service_dir(), create=True)
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(where.start_file, flags, 0o600)
+        fd = os.open(service_start_file(), flags, 0o600)
     except OSError:
         return None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            return None  # another client is starting one, or the daemon it started holds it
+            return None  # another client is starting the service, or the service holds it
         now = time.time()
         if verified_holder(where) is not None or _failed_recently(where, fd, now):
             return None
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{now:.3f}\n".encode(), 0)  # when the last daemon was started (see _failed_recently)
-        import subprocess  # here, not at import: only a call that starts a daemon needs it (and threading)
+        os.pwrite(fd, f"{now:.3f} {where.root}\n".encode(), 0)  # see _failed_recently
+        import subprocess  # here, not at import: only a call that starts the service needs it (and threading)
         import threading
 
-        with open(where.log_file, "ab") as log:
-            proc = subprocess.Popen(command(where, model=model, idle_exit=idle_exit), stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=log, start_new_session=True, close_fds=True, pass_fds=(fd,),
-                                    cwd=DETACHED_CWD)
+        with open(service_log_file(), "ab") as log:
+            proc = subprocess.Popen(command(where, model=model, idle_exit=idle_exit, start_fd=fd),
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                                    close_fds=True, pass_fds=(fd,), cwd=DETACHED_CWD)
         threading.Thread(target=proc.wait, name="memsearch-autostart-reaper", daemon=True).start()
         return proc.pid
     except OSError:
         return None
     finally:
-        os.close(fd)  # the daemon keeps its own copy of the descriptor, and so the lock
+        os.close(fd)  # the service keeps its own copy of the descriptor, and so the lock

@@ -1,11 +1,11 @@
-"""The daemon's engine: :class:`Daemon` turns batches of file events into syncs under the index's writer lock.
+"""One root's writer: :class:`Daemon` turns batches of file events into syncs under the index's writer lock.
 
 It keeps its state file up to date (:attr:`~memsearch.location.IndexLocation.state_file`),
-compacts the tables on a schedule (the ``COMPACT_*`` constants below), with ``listen=True``
-answers clients on its socket (:class:`~memsearch.service.server.Server`), and with
-``idle_exit`` stops once no client asked anything for that long. Which events matter is
-:class:`~memsearch.service.events.MemoryFilter`'s business; :mod:`memsearch.service.watcher`
-feeds a Daemon with watchfiles' events (public as :mod:`memsearch.watcher`).
+compacts the tables on a schedule (the ``COMPACT_*`` constants below), and with ``idle_exit``
+stops once nobody asked about its root for that long (:meth:`Daemon.touch` counts a request).
+Which events matter is :class:`~memsearch.service.events.MemoryFilter`'s business;
+:mod:`memsearch.service.watcher` feeds a Daemon with watchfiles' events (public as
+:mod:`memsearch.watcher`), and :mod:`memsearch.service.roots` keeps one per loaded root.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import os
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable
 
@@ -23,7 +24,7 @@ import watchfiles
 
 from .. import settings
 from ..engine.ingest.sync import IndexReport
-from ..errors import DaemonFailed, InvalidArgument, MemsearchError, SyncDeferred
+from ..errors import IndexLocked, InvalidArgument, MemsearchError, SyncDeferred
 from ..location import IndexLocation
 from ..memory.files import atomic_write_json, read_json
 from ..memory.tree import resolve_root
@@ -57,6 +58,8 @@ VERSION_KEEP_S = 30.0
 KEEP_MARGIN_S = 2.0
 #: After a failed sync, a full re-scan is retried this long after.
 RETRY_S = 5.0
+#: A standby writer asks for the lock this often, checking between asks whether it was told to stop.
+STANDBY_STEP_S = 1.0
 #: ``daemon.json`` is rewritten at most this often during a long sync (progress).
 STATE_EVERY_S = 1.0
 
@@ -90,7 +93,7 @@ class Daemon:
 
     def __init__(self, root, *, db=None, model=None, debounce=None, index=None, foreign=None,
                  include_core=None, stop_event=None, lock_timeout: float | None = 0.0,
-                 compact: bool = True, state_file: bool = True, listen: bool = False, idle_exit: float | None = None):
+                 compact: bool = True, state_file: bool = True, idle_exit: float | None = None):
         if index is None:
             from ..engine.index import MemoryIndex
 
@@ -98,9 +101,6 @@ class Daemon:
         elif resolve_root(root) != index.root:
             raise InvalidArgument(f"root {str(root)!r} is not the root of the given index ({index.root})")
         self.index = index
-        self.listen = listen
-        self.server = None
-        self.reader = None
         self.root = index.root
         self.db_path = index.db_path
         self.debounce = resolve_debounce(debounce)
@@ -129,31 +129,41 @@ class Daemon:
         #: Seconds without a client request after which the daemon stops (None or 0: never).
         self.idle_exit = idle_exit or None
         self._idle = False
-        self._requests_seen, self._last_request = 0, time.monotonic()
+        self._last_request = time.monotonic()
 
     # --- life cycle ---------------------------------------------------------------------
-    def start(self) -> "Daemon":
+    def start(self, **state) -> "Daemon":
+        """Take the writer lock and write the first state (``state``: more fields, e.g. the ``socket``
+        its clients reach it on)."""
         lock = self.index.lock
         if not lock.held:  # the hold records "watch" as its purpose; the lock's own comes back on release
-            lock.acquire(timeout=self.lock_timeout, purpose="watch")
+            self._take(lock)
             self._owns_lock = True
         self._state = {"pid": os.getpid(), "root": str(self.root), "db": str(self.db_path),
                        "model": self.index.embedder.name, "debounce_ms": self.debounce, "started": _now(),
                        "state": "starting", "syncs": 0, "pending": None, "last_sync": None,
-                       "last_compaction": None, "error": None, "socket": None}
-        if self.listen:
-            try:
-                self._listen()
-            except BaseException:
-                self._state = {}
-                self.close()
-                raise
+                       "last_compaction": None, "error": None, "socket": None} | state
         self._write_state(force=True)
         if self._state_path is not None:
             self.where.pid_file.write_text(f"{os.getpid()}\n")
         logger.info("watching %s (index %s, model %s, debounce %d ms, pid %d)", self.root, self.db_path,
                     self.index.embedder.name, self.debounce, os.getpid())
         return self
+
+    def _take(self, lock) -> None:
+        """Take the writer lock; a standby (``lock_timeout`` None: ``watch --standby``) waits in steps of
+        STANDBY_STEP_S, so that a stop request ends its wait (:class:`IndexLocked`, as a writer that never got it)."""
+        if self.lock_timeout is not None or self.stop_event is None:
+            lock.acquire(timeout=self.lock_timeout, purpose="watch")
+            return
+        while True:
+            try:
+                lock.acquire(timeout=STANDBY_STEP_S, purpose="watch")
+                logger.info("took the writer lock of %s: writing from its last commit", self.where.label)
+                return
+            except IndexLocked:
+                if self.stop_event.is_set():
+                    raise
 
     def sync_paths(self, paths: list[str]) -> dict:
         """Sync exactly ``paths`` now (a client's write), between the batches of file events."""
@@ -165,41 +175,9 @@ class Daemon:
             raise SyncDeferred("the daemon could not index the change now: it retries with a full re-scan")
         return {"files": len(set(paths)), "chunks_embedded": report.chunks_embedded}
 
-    def _listen(self) -> None:
-        """Load the model, then answer clients on the socket (so a client never waits for the load)."""
-        from ..engine.index import MemoryIndex
-        from .protocol import PROTOCOL_VERSION
-        from .server import Refused, Server
-
-        index = self.index
-        index.embedder.embed_query("warm up")
-        self.reader = MemoryIndex(self.root, db=self.where, embedder=index.embedder, foreign=index.foreign,
-                                  include_core=index.include_core, encoding=index.encoding, fusion=index.fusion)
-        from ..harness.served import Served  # the tools' calls and writes a thin client forwards
-
-        served = Served(self.reader, self.sync_paths, status=lambda: dict(self._state), refuse=Refused)
-        try:
-            self.server = Server(self.reader, status=lambda: dict(self._state), sync=self.sync_paths,
-                                 methods=served.methods()).start()
-        except OSError as exc:
-            raise DaemonFailed(f"cannot serve on {exc.filename or 'the socket'}: {exc.strerror or exc}. "
-                                 f"Fix the folder's owner or mode, or pass a shorter --db") from None
-        self._state.update(socket=str(self.server.path), protocol=PROTOCOL_VERSION)
-        threading.Thread(target=self._warm, name="memsearch-warm", daemon=True).start()
-
-    def _warm(self) -> None:
-        """Build the reader's in-memory copies (vectors, BM25) before a client's first search needs them:
-        on a 19.7k-chunk tree an auto-started daemon's first answer took 2.6 s (benchmarks.perf.coldstart --cli)."""
-        try:
-            self.reader.search("warm up", k=1)
-        except Exception:  # noqa: BLE001 - the first client's search builds them instead
-            logger.debug("warming the reader failed", exc_info=True)
-
     def close(self) -> None:
         """Let a sync in flight finish its batch, then release the lock. Idempotent."""
         self._closing = True
-        if self.server is not None:  # no new answers from an index about to lose its writer
-            self.server.close()
         with self._busy:
             if not self._owns_lock and not self._state:
                 return
@@ -228,14 +206,37 @@ class Daemon:
     def stopping(self) -> bool:
         return self._closing or self._idle or bool(self.stop_event is not None and self.stop_event.is_set())
 
+    @contextmanager
+    def exclusive(self):
+        """Hold off the watcher's syncs (a client's ``index`` or ``check`` run by this process): yields the index."""
+        with self._busy:
+            if self._closing or not self._state:
+                raise SyncDeferred("the daemon is stopping: run the command again")
+            yield self.index
+
+    def replace_index(self, index) -> None:
+        """Write through ``index`` from now on (rebuilt with another model or settings); it shares the held lock."""
+        with self._busy:
+            index.lock = self.index.lock
+            self.index = index
+            self.filter = MemoryFilter(self.root, foreign=index.foreign, include_core=index.include_core,
+                                       ignore_paths=[Path(self.db_path).resolve()])
+            self._set(model=index.embedder.name, force=True)
+
+    def touch(self) -> None:
+        """A client asked about this root: the idle clock starts again."""
+        self._last_request = time.monotonic()
+
+    @property
+    def state(self) -> dict:
+        """A copy of the state the state file holds (empty once closed)."""
+        return dict(self._state)
+
     def _check_idle(self, now: float) -> None:
-        """Stop once no client asked anything for ``idle_exit`` seconds (an auto-started daemon)."""
-        if not self.idle_exit or self.server is None:
+        """Stop once no client asked anything for ``idle_exit`` seconds."""
+        if not self.idle_exit:
             return
-        requests = self.server.requests
-        if requests != self._requests_seen:
-            self._requests_seen, self._last_request = requests, now
-        elif now - self._last_request >= self.idle_exit:
+        if now - self._last_request >= self.idle_exit:
             logger.info("no request for %.0f s (idle exit): stopping", now - self._last_request)
             self._idle = True
 

@@ -21,7 +21,7 @@ import time
 from typing import Callable
 
 from ..errors import Hint, IndexBuilding
-from ..location import IndexLocation
+from ..location import IndexLocation, service_start_file
 from ..memory.files import read_json
 from ..platforms import flock_taken
 
@@ -35,9 +35,10 @@ POLL_S = 0.2
 
 
 def daemon_coming(where: IndexLocation) -> bool:
-    """Whether an auto-started daemon is starting or running for ``where``'s index: it holds the start
-    file's flock for its whole life, from before it waits for the writer lock (:mod:`.autostart`)."""
-    return not where.remote and flock_taken(where.start_file) is True
+    """Whether this user's service is starting or running, so that it will embed ``where``'s index: it
+    holds the start file's flock for its whole life, from before it waits for the writer lock
+    (:mod:`.autostart`), and loads a root on the first request naming it."""
+    return not where.remote and flock_taken(service_start_file()) is True
 
 
 def building(state: dict | None) -> bool:

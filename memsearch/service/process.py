@@ -1,4 +1,4 @@
-"""Managing the daemon process of an index: start it detached, report on it, stop it.
+"""Starting and stopping serving processes: a root's daemon (detached), the per-user service; reports on both.
 
 The commands ``memsearch watch --detach``, ``status`` and ``stop`` are thin over these.
 A pid is only ever signalled after checking that it still holds the index's writer lock
@@ -22,7 +22,7 @@ from ..memory.files import read_json
 from ..platforms import Platform, holds_flock
 
 __all__ = ["holder_text", "verified_holder", "detach", "daemon_status", "stop", "Started", "Stopped",
-           "WatchThread", "START_TIMEOUT_S"]
+           "service_status", "stop_service", "START_TIMEOUT_S"]
 
 #: How long ``watch --detach`` waits for the daemon to load its model, take the lock and listen.
 START_TIMEOUT_S = 60.0
@@ -202,10 +202,51 @@ class Stopped:
     pid: int | None = None
     holder: dict | None = None
     stale_pid: int | None = None  # writer.json named this live pid, which does not hold the lock
+    service: bool = False  # the per-user service unloaded the root (it goes on serving the others)
+
+
+def service_status(timeout: float = STATUS_TIMEOUT_S) -> dict | None:
+    """The per-user service's ``status`` (pid, socket, memory, loaded roots), or None when none runs."""
+    from .client import ask_service
+
+    return ask_service("status", timeout=timeout)
+
+
+def stop_service(timeout: float = 60.0) -> dict | None:
+    """Stop the per-user service (each root finishes its batch in hand and releases its lock): its last
+    status, or None when none ran. Raises :class:`DaemonFailed` when it is still running after ``timeout``."""
+    from .client import ask_service
+
+    status = service_status()
+    if status is None or ask_service("stop", timeout=timeout) is None:
+        return None
+    pid = status.get("pid")
+    deadline = time.monotonic() + timeout
+    while isinstance(pid, int) and _alive(pid):
+        if time.monotonic() > deadline:
+            raise DaemonFailed(f"the memsearch service (pid {pid}) is still running after {timeout:.0f} s: "
+                               f"wait, or `kill {pid}`")
+        time.sleep(0.1)
+    return status
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (our own child not reaped yet) is gone for this purpose
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def stop(root, db=None, timeout: float = 60.0) -> Stopped:
-    """SIGTERM the daemon of the index, once its pid is verified to hold the lock; wait for it to exit."""
+    """Stop serving the index: the per-user service unloads it, a daemon of its own gets SIGTERM (once
+    its pid is verified to hold the lock); wait for the lock to be released."""
     from ..engine.storage.lock import lock_holder
 
     where = IndexLocation.of(root, db)
@@ -217,57 +258,23 @@ def stop(root, db=None, timeout: float = 60.0) -> Stopped:
     if holder.get("purpose") != "watch" or not holder.get("pid"):
         return Stopped("not-a-daemon", base, db_path, holder=holder)
     pid = int(holder["pid"])
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
+    service = service_status()
+    if service is not None and service.get("pid") == pid:
+        from .client import Client
+
+        try:
+            Client(base, where, timeout=timeout, path=service["socket"]).call("unload")
+        except DaemonUnavailable:
+            pass
+    else:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
     deadline = time.monotonic() + timeout
+    by_service = service is not None and service.get("pid") == pid
     while (now := verified_holder(where)) and now.get("pid") == pid:
         if time.monotonic() > deadline:
-            return Stopped("timeout", base, db_path, pid=pid)
+            return Stopped("timeout", base, db_path, pid=pid, service=by_service)
         time.sleep(0.1)
-    return Stopped("stopped", base, db_path, pid=pid)
-
-
-class WatchThread:
-    """The daemon (watcher and socket server) inside another process, e.g. ``memsearch serve --watch``.
-
-    ``start()`` takes the writer lock, loads the model and listens (raising
-    :class:`IndexLocked` when another writer holds the index), then follows file events in a
-    background thread until ``close()``.
-    """
-
-    def __init__(self, root, db=None, model=None, debounce=None):
-        import threading
-
-        from .daemon import Daemon
-
-        self.stop_event = threading.Event()
-        self.daemon = Daemon(root, db=db, model=model, debounce=debounce, stop_event=self.stop_event, listen=True)
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> "WatchThread":
-        import logging
-        import threading
-
-        from .watcher import follow
-
-        self.daemon.start()
-
-        def run() -> None:
-            try:
-                for _ in follow(self.daemon):
-                    pass
-            except Exception:  # noqa: BLE001 - the server process keeps serving in-process
-                logging.getLogger("memsearch.watch").exception("the watcher stopped")
-
-        self._thread = threading.Thread(target=run, name="memsearch-watch", daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self, timeout: float = 30.0) -> None:
-        """Stop after the batch in hand; the lock is released and the socket removed."""
-        self.stop_event.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-        self.daemon.close()
+    return Stopped("stopped", base, db_path, pid=pid, service=by_service)

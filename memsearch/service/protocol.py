@@ -1,51 +1,63 @@
-"""The daemon's wire protocol (version 1): where its socket lives and how one request and one reply look.
+"""The service's wire protocol (version 1): where its socket lives and how one request and one reply look.
 
-**Transport.** A Unix domain stream socket, owner-only (mode 0600, in a folder of mode 0700),
-where :attr:`memsearch.location.IndexLocation.socket` says (next to the index, or a short
-hashed path when that one is too long); the daemon also records the path it bound in its state
-file (key ``socket``), where clients look when the derived path is absent. There is no TCP listener. The daemon refuses peers of another uid
-(:func:`memsearch.platform.peer_uid`); clients check the daemon's uid the same way.
+**Transport.** A Unix domain stream socket, owner-only (mode 0600, in a folder of mode 0700).
+The per-user service listens on :func:`memsearch.location.service_socket`
+(``$XDG_RUNTIME_DIR/memsearch/service.sock``, else ``<tempdir>/memsearch-<uid>/service.sock``)
+and serves every memory root a request names; a daemon started by hand for one root
+(``memsearch watch ROOT``) listens on :attr:`memsearch.location.IndexLocation.socket` (next
+to the index) and serves that root only. Clients try a root's own socket first, then the
+per-user one. There is no TCP listener. The server refuses peers of another uid
+(:func:`memsearch.platforms.peer_uid`); clients check the server's uid the same way.
 
 **Framing: JSON lines**, as watchman's JSON protocol: each request and each reply is one line
 of compact UTF-8 JSON ended by ``\\n``; a connection may carry many requests, answered in
 order. Chosen over HTTP over the socket because a client needs only ``socket`` and ``json``
 from the standard library (no HTTP client to import on the hot path of a shell command),
 and because it is trivial to drive by hand (``socat - UNIX-CONNECT:SOCKET``).
-``ruff server`` speaks LSP (JSON-RPC with ``Content-Length`` headers) over stdio, which suits
-one editor per process, not many short-lived shell clients; dmypy, like this daemon, keeps
-one process per tree and a status file telling clients where to connect.
 
-Request::
+Request (``root``: the memory root meant; ``db``: its index's address as ``--db`` takes it)::
 
-    {"v": 1, "id": 7, "method": "search", "params": {"query": "...", "k": 5}}
+    {"v": 1, "id": 7, "method": "search", "root": "/home/ada/memory", "db": "/home/ada/memory/.memsearch",
+     "params": {"query": "...", "k": 5}}
 
 Reply, one per request, with the request's ``id``::
 
     {"v": 1, "id": 7, "ok": true, "result": {...}, "server_ms": 12.3}
     {"v": 1, "id": 7, "ok": false, "error": {"type": "InvalidArgument", "message": "..."}}
 
+A long write (``index``, ``check``) may send progress lines before its reply, each
+``{"v": 1, "id": 7, "progress": {"phase": "index", "done": 3, "total": 10, "chunks": 40}}``.
+
 ``error.type`` is the name of a :mod:`memsearch.errors` class when the request itself was
 wrong (a bad argument, a path outside the root): a client raises that error as if it had run
-the call itself. The protocol's own errors are :data:`PROTOCOL_ERRORS`. Methods
-(:data:`METHODS`) and their ``params``:
+the call itself. The protocol's own errors are :data:`PROTOCOL_ERRORS`; ``Loading`` (the
+service is loading that root, or waits for another writer of it) and ``NotLoaded`` (a request
+other than ``search`` for a root the service does not hold: only a search, which needs the
+model, loads one) are quiet ones: the client works in-process. Methods (:data:`METHODS`) and
+their ``params``, each for the request's ``root``:
 
 * ``search``: ``query``, ``k``, ``scope``, ``mode``, ``since``, ``until``, ``model`` (a model name
-  the client expects; the daemon refuses another) -> ``{"hits": [Hit.to_dict(), ...]}``
+  the client expects; the server refuses another) -> ``{"hits": [Hit.to_dict(), ...]}``
 * ``read``: ``path``, ``lines`` -> ``ReadResult.to_dict()``
 * ``ls``: ``path``, ``encoding`` -> ``Listing.to_dict()``
 * ``core``: ``encoding`` -> ``CoreMemory.to_dict()``
-* ``status``: none -> ``{"protocol", "memsearch", "pid", "uid", "root", "db", "model", "socket", "state"}``
+* ``status``: none -> ``{"protocol", "memsearch", "pid", "uid", "root", "db", "model", "socket", "state"}``;
+  without ``root``, the service itself: ``{"protocol", "memsearch", "pid", "socket", "roots": [...]}``
 * ``sync``: ``paths`` (root-relative paths a write just changed) -> ``{"files", "chunks_embedded"}``
-  once the daemon's index holds them: read-your-writes for a write made beside a running daemon
+  once the server's index holds them: read-your-writes for a write made beside a running server
+* ``index``: ``rebuild``, ``model``, ``include_core``, ``check``, ``wait`` -> what ``memsearch index``
+  reports (:meth:`memsearch.engine.jobs.IndexJob.to_dict`), done by the server that holds the index
+* ``check``: ``repair``, ``wait``, ``model`` -> ``CheckReport.to_dict()`` (``memsearch check``)
+* ``unload``: none -> ``{"unloaded": bool}``: the root's watcher stops and its writer lock is released
+* ``stop`` (no ``root``): the service unloads every root and exits -> ``{"roots": N}``
 * ``tool``: ``name``, ``arguments``, ``writable``, ``budget``, ``encoding``, ``core_budget``, ``model`` -> the
   tool's result, as ``ToolBox.call`` gives it (:mod:`memsearch.harness.served`)
 * ``resource``: ``uri`` (None: the list), ``encoding`` -> the MCP resources, or ``{"text"}``
 * ``edit``: ``command``, ``arguments``, ``budget``, ``encoding``, ``model`` -> ``EditResult.to_dict()``, the
-  write indexed by the daemon before it replies
+  write indexed by the server before it replies
 
-Every request may also carry ``root`` (the memory root the client means); a daemon of
-another root answers ``WrongRoot``. A version other than :data:`PROTOCOL_VERSION` is answered
-``UnsupportedVersion`` (the client then works in-process).
+A version other than :data:`PROTOCOL_VERSION` is answered ``UnsupportedVersion`` (the client
+then works in-process).
 """
 
 from __future__ import annotations
@@ -56,16 +68,22 @@ import re
 import stat
 from pathlib import Path
 
-__all__ = ["PROTOCOL_VERSION", "METHODS", "PROTOCOL_ERRORS", "MAX_LINE_BYTES", "MAX_DEPTH", "secure_dir", "encode",
-           "decode", "json_depth", "json_depths", "ProtocolError"]
+__all__ = ["PROTOCOL_VERSION", "METHODS", "WRITE_METHODS", "PROTOCOL_ERRORS", "QUIET_ERRORS", "MAX_LINE_BYTES",
+           "MAX_DEPTH", "secure_dir", "encode", "decode", "json_depth", "json_depths", "ProtocolError", "Refused"]
 
 PROTOCOL_VERSION = 1
-METHODS = ("search", "read", "ls", "core", "status", "sync", "tool", "resource", "edit")
+METHODS = ("search", "read", "ls", "core", "status", "sync", "index", "check", "unload", "stop", "tool", "resource",
+           "edit")
+#: Methods that write a root's index: the client waits for them as long as the server works
+#: (progress lines keep it informed), with no reply timeout.
+WRITE_METHODS = ("index", "check")
 #: Most paths one ``sync`` request may name (a write changes a handful).
 MAX_SYNC_PATHS = 1000
 #: Errors of the protocol itself (not of the call): the client falls back to in-process work.
 PROTOCOL_ERRORS = ("BadRequest", "UnsupportedVersion", "UnknownMethod", "WrongRoot", "WrongModel",
-                   "PermissionDenied", "ServerError")
+                   "PermissionDenied", "ServerError", "Loading", "NotLoaded")
+#: Protocol errors after which a client works in-process without a warning: nothing went wrong.
+QUIET_ERRORS = ("WrongRoot", "Loading", "NotLoaded")
 #: Longest request line the daemon reads; a longer one is answered ``BadRequest`` and the connection closed.
 MAX_LINE_BYTES = 1 << 20
 #: Deepest nesting of arrays and objects in one message: a request is an envelope around flat
@@ -76,6 +94,14 @@ _DEPTH_CHARS = re.compile(r'["\\\\\[\]{}]')
 
 class ProtocolError(ValueError):
     """A line that is not a valid message of this protocol."""
+
+
+class Refused(Exception):
+    """A request the protocol refuses (its ``kind`` is one of :data:`PROTOCOL_ERRORS`)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
 
 
 def secure_dir(path: Path, create: bool = False) -> Path:

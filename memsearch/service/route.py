@@ -23,7 +23,7 @@ from .client import ask
 if TYPE_CHECKING:  # the fast path never imports the checker: the daemon checks what it answers
     from ..engine.search.args import SearchArgs
 
-__all__ = ["search", "read", "ls", "core", "sync_quietly"]
+__all__ = ["search", "read", "ls", "core", "write", "held_by_server", "sync_quietly"]
 
 Warn = Callable[[str], None]
 
@@ -130,3 +130,20 @@ def core(where: IndexLocation, *, encoding: str | None = None, local: bool = Fal
     from ..memory.contract import load_core
 
     return load_core(where.root, encoding=encoding).to_dict()
+
+
+def held_by_server(where: IndexLocation) -> bool:
+    """Whether a memsearch serving process (the per-user service, or a root's daemon) holds ``where``'s index."""
+    from .process import verified_holder
+
+    holder = verified_holder(where)
+    return bool(holder and holder.get("purpose") == "watch")
+
+
+def write(where: IndexLocation, method: str, params: dict, *, progress=None, warn: Warn | None = None) -> dict | None:
+    """A write of the index (``index``, ``check``; later the memory tool's) carried out by the serving process
+    that holds it, with its report as the in-process call gives it; None when no such process holds it (or it
+    cannot be asked): then the caller does it in-process, where another writer gets its clear refusal."""
+    if not held_by_server(where):
+        return None
+    return ask(where.root, method, params, db=where, warn=warn, progress=progress)

@@ -1,12 +1,12 @@
-"""The daemon's socket server: answers search, read, ls, core and status for one memory root.
+"""The socket server: accepts local clients on an owner-only Unix socket and hands each request to a dispatcher.
 
-:class:`Server` listens on the owner-only Unix socket of :mod:`memsearch.service.protocol`, one
-thread per connection (at most :data:`MAX_CLIENTS`), and refuses peers of another uid. It
-searches through a reader :class:`~memsearch.engine.index.MemoryIndex` of its own (its own
-store handles and caches, as a reader in another process would have) that shares the
-daemon's model, so the watcher's indexing never waits on a search. Requests are answered
-concurrently: searches do not queue behind one another or behind a sync, and the query
-encodes of searches in flight together share one model call (the embedders batch them,
+:class:`Server` listens on the socket of :mod:`memsearch.service.protocol`, one thread per
+connection (at most :data:`MAX_CLIENTS`), and refuses peers of another uid. It knows the
+framing, the envelope and the protocol's errors; what a request means is its dispatcher's
+business: one root's :class:`~memsearch.service.answers.Answers` (``Server(index)``, a daemon of
+one root) or the per-user service's :class:`~memsearch.service.roots.Roots`. Requests are
+answered concurrently: searches do not queue behind one another or behind a sync, and the
+query encodes of searches in flight together share one model call (the embedders batch them,
 :mod:`memsearch.engine.embed.batcher`).
 """
 
@@ -24,10 +24,10 @@ from typing import Callable
 from ..errors import MemsearchError
 from ..platforms import peer
 from . import protocol
-from .firstbuild import building, still_building
-from .protocol import PROTOCOL_VERSION, ProtocolError, decode, encode, secure_dir
+from .answers import Answers
+from .protocol import PROTOCOL_VERSION, ProtocolError, Refused, decode, encode, secure_dir
 
-__all__ = ["Server", "Refused", "MAX_CLIENTS", "IDLE_TIMEOUT_S"]
+__all__ = ["Server", "Refused", "Dispatch", "MAX_CLIENTS", "IDLE_TIMEOUT_S", "PROGRESS_EVERY_S"]
 
 log = logging.getLogger("memsearch.server")
 
@@ -35,8 +35,12 @@ log = logging.getLogger("memsearch.server")
 MAX_CLIENTS = 64
 #: A connection that sends nothing for this long is closed (a client keeps at most one open).
 IDLE_TIMEOUT_S = 60.0
+#: A long write sends a progress line at most this often (and at each change of phase).
+PROGRESS_EVERY_S = 0.2
 
-
+#: ``dispatch(method, root, db, params, progress)``: the result of one request, or :class:`Refused`
+#: / a typed error. ``root`` and ``db`` are the envelope's (None when absent).
+Dispatch = Callable[..., object]
 
 
 def _error(kind: str, message: str, exc: MemsearchError | None = None) -> dict:
@@ -49,25 +53,32 @@ def _error(kind: str, message: str, exc: MemsearchError | None = None) -> dict:
 
 
 class Server:
-    """Answer protocol requests for ``index``'s root on its socket; ``start()`` then ``close()``.
+    """Answer protocol requests on a socket; ``start()`` then ``close()``.
 
-    ``index``: the reader index searches run on. ``status``: a callable giving the daemon's
-    state for the ``status`` method. ``path``: the socket (default: the index location's
-    :attr:`~memsearch.location.IndexLocation.socket`).
-    ``methods``: more protocol methods by name (the tools' :mod:`memsearch.harness.served`).
-    The caller holds the index's writer lock, so no other daemon of the index is alive and a
-    socket file left at ``path`` is stale.
+    ``dispatch``: what answers a request (see :data:`Dispatch`). ``index`` instead: serve that
+    one root (its :class:`~memsearch.service.answers.Answers`, with ``status`` giving its
+    writer's state, ``sync`` its ``sync`` method and ``methods`` more methods by name). ``path``: the socket (default: the index
+    location's :attr:`~memsearch.location.IndexLocation.socket`). The caller makes sure no
+    other server of that path is alive, so a socket file left at ``path`` is stale.
     """
 
-    def __init__(self, index, *, status: Callable[[], dict] | None = None, path: str | os.PathLike[str] | None = None,
-                 max_clients: int = MAX_CLIENTS, idle_timeout: float = IDLE_TIMEOUT_S,
-                 sync: Callable[[list[str]], dict] | None = None, methods: dict[str, Callable] | None = None):
-        self.index = index
-        self.root = index.root
-        self.db_path = index.where.state
-        self.path = Path(path) if path else index.where.socket
-        self.status = status or (lambda: {})
-        self.syncer = sync
+    def __init__(self, index=None, *, dispatch: Dispatch | None = None, status: Callable[[], dict] | None = None,
+                 path: str | os.PathLike[str] | None = None, max_clients: int = MAX_CLIENTS,
+                 idle_timeout: float = IDLE_TIMEOUT_S, sync: Callable[[list[str]], dict] | None = None,
+                 methods: dict[str, Callable] | None = None):
+        if (index is None) == (dispatch is None):
+            raise TypeError("a Server serves one index or one dispatcher")
+        self.answers = None
+        if index is not None:
+            self.answers = Answers(index, status=status, sync=sync, methods=methods)
+            dispatch = self.answers.dispatch
+            path = path or index.where.socket
+        if path is None:
+            raise TypeError("a dispatcher's server needs its socket path")
+        self.path = Path(path)
+        if self.answers is not None:
+            self.answers.socket = str(self.path)
+        self.dispatch = dispatch
         self.idle_timeout = idle_timeout
         self.requests = 0
         self._slots = threading.BoundedSemaphore(max_clients)
@@ -76,8 +87,6 @@ class Server:
         self._inode: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
         self._closed = threading.Event()
-        self._handlers = {"search": self._search, "read": self._read, "ls": self._ls, "core": self._core,
-                          "status": self._status, "sync": self._sync} | dict(methods or {})
 
     # --- life cycle ---------------------------------------------------------------------
     def start(self) -> "Server":
@@ -146,7 +155,7 @@ class Server:
                 time.sleep(0.05)  # EMFILE and the like: retry
                 continue
             if not self._slots.acquire(blocking=False):
-                self._refuse(conn, _error("ServerError", "the daemon is serving too many clients; retry"))
+                self._refuse(conn, _error("ServerError", "the memsearch server is serving too many clients; retry"))
                 continue
             threading.Thread(target=self._serve, args=(conn,), name="memsearch-client", daemon=True).start()
 
@@ -162,10 +171,11 @@ class Server:
         try:
             pid, uid = peer(conn)
             if uid is not None and uid != os.getuid():
-                log.warning("refused a connection from pid %d of uid %d (this daemon serves uid %d only)",
+                log.warning("refused a connection from pid %d of uid %d (this server serves uid %d only)",
                             pid, uid, os.getuid())
-                self._refuse(conn, _error("PermissionDenied", f"this daemon serves uid {os.getuid()} only"))
+                self._refuse(conn, _error("PermissionDenied", f"this memsearch server serves uid {os.getuid()} only"))
                 return
+            log.debug("connection from pid %s", pid)
             conn.settimeout(self.idle_timeout)
             with conn, conn.makefile("rb") as lines:
                 while not self._closed.is_set():
@@ -178,7 +188,7 @@ class Server:
                     too_long = len(line) > protocol.MAX_LINE_BYTES
                     if not line.strip() and not too_long:
                         continue
-                    reply = self._too_long() if too_long else self.answer(line)
+                    reply = self._too_long() if too_long else self.answer(line, conn.sendall)
                     conn.sendall(encode(reply))
                     if too_long:
                         return
@@ -193,8 +203,8 @@ class Server:
                 "error": _error("BadRequest", f"a request line is at most {protocol.MAX_LINE_BYTES} bytes")}
 
     # --- requests -------------------------------------------------------------------------
-    def answer(self, line: bytes) -> dict:
-        """The reply to one request line (never raises for a bad request)."""
+    def answer(self, line: bytes, send: Callable[[bytes], None] | None = None) -> dict:
+        """The reply to one request line (never raises for a bad request); ``send`` carries its progress lines."""
         started = time.perf_counter()
         with self._count_lock:
             self.requests += 1
@@ -204,7 +214,7 @@ class Server:
             return {"v": PROTOCOL_VERSION, "id": None, "ok": False, "error": _error("BadRequest", str(exc))}
         reply: dict = {"v": PROTOCOL_VERSION, "id": message.get("id")}
         try:
-            reply["result"] = self._dispatch(message)
+            reply["result"] = self._dispatch(message, _progress_lines(message.get("id"), send))
             reply["ok"] = True
         except Refused as exc:
             reply.update(ok=False, error=_error(exc.kind, str(exc)))
@@ -216,76 +226,36 @@ class Server:
         reply["server_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return reply
 
-    def _dispatch(self, message: dict):
+    def _dispatch(self, message: dict, progress):
         if message.get("v") != PROTOCOL_VERSION:
             raise Refused("UnsupportedVersion", f"protocol version {message.get('v')!r} is not served: "
-                                                 f"this daemon speaks {PROTOCOL_VERSION}")
+                                                f"this server speaks {PROTOCOL_VERSION}")
         method, params = message.get("method"), message.get("params", {})
-        handler = self._handlers.get(method) if isinstance(method, str) else None
-        if handler is None:
+        if not isinstance(method, str) or method not in protocol.METHODS:
             raise Refused("UnknownMethod", f"unknown method {method!r}: choose one of {', '.join(protocol.METHODS)}")
         if not isinstance(params, dict):
             raise Refused("BadRequest", "params must be a JSON object")
-        root = message.get("root")
-        if root is not None and os.path.realpath(str(root)) != str(self.root):
-            raise Refused("WrongRoot", f"this daemon serves {self.root}, not {root}")
+        root, db = message.get("root"), message.get("db")
+        if not isinstance(root, (str, type(None))) or not isinstance(db, (str, type(None))):
+            raise Refused("BadRequest", "root and db are strings")
+        return self.dispatch(method, root, db, params, progress)
+
+
+def _progress_lines(request_id, send: Callable[[bytes], None] | None):
+    """A progress sink that sends progress lines for request ``request_id`` (None: no sink)."""
+    if send is None:
+        return None
+    last = {"at": 0.0, "phase": None}
+
+    def progress(phase: str, done: int, total: int, chunks: int) -> None:
+        now = time.monotonic()
+        if phase == last["phase"] and now - last["at"] < PROGRESS_EVERY_S and done != total:
+            return
+        last.update(at=now, phase=phase)
         try:
-            return handler(**params)
-        except TypeError as exc:  # unknown or missing parameter names
-            raise Refused("BadRequest", f"bad params for {method}: {exc}") from None
+            send(encode({"v": PROTOCOL_VERSION, "id": request_id,
+                         "progress": {"phase": phase, "done": done, "total": total, "chunks": chunks}}))
+        except OSError:
+            pass  # the client went away: the work goes on, its report is lost
 
-    def _search(self, query, k=10, scope=None, mode="hybrid", since=None, until=None, model=None) -> dict:
-        served = self.index.embedder.name
-        if model is not None and model != served:
-            raise Refused("WrongModel", f"this daemon searches with model {served!r}, not {model!r}")
-        hits = self.index.search(query, k=k, scope=scope, mode=mode, since=since, until=until)
-        if not hits and not self.index.searcher.snapshot()[1]:  # no row at all: maybe none written yet
-            state = self.status()
-            if building(state):
-                raise still_building(self.root, state)
-        return {"hits": [hit.to_dict() for hit in hits]}
-
-    def _read(self, path, lines=None) -> dict:
-        from ..memory.contract import read
-
-        if isinstance(lines, list):
-            lines = tuple(lines)
-        return read(self.root, path, lines).to_dict()
-
-    def _ls(self, path=".", encoding=None) -> dict:
-        from ..memory.contract import list_dir
-
-        return list_dir(self.root, path, encoding=encoding).to_dict()
-
-    def _core(self, encoding=None) -> dict:
-        from ..memory.contract import load_core
-
-        return load_core(self.root, encoding=encoding).to_dict()
-
-    def _sync(self, paths) -> dict:
-        if self.syncer is None:
-            raise Refused("UnknownMethod", "this server does not index: it has no sync method")
-        if (not isinstance(paths, list) or len(paths) > protocol.MAX_SYNC_PATHS
-                or not all(isinstance(p, str) and p and "\0" not in p for p in paths)):
-            raise Refused("BadRequest",
-                           f"sync takes paths: a list of at most {protocol.MAX_SYNC_PATHS} relative paths")
-        for rel in paths:
-            parts = rel.split("/")
-            if rel.startswith("/") or ".." in parts:
-                raise Refused("BadRequest", f"sync paths are relative to the root, without '..': got {rel[:200]!r}")
-        return self.syncer(paths)
-
-    def _status(self) -> dict:
-        from .. import __version__
-
-        return {"protocol": PROTOCOL_VERSION, "memsearch": __version__, "pid": os.getpid(), "uid": os.getuid(),
-                "root": str(self.root), "db": str(self.db_path), "model": self.index.embedder.name,
-                "socket": str(self.path), "requests": self.requests} | {"state": self.status()}
-
-
-class Refused(Exception):
-    """A request the protocol refuses (its ``kind`` is one of :data:`protocol.PROTOCOL_ERRORS`)."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind = kind
+    return progress

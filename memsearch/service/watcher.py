@@ -26,8 +26,8 @@ How it works:
   hand commit, then releases the lock; whatever is left is caught up at the next start.
 * State for ``memsearch status`` goes to ``DB/daemon.json`` (written atomically), logs go
   through :mod:`logging` (logger ``memsearch.watch``), one line per sync.
-* ``listen=True`` also answers clients (search, read, ls, core, status) on the index's Unix
-  socket while it watches: see :mod:`memsearch.service.server` and :mod:`memsearch.service.protocol`.
+* Answering clients on a socket while it watches is :mod:`memsearch.service.host`'s business
+  (``memsearch watch ROOT`` and the per-user service).
 """
 
 from __future__ import annotations
@@ -98,8 +98,7 @@ def _dir_events(changes, daemon: Daemon) -> bool:
 
 def watch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | None = None, stop_event=None,
           index=None, foreign=None, include_core: bool | None = None, lock_timeout: float | None = 0.0,
-          compact: bool = True, state_file: bool = True, listen: bool = False,
-          idle_exit: float | None = None) -> Iterator[IndexReport]:
+          compact: bool = True, state_file: bool = True, idle_exit: float | None = None) -> Iterator[IndexReport]:
     """Keep the index of ``root`` fresh; yield an :class:`IndexReport` per sync (the catch-up first).
 
     ``index``: a :class:`~memsearch.engine.index.MemoryIndex` to use (else one is opened from ``db``,
@@ -107,13 +106,12 @@ def watch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | 
     ``stop_event`` (anything with ``is_set()``, e.g. :class:`threading.Event`) ends the
     generator after the batch in hand. ``lock_timeout``: seconds to wait for another writer
     (None: forever) before raising :class:`~memsearch.errors.IndexLocked`. The lock is held
-    until the generator ends or is closed. ``state_file``: write the daemon's state file. ``listen``:
-    answer clients on the index's socket too. ``idle_exit``: with ``listen``, end after this many
-    seconds without a client request (None: never).
+    until the generator ends or is closed. ``state_file``: write the daemon's state file. ``idle_exit``:
+    end after this many seconds without a :meth:`Daemon.touch` (None: never).
     """
     daemon = Daemon(root, db=db, model=model, debounce=debounce, index=index, foreign=foreign,
                     include_core=include_core, stop_event=stop_event, lock_timeout=lock_timeout,
-                    compact=compact, state_file=state_file, listen=listen, idle_exit=idle_exit)
+                    compact=compact, state_file=state_file, idle_exit=idle_exit)
     daemon.start()
     yield from follow(daemon)
 
@@ -152,8 +150,8 @@ def follow(daemon: Daemon) -> Iterator[IndexReport]:
 
 async def awatch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | None = None,
                  stop_event=None, index=None, foreign=None, include_core: bool | None = None,
-                 lock_timeout: float | None = 0.0, compact: bool = True, state_file: bool = True,
-                 listen: bool = False) -> AsyncIterator[IndexReport]:
+                 lock_timeout: float | None = 0.0, compact: bool = True,
+                 state_file: bool = True) -> AsyncIterator[IndexReport]:
     """:func:`watch` for asyncio: syncs run in a worker thread, the event loop stays free.
 
     ``stop_event``: an :class:`asyncio.Event` (or anything with ``is_set()``); cancelling the
@@ -161,7 +159,7 @@ async def awatch(root: str | os.PathLike[str], *, db=None, model=None, debounce:
     """
     daemon = await asyncio.to_thread(
         Daemon, root, db=db, model=model, debounce=debounce, index=index, foreign=foreign, include_core=include_core,
-        stop_event=stop_event, lock_timeout=lock_timeout, compact=compact, state_file=state_file, listen=listen)
+        stop_event=stop_event, lock_timeout=lock_timeout, compact=compact, state_file=state_file)
     await asyncio.to_thread(daemon.start)
     events = None
     try:

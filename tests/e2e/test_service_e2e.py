@@ -14,6 +14,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -22,12 +23,17 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from tests.conftest import EXAMPLES, REPO
+from tests.conftest import EXAMPLES, REPO, stop_service
 
 pytestmark = pytest.mark.slow
 
-ENV = dict(os.environ, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+#: The default settings (autostart on), with a runtime folder of this module's own: a per-user service
+#: started here is this module's, stopped at its end.
+RUNTIME = Path(tempfile.mkdtemp(prefix="ms-e2e-"))
+ENV = dict(os.environ, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+           XDG_RUNTIME_DIR=str(RUNTIME))
 ENV.pop("MEMSEARCH_DB", None)
+ENV.pop("MEMSEARCH_AUTOSTART", None)
 QUERY = "when is the next milestone"
 
 
@@ -67,6 +73,7 @@ def daemon(tmp_path_factory):
     cli("stop", str(root))
     if (pid := status(root)["pid"]):
         os.kill(pid, signal.SIGKILL)
+    stop_service(RUNTIME)
 
 
 def test_daemon_serves_on_an_owner_only_socket_and_detach_is_idempotent(daemon):
@@ -203,8 +210,10 @@ def test_after_kill_9_clients_work_in_process_at_once_and_a_new_daemon_serves(da
     after = cli("search", str(root), QUERY, "-k", "3")
     assert (after.returncode, after.stdout) == (0, before.stdout)
     assert "warning" not in after.stderr  # absence is not news
-    assert status(root)["serving"] is False
-    restarted = cli("watch", str(root), "--detach")
-    assert restarted.returncode == 0 and "daemon started" in restarted.stdout, restarted.stderr
-    assert until(lambda: status(root)["serving"], timeout=120, what="the new daemon")
+    # with the default settings that call started the per-user service, which now serves the root
+    served = until(lambda: (s := status(root))["serving"] and s["pid"] != info["pid"] and s, timeout=180,
+                   what="the per-user service")
+    assert served["socket"] == str(RUNTIME / "memsearch" / "service.sock")
     assert cli("search", str(root), QUERY, "-k", "3").stdout == before.stdout
+    again = cli("watch", str(root), "--detach")  # idempotent: the service keeps this index
+    assert again.returncode == 0 and f"already keeps this index: pid {served['pid']}" in again.stdout, again.stderr

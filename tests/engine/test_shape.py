@@ -38,17 +38,24 @@ def test_a_generated_stub_is_not_content():
     assert out[1]["score"] == pytest.approx(STUB_WEIGHT)
 
 
-def test_an_index_yields_to_the_notes_it_names():
+def test_a_memory_md_ranks_after_every_note_of_its_folder_that_matches():
     index = row("projects/atlas/MEMORY.md", 1.0, "# Atlas\n\n- plans.md has the schedule and the budget.\n- notes/ status")
     plans = row("projects/atlas/plans.md", 0.5)
-    status = row("projects/atlas/notes/2026-03-02.md", 0.45)
-    other = row("projects/billing/plan.md", 0.7)
+    status = row("projects/atlas/notes/2026-03-02.md", 0.45)  # in a subfolder: still of its folder
+    other = row("projects/billing/plan.md", 0.7)  # another folder's note: no reason to yield to it
     out = [r["path"] for r in memory_md_yield([index, other, plans, status])]
-    assert out.index("projects/atlas/MEMORY.md") == out.index("projects/atlas/plans.md") + 1
-    # a note it does not name, or one far weaker than it, does not make it yield
-    alone = row("projects/atlas/MEMORY.md", 1.0, "# Atlas\n\nThe migration off Hadoop; cutover in June.")
-    assert memory_md_yield([alone, plans])[0] is alone
-    assert memory_md_yield([index, row("projects/atlas/plans.md", 0.1)])[0] is index
+    assert out == ["projects/billing/plan.md", "projects/atlas/plans.md", "projects/atlas/notes/2026-03-02.md",
+                   "projects/atlas/MEMORY.md"]
+    # a summary that names no note yields all the same (the pointer after the note) ...
+    summary = row("projects/atlas/MEMORY.md", 1.0, "# Atlas\n\nThe migration off Hadoop; cutover in June.")
+    assert [r["path"] for r in memory_md_yield([summary, plans])] == [plans["path"], summary["path"]]
+    # ... but still ranks first when no note of its folder matches: a note far weaker, or none at all
+    weak = row("projects/atlas/plans.md", 0.1)
+    assert memory_md_yield([summary, other, weak])[0] is summary
+    assert memory_md_yield([summary, other])[0] is summary
+    # a note matching far less than the MEMORY.md does not pull it below itself
+    out = [r["path"] for r in memory_md_yield([index, plans, weak | {"path": "projects/atlas/old.md"}])]
+    assert out == ["projects/atlas/plans.md", "projects/atlas/MEMORY.md", "projects/atlas/old.md"]
 
 
 def test_latest_questions_prefer_the_newest_relevant_dated_note():

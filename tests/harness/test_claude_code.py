@@ -71,6 +71,7 @@ def test_install_writes_hooks_and_mcp_server_and_keeps_other_settings(make_tree,
     for event in claude_code.LOG_EVENTS:
         (hook,) = settings["hooks"][event][-1]["hooks"]
         assert shlex.split(hook["command"])[4:7] == ["session-log", "--root", str(root.resolve())]
+        assert hook.get("async", False) == (event != "SessionEnd")  # Stop follows every turn: in the background
     subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=ENV, stdin=subprocess.DEVNULL, check=True)
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     assert settings["permissions"]["allow"] == ["Read"] + tools and settings["enabledMcpjsonServers"] == ["memsearch"]

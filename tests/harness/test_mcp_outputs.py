@@ -27,6 +27,7 @@ CALLS = [
     ("memory_read", {"path": "notes/MEMORY.md", "start_line": 1, "end_line": 2}),
     ("memory_search", {"query": "materialized view that keeps the newest grid value", "k": 10}),
     ("memory_search", {"query": "zzzz qqqq", "mode": "keyword"}),
+    ("memory_search", {"query": "how did the atlas migration go", "mode": "timeline", "k": 3}),
     ("memory", {"command": "view", "path": "/memories"}),
     (
         "memory",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memsearch.harness import plugin
+from memsearch.harness import claude_code, plugin
 from memsearch.memory.validator import validate
 from tests.conftest import REPO
 
@@ -51,10 +51,11 @@ def test_the_marketplace_offers_the_plugin_and_its_files_are_what_claude_code_re
     hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
     assert {event: shlex.split(groups[0]["hooks"][0]["command"])[1:] for event, groups in hooks.items()} == {
         event: ["hook", arg] for event, arg in EVENTS.items()}
-    for groups in hooks.values():
+    for event, groups in hooks.items():
         (hook,) = groups[0]["hooks"]
         assert shlex.split(hook["command"])[0] == "${CLAUDE_PLUGIN_ROOT}/scripts/memsearch-plugin"
         assert hook["type"] == "command" and hook["timeout"] == 10
+        assert hook.get("async", False) == (event in claude_code.BACKGROUND)  # as the project install writes them
     server = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]["memsearch"]
     assert server["command"] == "${CLAUDE_PLUGIN_ROOT}/scripts/memsearch-plugin" and server["args"] == ["serve"]
     assert os.access(LAUNCHER, os.X_OK)

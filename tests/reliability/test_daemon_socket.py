@@ -9,14 +9,12 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
-from memsearch.service.watcher import watch
 from tests.conftest import REPO, build
 
 TREE = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n", "notes/a.md": "# A\n\nalpha kayaks\n"}
@@ -25,21 +23,13 @@ TREE = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n", "notes/a.md": "
 @pytest.fixture
 def daemon(tmp_path):
     """A real daemon (watcher and socket server) on a small tree, in a thread of this process."""
+    from memsearch.service.host import WatchThread
+
     root = build(tmp_path / "memory", TREE)
     index = MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder())
-    stop = threading.Event()
-    ready = threading.Event()
-
-    def run() -> None:
-        for _ in watch(root, index=index, stop_event=stop, listen=True):
-            ready.set()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert ready.wait(60)  # the catch-up ran: it listens
-    yield index
-    stop.set()
-    thread.join(30)
+    daemon = WatchThread(root, db=tmp_path / "db", index=index).start()
+    yield daemon.root.answers.index
+    daemon.close()
 
 
 def _exchange(path, payload: bytes, timeout: float = 10.0) -> bytes:

@@ -19,7 +19,6 @@ from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.errors import IndexDamaged
 from memsearch.service.client import Client
-from memsearch.service.daemon import Daemon
 from tests.conftest import build, run_cli
 
 FILES = {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\nwhat the notes hold\n"} | {
@@ -83,7 +82,14 @@ def test_a_rebuild_on_a_serving_process_s_lock_hold_recovers_and_its_reader_foll
     root = build(tmp_path / "memory", FILES)
     index = MemoryIndex(root, embedder=_embedder())
     index.sync()
-    daemon = Daemon(root, index=index, listen=True).start()
+    from memsearch.location import IndexLocation
+    from memsearch.service.roots import Root
+    from memsearch.service.server import Server
+
+    where = IndexLocation.of(root)
+    served = Root(where, index=index, socket=str(where.socket)).open()
+    daemon = served.daemon
+    server = Server(dispatch=served.answers.dispatch, path=where.socket).start()
     try:
         assert Client(root).call("search", query="heron at dawn", k=3)["hits"]
         DAMAGED_DATA[kind](index.db_path)
@@ -97,4 +103,5 @@ def test_a_rebuild_on_a_serving_process_s_lock_hold_recovers_and_its_reader_foll
         assert daemon.index.sync().files_changed == 1  # the daemon's own index follows the new build
         assert Client(root).call("search", query="otter mill", k=1)["hits"][0]["path"] == "notes/n0.md"
     finally:
+        server.close()
         daemon.close()

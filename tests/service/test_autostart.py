@@ -11,15 +11,15 @@ import time
 
 import pytest
 
-from memsearch.location import IndexLocation
-from memsearch.service.process import daemon_status, stop, verified_holder
+from memsearch.location import IndexLocation, service_log_file
+from memsearch.service.process import daemon_status, service_status, stop, verified_holder
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
 RACE = """
 import sys
-from memsearch.location import IndexLocation
+from memsearch.location import IndexLocation, service_log_file
 from memsearch.service.autostart import ensure
 where = IndexLocation.of(sys.argv[1])
 sys.stdin.readline()  # all racers start together
@@ -76,7 +76,7 @@ def test_racing_clients_start_one_daemon_which_exits_when_nobody_asks(examples_c
         _until(lambda: not _alive(pid), timeout=180)
         assert verified_holder(IndexLocation.of(root)) is None
         assert json.loads(IndexLocation.of(root).state_file.read_text())["state"] == "stopped"
-        assert "idle exit" in IndexLocation.of(root).log_file.read_text()
+        assert "idle exit" in service_log_file().read_text()
     finally:
         stop(root, timeout=60)
 
@@ -98,14 +98,16 @@ def test_the_first_cli_call_answers_in_process_and_the_next_goes_through_the_dae
         assert "memsearch.service.client" in imported  # the daemon answered: the engine never loaded here
         assert "memsearch.engine.index" not in imported
         assert json.loads(second.stdout)["hits"] == local_hits
-        # opting out: --no-daemon and MEMSEARCH_AUTOSTART=0 start nothing
-        stop(root, timeout=60)
+        # opting out: --no-daemon and MEMSEARCH_AUTOSTART=0 start nothing (once the service, its only root
+        # unloaded, has exited)
+        assert stop(root, timeout=60).service
+        _until(lambda: service_status() is None, timeout=60)
         for extra, flag in (({}, ["--no-daemon"]), ({"MEMSEARCH_AUTOSTART": "0"}, [])):
             done = subprocess.run([sys.executable, "-m", "memsearch", "search", str(root), "vendor contract", *flag],
                                   capture_output=True, text=True, env=dict(env, **extra), timeout=300)
             assert done.returncode == 0, done.stderr
             time.sleep(2)
-            assert not daemon_status(root)["running"]
+            assert not daemon_status(root)["running"] and service_status() is None
     finally:
         stop(root, timeout=60)
 

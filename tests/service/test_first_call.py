@@ -85,13 +85,16 @@ def test_a_write_indexed_before_the_first_full_pass_leaves_no_file_unseen(tmp_pa
 
 
 def test_daemon_coming_reads_the_start_file_s_lock(tmp_path):
+    from memsearch.location import service_start_file
+    from memsearch.service.protocol import secure_dir
+
     where = IndexLocation.of(tree(tmp_path))
     assert not firstbuild.daemon_coming(where)  # no start file at all
-    where.ensure_state()
-    fd = os.open(where.start_file, os.O_RDWR | os.O_CREAT, 0o600)
+    secure_dir(service_start_file().parent, create=True)
+    fd = os.open(service_start_file(), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        assert not firstbuild.daemon_coming(where)  # a start file nobody holds: the daemon is gone
-        fcntl.flock(fd, fcntl.LOCK_EX)  # as an auto-started daemon holds it for its whole life
+        assert not firstbuild.daemon_coming(where)  # a start file nobody holds: the service is gone
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as the auto-started service holds it for its whole life
         assert firstbuild.daemon_coming(where)
         assert not firstbuild.daemon_coming(IndexLocation.of(where.root, "s3://bucket/p"))
     finally:
@@ -109,8 +112,11 @@ def test_an_in_process_search_defers_only_while_a_daemon_is_coming(tmp_path, mon
     from memsearch.engine.search.args import check_search
 
     args = check_search(root, "otter tag7", 3)
-    where.ensure_state()
-    fd = os.open(where.start_file, os.O_RDWR | os.O_CREAT, 0o600)
+    from memsearch.location import service_start_file
+    from memsearch.service.protocol import secure_dir
+
+    secure_dir(service_start_file().parent, create=True)
+    fd = os.open(service_start_file(), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         hits = route.search(where, args, using=lambda: nullcontext(index))
@@ -218,18 +224,19 @@ def test_a_listening_daemon_warms_its_reader_before_any_client_asks(tmp_path):
     """The reader's in-memory copies are built once the socket listens, not by the first client's search."""
     import time
 
-    from memsearch.service.daemon import Daemon
+    from memsearch.service.host import WatchThread
 
     root = tree(tmp_path)
     index = MemoryIndex(root, embedder=embedder())
     index.sync()
-    daemon = Daemon(root, index=index, listen=True).start()
+    daemon = WatchThread(root, index=index).start()
     try:
         assert daemon.server.requests == 0
+        reader = daemon.root.answers.index
         deadline = time.monotonic() + 60
-        while daemon.reader.searcher.nbytes == 0 and time.monotonic() < deadline:
+        while reader.searcher.nbytes == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert daemon.reader.searcher.nbytes > 0 and daemon.server.requests == 0
+        assert reader.searcher.nbytes > 0 and daemon.server.requests == 0
     finally:
         daemon.close()
 
@@ -240,14 +247,17 @@ def test_an_mcp_toolbox_s_warm_up_on_a_cold_tree_leaves_the_embedding_to_a_comin
     text rows only (the first memory_search answers partial hits), with none it embeds everything."""
     from memsearch.harness.api import close_indexes
     from memsearch.harness.tools import ToolBox
+    from memsearch.location import service_start_file
+    from memsearch.service.protocol import secure_dir
 
     root = tree(tmp_path)
     monkeypatch.setenv("MEMSEARCH_TEXT_FIRST_FILES", "4")
+    monkeypatch.setenv("MEMSEARCH_AUTOSTART", "0")  # the service is played by the test: it holds the start file
     where = IndexLocation.of(root)
-    where.ensure_state()
-    fd = os.open(where.start_file, os.O_RDWR | os.O_CREAT, 0o600)
+    secure_dir(service_start_file().parent, create=True)
+    fd = os.open(service_start_file(), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # an auto-started daemon on its way (autostart is off in the tests)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the auto-started service on its way
         box = ToolBox(root)
         box.warm()
         store = Store(where.state)
@@ -267,11 +277,15 @@ def test_an_mcp_toolbox_s_warm_up_on_a_cold_tree_leaves_the_embedding_to_a_comin
 def test_a_write_a_daemon_indexes_before_its_first_pass_leaves_no_search_silently_incomplete(tmp_path):
     """Issue 33 item 2: a daemon synced the written file before its first full pass, and a search returned only
     that note with ``partial: false``. Now the rest of the tree is found too, its hits flagged ``partial``."""
-    from memsearch.service.daemon import Daemon
+    from memsearch.service.roots import Root
+    from memsearch.service.server import Server
 
     root = tree(tmp_path)
     (root / "notes" / "written.md").write_text("# Written\n\nThe otter named tag7 moved to the river.\n")
-    daemon = Daemon(root, index=MemoryIndex(root, embedder=embedder()), listen=True).start()
+    where = IndexLocation.of(root)
+    served = Root(where, index=MemoryIndex(root, embedder=embedder()), socket=str(where.socket)).open()
+    daemon = served.daemon  # opened, its watcher not started: no pass has run
+    server = Server(dispatch=served.answers.dispatch, path=where.socket).start()
     try:  # the write is indexed through the daemon (as the memory tool and `memsearch edit` do) before any pass
         assert Client(root).call("sync", paths=["notes/written.md"])["files"] == 1
         hits = Client(root).call("search", query="otter tag7", k=5)["hits"]
@@ -280,4 +294,5 @@ def test_a_write_a_daemon_indexes_before_its_first_pass_leaves_no_search_silentl
         daemon.process()  # the first full pass embeds the rest
         assert not any(h["partial"] for h in Client(root).call("search", query="otter tag7", k=5)["hits"])
     finally:
+        server.close()
         daemon.close()

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
@@ -87,6 +87,12 @@ class IndexReport:
         data["changed_paths"] = list(self.changed_paths)
         data["removed_paths"] = list(self.removed_paths)
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "IndexReport":
+        """The report :meth:`to_dict` gave (keys it does not know are left out)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names})
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,9 @@ from ...memory.tree import safe_path
 
 __all__ = ["SearchArgs", "check_search", "MODES", "MAX_K"]
 
-MODES = ("hybrid", "vector", "keyword")
+#: Search modes: both legs fused, one leg alone, or the fused ranking as a timeline (the best hit of each
+#: file or dated session touching the topic, oldest first: :mod:`memsearch.engine.search.timeline`).
+MODES = ("hybrid", "vector", "keyword", "timeline")
 #: Most hits one search may ask for.
 MAX_K = 1000
 

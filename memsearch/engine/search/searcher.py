@@ -5,7 +5,8 @@ index) and vector search (cosine: an in-memory exact copy, :mod:`.flat`, or Lanc
 past ``VECTOR_INDEX_MIN_ROWS``) over the same filtered rows and fuses them (:mod:`.fusion`: by
 default a convex combination of min-max normalised scores, or reciprocal rank fusion; see
 benchmarks/README.md for the measurements behind the choice). Hits of one file whose line ranges
-overlap are merged, and every hit carries its nearest enclosing ``MEMORY.md`` (:mod:`.hits`).
+overlap are merged, and every hit carries its nearest enclosing ``MEMORY.md`` (:mod:`.hits`). The
+``timeline`` mode keeps the hybrid ranking's best rows of the ``k`` best sessions, oldest first (:mod:`.timeline`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .fusion import CANDIDATE_FACTOR, MIN_CANDIDATES, hybrid
 from .hits import Hit, HitBuilder
 from .order import rank_order
 from .shape import merge_rows
+from .timeline import timeline
 
 __all__ = ["Searcher", "canonical", "KEYWORD_SCORE_DECIMALS"]
 
@@ -42,6 +44,16 @@ def canonical(rows: list[dict]) -> list[dict]:
 def _multilingual(embedder) -> bool:
     """Whether the embedder's model reads more than English (``multilingual`` in models.toml)."""
     return bool(getattr(getattr(embedder, "spec", None), "multilingual", False))
+
+
+class _Scanned:
+    """Rows already read, offered as a store's :meth:`~..storage.store.Store.read` (for :meth:`Searcher.prepare`)."""
+
+    def __init__(self, data) -> None:
+        self.data = data
+
+    def read(self, columns):
+        return self.data.select(list(columns))
 
 
 class Searcher:
@@ -87,6 +99,9 @@ class Searcher:
         vector = self.vector(query, n, flt, version)
         bm25 = keyword.result() if keyword is not None else self.keyword(query, n, flt, (build, version))
         ranked = hybrid(self.fusion, query, vector, bm25, multilingual=_multilingual(self.embedder))
+        if mode == "timeline":  # the best rows of the k best sessions, oldest first: all of them are hits
+            ranked = timeline(ranked, query, k)
+            return self._merge(ranked, len(ranked), build)
         return self._merge(ranked, k, build)
 
     def snapshot(self) -> tuple[int, int]:
@@ -103,6 +118,25 @@ class Searcher:
         if self.store.chunks() is not None:
             self._snap = snap
         return snap[1:]
+
+    def prepare(self, stamp: tuple, build=None) -> None:
+        """Build the in-memory copies of the store's tables as they are now (a replica's next version, keyed
+        by ``stamp``), then make them what searches use: no search waits for them (:mod:`..storage.follow`)."""
+        version, rows = self.store.version(), self.store.row_count()
+        flat = None
+        if rows:  # one scan of the rows for both copies (each a round trip to the store per fragment)
+            exact, bm25 = not self.store.has_vector_index(), self.keywords.enabled
+            columns = _COLUMNS + (["vector"] if exact else []) + (["search_text"] if bm25 else [])
+            data = self.store.read(columns) if exact or bm25 else None
+            if exact:
+                flat = FlatVectors(data.select(_COLUMNS + ["vector"]), version)
+            if bm25:
+                self.keywords.ensure(_Scanned(data), (build, version))
+            self.hits.recorded(self.store, build, stamp)
+        with self._flat_lock:
+            if flat is not None:
+                self._flat = flat
+            self._snap = (stamp, version, rows)
 
     def vector(self, query: str, n: int, flt: Filter, version: int | None = None) -> list[dict]:
         """The ``n`` rows nearest the query's embedding, each with its cosine ``score``."""

@@ -1,6 +1,6 @@
 """The rules of agent memory's shape applied to a fused ranking, and the merging of overlapping hits of one file.
 
-Generated ``MEMORY.md`` stubs count as no content, a hand-written index yields to the notes it names, and
+Generated ``MEMORY.md`` stubs count as no content, any other ``MEMORY.md`` yields to the notes of its folder that match, and
 "latest" questions get the newest dated note (:func:`reshape`, called by :func:`.fusion.hybrid`); their
 measurements are in :mod:`.fusion`'s docstring (the third round). Rows are ranked dicts as in :mod:`.fusion`.
 """
@@ -8,7 +8,6 @@ measurements are in :mod:`.fusion`'s docstring (the third round). Rows are ranke
 from __future__ import annotations
 
 import math
-import re
 from functools import lru_cache
 
 from ...memory.editor import index_text
@@ -35,10 +34,12 @@ __all__ = [
 #: the folder matched it first, and every hit in that folder carries it anyway (``Hit.memory_md``).
 #: Its score is multiplied by STUB_WEIGHT (0.5, 0.1 and 0.0 measured alike; 1.0 is worse).
 STUB_WEIGHT = 0.1
-#: A hand-written MEMORY.md that *names* notes ("plans.md has the schedule and the budget") shares
-#: the query's words without holding the answer: it is placed just below the best candidate among
-#: the notes it names, when that note scores at least YIELD_FLOOR of it (0.0 measured alike, 0.5
-#: lost one question). One that names no candidate keeps its score: it may hold context itself.
+#: A MEMORY.md that is not a stub (a folder index, a summary the agent wrote) shares the query's words
+#: without holding the answer, which is in a note: it is placed just below every note of its folder and
+#: below that also matches, i.e. scores at least YIELD_FLOOR of it (a hit carries its nearest MEMORY.md
+#: anyway, ``Hit.memory_md``); one with no such note keeps its rank: that is how an agent finds a folder.
+#: Earlier only an index that *named* the note yielded, and only to the best named one; measured on
+#: benchmarks/agentmem.py (docs/benchmarks.md). 0.3 was best of 0.3-0.9 on its tuning folders.
 YIELD_FLOOR = 0.3
 #: A query asking for the newest state (query.wants_latest: "latest", "most recent", "last time",
 #: "so far", "current", "now"; not "last week") raises the relevant dated rows (scoring at least
@@ -63,25 +64,13 @@ def _dir(row: dict) -> str:
     return row.get("dir") or (row["path"].rsplit("/", 1)[0] if "/" in row["path"] else ".")
 
 
-@lru_cache(maxsize=16384)
-def _names(text: str, name: str) -> bool:
-    """Whether index ``text`` names file or folder ``name`` ("plans.md", "notes", "search-revamp")."""
-    stem = name.removesuffix(".md").lower()
-    words = [w for w in re.split(r"[-_.\s]+", stem) if w]
-    if not words:
-        return False
-    return (
-        re.search(r"(?<![\w-])" + r"[-_\s]".join(map(re.escape, words)) + r"(?:\.md|/)?(?![\w-])", text.lower())
-        is not None
-    )
-
-
 def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor: float = YIELD_FLOOR) -> list[dict]:
-    """Stubs cut to :data:`STUB_WEIGHT`; a hand-written ``MEMORY.md`` placed below the best note it names."""
+    """Stubs cut to :data:`STUB_WEIGHT`; any other ``MEMORY.md`` placed just below every note of its folder
+    and below that also matches (scores at least ``floor`` of it); one with no such note keeps its rank."""
     if not ranked:
         return ranked
     out, changed = [], False
-    notes = names_in = None  # the rows that are not MEMORY.md (path, score); folder -> name -> best score
+    notes = best_in = None  # the rows that are not MEMORY.md (path, score); folder -> its notes' best scores
     for row in ranked:
         if row["path"].rsplit("/", 1)[-1] != INDEX_NAME:
             out.append(row)
@@ -91,22 +80,18 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
             changed = True
             continue
         prefix = "" if _dir(row) == "." else _dir(row) + "/"
-        text = row.get("text", "")
         if notes is None:
             notes = [(r["path"], r["score"]) for r in ranked if not r["path"].endswith(INDEX_NAME)]
-            names_in = {}
-        best_of = names_in.get(prefix)
-        if best_of is None:  # each name under the folder once, its best score: a folder's notes share it
-            best_of = names_in[prefix] = {}
+            best_in = {}
+        best_of = best_in.get(prefix)
+        if best_of is None:  # each note of the folder and below once, at its best chunk's score
+            best_of = best_in[prefix] = {}
             for path, score in notes:
-                if path.startswith(prefix):
-                    name = path[len(prefix) :].split("/", 1)[0]
-                    if score > best_of.get(name, -math.inf):
-                        best_of[name] = score
-        named = [score for name, score in best_of.items() if _names(text, name)]
-        best = max(named, default=0.0)
-        if best >= floor * row["score"] and best < row["score"] + 1e-9 and named:
-            out.append(dict(row, score=best * (1 - 1e-6)))
+                if path.startswith(prefix) and score > best_of.get(path, -math.inf):
+                    best_of[path] = score
+        matching = [x for x in best_of.values() if floor * row["score"] <= x < row["score"] + 1e-9]
+        if matching:
+            out.append(dict(row, score=min(matching) * (1 - 1e-6)))
             changed = True
         else:
             out.append(row)

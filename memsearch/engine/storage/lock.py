@@ -36,7 +36,7 @@ except ImportError:  # Windows
     raise UnsupportedPlatform("memsearch's index needs a POSIX system (Linux, macOS): its writer lock is an flock "
                               "(fcntl), which Windows lacks. On Windows, run memsearch under WSL") from None
 
-__all__ = ["WriterLock", "lock_holder"]
+__all__ = ["WriterLock", "lock_holder", "Fenced"]
 
 #: How often a waiting writer retries the ``flock`` (no blocking call, so a wait can time out).
 POLL_S = 0.05
@@ -172,6 +172,10 @@ class WriterLock:
             self._writer, self._depth = None, 0
             self._write.release()
 
+    def check(self) -> None:
+        """Before a commit: raise :class:`IndexLocked` if this writer may no longer commit (a local
+        ``flock`` stays held until the process dies; a remote lease may lapse: :mod:`.remote`)."""
+
     def _lock_file(self, deadline: float | None) -> int:
         self.db_path.mkdir(parents=True, exist_ok=True)
         fd = self._open()
@@ -223,3 +227,23 @@ class WriterLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+class Fenced:
+    """A store whose commits each ask ``check`` first (:meth:`WriterLock.check`), so a writer that lost its
+    lease mid-sync stops before its next commit; everything else goes to the store unchanged."""
+
+    WRITES = frozenset({"replace_files", "mark_incomplete", "touch_states"})
+
+    def __init__(self, store, check) -> None:
+        self._store, self._check = store, check
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._store, name)
+        if name not in self.WRITES:
+            return attr
+
+        def fenced(*args, **kwargs):
+            self._check()
+            return attr(*args, **kwargs)
+        return fenced

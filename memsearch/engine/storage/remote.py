@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import logging
 import os
 import socket
 import threading
@@ -48,11 +49,17 @@ from ...errors import (
 from ...location import LEASE_FILE, META_FILE, SCHEMES, is_remote, parse_remote
 from .lock import WriterLock
 
-__all__ = ["RemoteDB", "RemoteWriterLock", "WriterLease", "is_remote", "SCHEMES", "LEASE_TTL_S"]
+__all__ = ["RemoteDB", "RemoteWriterLock", "WriterLease", "is_remote", "SCHEMES", "LEASE_TTL_S", "FENCE_FRACTION"]
 
-#: A lease not renewed for this long is free: a writer killed without releasing it blocks the
-#: next one at most this long. Renewed every third of it, so a renewal may be late twice.
-LEASE_TTL_S = 30.0
+#: The default of the ``lease_ttl`` setting: a lease not renewed for this long is free, so a writer
+#: killed without releasing it blocks the next one at most this long. Renewed every third of it.
+LEASE_TTL_S = settings.SETTINGS["lease_ttl"].default
+#: A holder commits only while more than this fraction of the lease is left by its own clock
+#: (:meth:`WriterLease.fresh`): one late renewal still leaves a third; a writer paused or cut off
+#: past it stops before anyone may take the lease over. The margin (5 s of 30) covers one commit
+#: (a 512-chunk batch commits in about a second on SeaweedFS) and the clocks' skew.
+FENCE_FRACTION = 1 / 6
+logger = logging.getLogger("memsearch.lease")
 #: Connection and request limits, so that a wrong endpoint fails in seconds, not minutes.
 CONNECT_TIMEOUT = "5s"
 REQUEST_TIMEOUT = "60s"
@@ -226,19 +233,26 @@ class WriterLease:
     """One writer per remote index across machines: a lease object put only if absent (or if its
     etag is still the one read), renewed by a thread while held. See the module docstring."""
 
-    def __init__(self, remote: RemoteDB, purpose: str = "index", ttl: float = LEASE_TTL_S):
+    def __init__(self, remote: RemoteDB, purpose: str = "index", ttl: float | None = None):
         self.remote = remote
         self.purpose = purpose
-        self.ttl = ttl
+        self.ttl = settings.get("lease_ttl", ttl)
         self._etag: str | None = None
         self._record: dict | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._told: str | None = None  # the lease version a standby last said it waits for
         self.lost = False
 
     @property
     def held(self) -> bool:
         return self._etag is not None
+
+    def fresh(self) -> bool:
+        """Held, not taken over, and more than :data:`FENCE_FRACTION` of the lease left by this clock: safe to commit."""
+        record = self._record
+        return (self.held and not self.lost and record is not None
+                and float(record["expires"]) - time.time() > self.ttl * FENCE_FRACTION)
 
     def holder(self) -> dict | None:
         """The live lease's record (host, pid, purpose, since, expires), or None when free."""
@@ -293,6 +307,9 @@ class WriterLease:
                 continue  # another writer won this round: read its lease
             if deadline is not None and time.monotonic() >= deadline:
                 raise IndexLocked(self._busy_message(current[0]), hint=Hint("busy"))
+            if current[1] != self._told:  # a standby: say once per lease version whom it waits for
+                self._told = current[1]
+                logger.info("standing by: %s", self._busy_message(current[0]))
             time.sleep(min(0.5, max(0.05, (deadline or time.monotonic() + 1) - time.monotonic())))
 
     def _busy_message(self, info: dict) -> str:
@@ -376,3 +393,10 @@ class RemoteWriterLock(WriterLock):
                 self.lease.release()
         finally:
             super().release()
+
+    def check(self) -> None:
+        """Before a commit: :class:`IndexLocked` unless the lease is :meth:`~WriterLease.fresh` (it may have
+        been taken over while this process was paused or cut off from the store: then it must not commit)."""
+        if self.lease.held and not self.lease.fresh():
+            raise IndexLocked(f"this writer no longer holds the lease of {self.remote.uri} (not renewed in time, or "
+                              "taken over by a standby): it stops committing; restart it to stand by", hint=Hint("busy"))

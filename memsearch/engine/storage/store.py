@@ -90,6 +90,8 @@ class Store:
                 self.db = lancedb.connect(str(self.path))
         self._chunks = None
         self._files = None
+        #: A replica's versions (:mod:`.follow`): searches stay on them, and only its follower moves them.
+        self.pinned: tuple | None = None
 
     def guard(self, root=None) -> contextlib.AbstractContextManager[None]:
         """The one error translation: failures of this store inside the block become typed errors,
@@ -178,9 +180,9 @@ class Store:
 
     def versions_stamp(self) -> tuple | None:
         """What changes whenever either table commits a version (their ``_versions`` folders' entries),
-        read with two ``stat`` calls; None when unknown (a remote index, a table not created yet)."""
-        if self.remote is not None:
-            return None
+        read with two ``stat`` calls; None when unknown (a remote index, a table not created yet); pinned: the pin."""
+        if self.pinned is not None or self.remote is not None:
+            return self.pinned
         stamp = []
         for name in (CHUNKS, FILES):
             try:
@@ -190,8 +192,10 @@ class Store:
             stamp.append((st.st_ino, st.st_mtime_ns, st.st_size, st.st_nlink))
         return tuple(stamp)
 
-    def refresh(self) -> None:
-        """See the latest committed version (another process may have written)."""
+    def refresh(self, *, pinned_too: bool = False) -> None:
+        """See the latest committed version (another process may have written); a pinned store only when told."""
+        if self.pinned is not None and not pinned_too:
+            return
         for table in (self._chunks, self._files):
             if table is not None:
                 table.checkout_latest()
