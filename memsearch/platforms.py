@@ -31,7 +31,8 @@ try:
 except ImportError:  # Windows: the index refuses to open there anyway (storage.lock says why)
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Platform", "LINUX", "BSD", "BARE", "current", "peer", "peer_uid", "holds_flock", "flock_pids", "flock_taken"]
+__all__ = ["Platform", "LINUX", "BSD", "BARE", "current", "peer", "peer_uid", "holds_flock", "flock_pids", "flock_taken",
+           "pid_alive"]
 
 _UCRED = struct.Struct("3i")  # Linux struct ucred: pid, uid, gid
 _XUCRED = struct.Struct("IIh")  # macOS struct xucred head: cr_version, cr_uid, cr_ngroups (16 gids follow)
@@ -139,3 +140,19 @@ def holds_flock(path: str | os.PathLike[str], pid: int, platform: Platform | Non
             return pid in pids
     taken = flock_taken(path)
     return True if taken is None else taken
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs: it exists (another user's counts) and is not a zombie (a child exited
+    and not reaped yet has let go of its locks and sockets)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True  # no /proc (macOS): it exists

@@ -24,12 +24,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import load_average, write_result
+from benchmarks.common import REPO, load_average, write_result
 from benchmarks.perf.service import QUERIES, _env, _memsearch, _stats, _status, _wall
 
 __all__ = ["run", "main", "report"]
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "memory"
+EXAMPLES = REPO / "examples" / "memory"
 #: The auto-started daemon of the benchmark exits this long after its last request.
 IDLE_EXIT_S = 120
 

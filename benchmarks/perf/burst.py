@@ -23,10 +23,10 @@ import threading
 import time
 from pathlib import Path
 
+from benchmarks.common import REPO
 from memsearch.engine.index import MemoryIndex
 from memsearch.service.watcher import read_state
 
-REPO = Path(__file__).resolve().parents[1]
 QUERIES = ["which warehouse did we choose for Atlas", "billing webhook secret", "heron", "what happened on Monday",
            '"kingfisher burst"', "decisions about the schema"]
 

@@ -28,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO, child_env, load_average, write_result
+from benchmarks.common import REPO, child_env, load_average, run_clients, write_result
 
 __all__ = ["run_qps", "run_rss", "main"]
 
@@ -78,15 +78,7 @@ def _phase(root: Path, sockets: list[Path], pids: list[int], clients: int, secon
 
     load = load_average()
     cpu0, servers0 = time.process_time(), [_cpu_s(p) for p in pids]
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    time.sleep(seconds)
-    stop.set()
-    for t in threads:
-        t.join(120)
-    elapsed = time.perf_counter() - t0
+    elapsed = run_clients(worker, clients, seconds, stop)
     client_cpu = time.process_time() - cpu0
     server_cpu = sum((_cpu_s(p) or 0) - (s or 0) for p, s in zip(pids, servers0))
     every = [x for part in latencies for x in part]

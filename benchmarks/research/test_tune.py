@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from benchmarks import quality
 from benchmarks.common import EMBEDDER_ENV
 from benchmarks.research import tune, tune_vectors
@@ -33,7 +31,6 @@ def _locomo(path, conversations=6):
     return path
 
 
-@pytest.mark.slow
 def test_baseline_replay_matches_the_engine_and_every_variant_reranks(tmp_path, monkeypatch):
     from benchmarks.common import bench_embedder
     from memsearch import MemoryIndex

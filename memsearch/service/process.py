@@ -19,7 +19,7 @@ from ..errors import DaemonFailed, DaemonUnavailable, IndexLocked, shown
 from ..launch import DETACHED_CWD, python_argv
 from ..location import IndexLocation
 from ..memory.files import read_json
-from ..platforms import Platform, holds_flock
+from ..platforms import Platform, holds_flock, pid_alive
 
 __all__ = ["holder_text", "verified_holder", "detach", "daemon_status", "stop", "Started", "Stopped",
            "service_status", "stop_service", "START_TIMEOUT_S"]
@@ -222,26 +222,12 @@ def stop_service(timeout: float = 60.0) -> dict | None:
         return None
     pid = status.get("pid")
     deadline = time.monotonic() + timeout
-    while isinstance(pid, int) and _alive(pid):
+    while isinstance(pid, int) and pid_alive(pid):
         if time.monotonic() > deadline:
             raise DaemonFailed(f"the memsearch service (pid {pid}) is still running after {timeout:.0f} s: "
                                f"wait, or `kill {pid}`")
         time.sleep(0.1)
     return status
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (our own child not reaped yet) is gone for this purpose
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 def stop(root, db=None, timeout: float = 60.0) -> Stopped:

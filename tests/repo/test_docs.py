@@ -3,6 +3,7 @@ the README stays a short page for users, and the docs build strictly (no broken 
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -94,3 +95,29 @@ def test_the_docs_build_strictly(tmp_path):
                           cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "site" / "index.html").exists()
+
+
+#: What a measured figure looks like: a percentile, a load average, a rate, resident memory, a
+#: three-decimal score, or a ratio to a bare Python start. Settings' defaults ("300 ms") are not figures.
+MEASURED = re.compile(
+    r"\bp(50|95|99)\b|load average|\bload \d|\d[\d,.]* ?(searches|chunks|turns|queries)/s|\d ?(MB|GB) (resident|RSS)"
+    r"|\b0\.\d{3}\b|\d(\.\d+)?x `?python"
+)
+
+
+def test_measured_figures_live_in_the_benchmark_report():
+    """Figures are stated once, in docs/benchmarks.md (and the README's one results table): other pages link there."""
+    stray = []
+    for page in sorted(DOCS.glob("*.md")):
+        if page.name == "benchmarks.md":
+            continue
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            if MEASURED.search(line):
+                stray.append(f"{page.name}:{number}: {line.strip()[:100]}")
+    readme = (REPO / "README.md").read_text().splitlines()
+    tables = [n for n, line in enumerate(readme) if line.startswith("|---")]
+    assert len(tables) <= 1, "the README has one results table"
+    for number, line in enumerate(readme, 1):
+        if MEASURED.search(line) and not line.startswith("|"):
+            stray.append(f"README.md:{number}: {line.strip()[:100]}")
+    assert not stray, "measured figures outside docs/benchmarks.md (move them there and link):\n" + "\n".join(stray)

@@ -29,6 +29,7 @@ from typing import Iterator
 from ...errors import Hint, IndexLocked, UnsupportedPlatform
 from ...location import HOLDER_FILE, LOCK_FILE
 from ...memory.files import atomic_write_json, read_json
+from ...platforms import pid_alive
 
 try:
     import fcntl
@@ -42,16 +43,6 @@ __all__ = ["WriterLock", "lock_holder", "Fenced"]
 POLL_S = 0.05
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def lock_holder(db_path: str | os.PathLike[str]) -> dict | None:
     """Who holds the writer lock of the index at ``db_path`` ({pid, purpose, since}), or None.
 
@@ -59,7 +50,7 @@ def lock_holder(db_path: str | os.PathLike[str]) -> dict | None:
     """
     info = read_json(Path(db_path) / HOLDER_FILE)
     pid = info.get("pid") if info else None
-    if not isinstance(pid, int) or not _alive(pid):
+    if not isinstance(pid, int) or not pid_alive(pid):
         return None
     return info
 
