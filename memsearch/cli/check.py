@@ -78,14 +78,15 @@ def register(app: typer.Typer) -> None:
                 if not report.ok:
                     raise typer.Exit(1)
                 return
+        rebuilt: list = []
         try:
-            index = MemoryIndex(root, db=db, model=model)
+            index = (MemoryIndex.open_repairing(root, db=db, model=model, on_damage=rebuilt.append) if repair
+                     else MemoryIndex(root, db=db, model=model))
         except IndexDamaged as exc:
-            if not repair:
-                report = CheckReport(findings=(Finding("table", "", str(exc)),))
-                print_check(report, root, as_json=as_json, location=str(db or root))
-                raise typer.Exit(1) from None
-            index = MemoryIndex(root, db=db, model=model, rebuild=True)
+            report = CheckReport(findings=(Finding("table", "", str(exc)),))
+            print_check(report, root, as_json=as_json, location=str(db or root))
+            raise typer.Exit(1) from None
+        if rebuilt:
             index.sync(wait=wait)
         report = check_job(index, repair=repair, wait=wait)
         print_check(report, root, as_json=as_json, location=index.location)

@@ -190,12 +190,17 @@ class MemoryIndex:
             return self.rebuild(f"the index is damaged ({problem})", progress)
 
     @classmethod
-    def open_repairing(cls, root, **options) -> "MemoryIndex":
-        """A :class:`MemoryIndex`, rebuilt from scratch (and logged) if its parameters are damaged."""
+    def open_repairing(cls, root, *, on_damage=None, **options) -> "MemoryIndex":
+        """A :class:`MemoryIndex`, rebuilt from scratch if its parameters are damaged: the one way to open
+        an index and rebuild what cannot be read. ``on_damage(exc)`` is told of the damage (default: a
+        logged warning); the rebuilt index is empty until its next sync."""
         try:
             return cls(root, **options)
         except IndexDamaged as exc:
-            logger.warning("%s: rebuilding", exc)
+            if on_damage is None:
+                logger.warning("%s: rebuilding", exc)
+            else:
+                on_damage(exc)
             return cls(root, **(options | {"rebuild": True}))
 
     def rebuild(self, reason: str, progress: Progress | None = None) -> IndexReport:

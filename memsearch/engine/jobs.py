@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import IndexDamaged, IndexMismatch
+from ..errors import IndexMismatch
 from .check import CheckReport
 from .ingest.sync import IndexReport
 
@@ -57,9 +57,8 @@ def open_for_index(root, *, db=None, model=None, include_core=None, rebuild=Fals
     notes = notes if notes is not None else []
     options = dict(db=db, model=model, include_core=include_core, embedder=embedder)
     try:
-        return MemoryIndex(root, rebuild=rebuild, **options)
-    except IndexDamaged as exc:  # before IndexMismatch, its base class
-        notes.append(("warning", f"{exc}: rebuilding it now"))
+        return MemoryIndex.open_repairing(root, rebuild=rebuild, **options,
+                                          on_damage=lambda exc: notes.append(("warning", f"{exc}: rebuilding it now")))
     except IndexMismatch as exc:  # --model NAME for an index of another model: rebuild with it
         if not model or getattr(exc, "parameter", None) != "fingerprint":
             raise
