@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from memsearch.location import IndexLocation
+from memsearch.location import IndexLocation, service_log_file, service_start_file
 from memsearch.service import autostart, route
 from memsearch.service.process import daemon_status, stop, verified_holder
 from tests.conftest import REPO
@@ -58,7 +58,7 @@ def test_the_commands_without_a_model_start_nothing_so_make_run_s_index_is_not_r
             assert "error" not in done.stderr and "warning" not in done.stderr, (argv, done.stderr)
         time.sleep(1.0)  # a daemon started in the background would have taken the lock by now
         assert verified_holder(where) is None and not daemon_status(root)["running"]
-        assert not where.start_file.exists() and not where.log_file.exists()  # no start was even tried
+        assert not service_start_file().exists() and not service_log_file().exists()  # no start was even tried
         listing = json.loads(_memsearch("ls", str(root), "--json", env=env).stdout)
         assert any(d["path"] == "projects" for d in listing["dirs"])
         # the README's sequence: index right after, then a search

@@ -50,8 +50,20 @@ def race(box: ToolBox, names: str, n: int) -> list[dict]:
 @pytest.mark.parametrize("listen,via", [(True, "daemon"), (False, "daemon-events")])
 def test_writes_racing_an_in_process_daemon_are_searchable_on_return(make_tree, tmp_path, listen, via):
     """Serving, the daemon syncs each write when asked on its socket; not serving, its file events do."""
+    from contextlib import contextmanager
+
+    from memsearch.service.host import WatchThread
+
+    @contextmanager
+    def serving(root, index):  # a daemon of the root in this process: watcher and socket server
+        daemon = WatchThread(root, index=index).start()
+        try:
+            yield daemon
+        finally:
+            daemon.close()
+
     root = make_tree(BASE)
-    with Running(root, hash_index(root), listen=listen):
+    with (serving if listen else Running)(root, hash_index(root)):
         box = ToolBox(root, index=hash_index(root), writable=True, sync=False)
         results = race(box, "pq", 4)
         assert all(r["index"]["synced"] and r["index"]["via"] == via for r in results), results
