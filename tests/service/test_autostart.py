@@ -244,8 +244,12 @@ def test_the_first_call_on_a_cold_tree_answers_partial_hits_and_the_daemon_compl
                timeout=900, step=1.0)
         later = _cli_search(root, planted[0].query, env)
         assert not any(h["partial"] for h in later)
-        fresh = _cli_search(root, planted[0].query, dict(env, MEMSEARCH_TEXT_FIRST_FILES="0"),
-                            "--db", str(tmp_path / "fresh"), "--no-daemon")
+        # a one-pass build in a process that reaches no service (the running one takes a search of another
+        # index of the root over and answers it partial while it embeds: right, but not a one-pass build)
+        alone = tmp_path / "alone-runtime"
+        alone.mkdir(mode=0o700)
+        fresh = _cli_search(root, planted[0].query, dict(env, MEMSEARCH_TEXT_FIRST_FILES="0", MEMSEARCH_AUTOSTART="0",
+                                                         XDG_RUNTIME_DIR=str(alone)), "--db", str(tmp_path / "fresh"))
         assert _ranked(later) == _ranked(fresh)  # the daemon's index searches as a fresh one-pass build's
     finally:
         stop(root, timeout=60)
