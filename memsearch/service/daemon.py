@@ -382,7 +382,8 @@ class Daemon:
         before = store.disk_bytes()
         self._set(state="compacting", force=True)
         try:
-            store.optimize(keep=dt.timedelta(seconds=VERSION_KEEP_S))
+            self.index.searcher.rewriting(lambda: store.optimize(keep=dt.timedelta(seconds=VERSION_KEEP_S)),
+                                          self.index.build_id)
         except Exception:  # noqa: BLE001 - retried after the next write
             logger.exception("compaction failed")
             self._set(state="watching", force=True)

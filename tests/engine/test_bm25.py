@@ -151,6 +151,31 @@ def test_copy_follows_table_versions_in_the_background(index):
     assert index.keywords.nbytes == 0  # close drops the copy
 
 
+def test_a_compaction_keeps_searches_on_the_in_memory_copies(index, monkeypatch):
+    """A compaction commits new versions of the same rows: searches during it and right after it answer
+    from the copies (the same scores as before), never LanceDB's while the copies are built again."""
+    key = lambda: (index._build, index.store.chunks().version)  # noqa: E731
+    for day in (5, 6):  # more fragments: something to compact
+        (index.root / "notes" / f"2026-06-0{day}.md").write_text(f"# Day {day}\n\nhello again, world {day}.\n")
+        index.sync()
+    before = [(h.path, h.score) for h in index.search("hello world", mode="keyword")]
+    version = index.store.chunks().version
+    asked_lancedb = []
+    keyword_search = index.store.keyword_search
+    monkeypatch.setattr(index.store, "keyword_search", lambda *a, **kw: asked_lancedb.append(a) or keyword_search(*a, **kw))
+
+    def compact():
+        index.store.optimize()
+        during.extend((h.path, h.score) for h in index.search("hello world", mode="keyword"))
+
+    during: list = []
+    index.searcher.rewriting(compact, index._build)
+    assert index.store.chunks().version > version and index.store.pinned is None
+    assert index.keywords.get(index.store, key()) is not None  # moved to the new version before searches see it
+    after = [(h.path, h.score) for h in index.search("hello world", mode="keyword")]
+    assert during == after == before and not asked_lancedb
+
+
 def test_lancedb_setting_never_builds(index, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSEARCH_KEYWORD", "lancedb")
     lance = MemoryIndex(index.root, db=tmp_path / "db", embedder=index.embedder)

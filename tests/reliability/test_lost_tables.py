@@ -105,3 +105,26 @@ def test_a_rebuild_on_a_serving_process_s_lock_hold_recovers_and_its_reader_foll
     finally:
         server.close()
         daemon.close()
+
+
+def test_a_table_whose_first_version_commits_while_it_is_opened_opens(indexed):
+    """The race a search in a daemon's first seconds lost: the table listed, its open failing (no first version
+    yet), the first version committed before the look at its folder: opened again, never damage."""
+    from memsearch.engine.storage.store import Store
+
+    _, db = indexed
+    store = Store(db)
+    real, failed = store.db, []
+
+    class Racing:  # the database as that reader saw it: the first open of a listed table fails
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def open_table(self, name):
+            if not failed:
+                failed.append(name)
+                raise ValueError(f"Table '{name}' was not found")
+            return real.open_table(name)
+
+    store.db = Racing()
+    assert store.files().count_rows() > 0 and failed == ["files"]

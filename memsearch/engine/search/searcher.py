@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
 
 from ..embed.embedder import Embedder
 from ..storage.filter import Filter
@@ -137,6 +138,23 @@ class Searcher:
             if flat is not None:
                 self._flat = flat
             self._snap = (stamp, version, rows)
+
+    def rewriting(self, rewrite: Callable[[], object], build=None):
+        """Run ``rewrite``, a change of the tables' versions that keeps their rows (a compaction), while
+        searches go on with the in-memory copies of the version before it, moved to the new version before
+        searches see it: else the first search after a compaction ran on LanceDB while the copies were
+        built again, and the same query's keyword scores differed in the 7th digit."""
+        snap, store = self._snap, self.store
+        if snap is None or snap[0] is None or store.pinned is not None or snap[0] != store.versions_stamp():
+            return rewrite()  # no copy of the latest version to keep: the next search builds them
+        store.pinned = snap[0]  # searches stay on this snapshot meanwhile
+        try:
+            result = rewrite()
+            store.refresh(pinned_too=True)
+            self.prepare((store.version(), store.files_version()), build)
+            return result
+        finally:
+            store.pinned = None
 
     def vector(self, query: str, n: int, flt: Filter, version: int | None = None) -> list[dict]:
         """The ``n`` rows nearest the query's embedding, each with its cosine ``score``."""

@@ -36,8 +36,7 @@ from .filter import Filter, sql_str
 from .remote import RemoteDB, is_remote, translate
 from .schema import CHUNKS, FILE_SCHEMA, FILES, TEXT_ONLY, FileState, chunk_schema
 
-__all__ = ["Store", "META_FILE", "FTS_TAIL_MAX_ROWS", "VECTOR_INDEX_MIN_ROWS", "ANN_NPROBES",
-           "ANN_REFINE_FACTOR"]
+__all__ = ["Store", "META_FILE", "FTS_TAIL_MAX_ROWS", "VECTOR_INDEX_MIN_ROWS", "ANN_NPROBES", "ANN_REFINE_FACTOR"]
 
 #: Rows from which the vector column gets an ANN index (IVF_PQ, cosine). Measured with
 #: LanceDB on 2 busy cores, 384-d vectors, top 100: flat search took 19.5 ms at 10k rows,
@@ -161,22 +160,23 @@ class Store:
         return self._files
 
     def _open(self, name: str):
-        """The table ``name`` (listed), or None while its creation has not committed a first version: another
-        process creating it is listed before it can be opened (a reader of a first build saw "Table 'chunks'
-        was not found", reported as damage, in a daemon's first seconds). A table with data files and no
-        manifest is not one being created (its first version holds no rows): its manifests were lost, and
-        that is damage, never an empty index."""
-        try:
-            return self.db.open_table(name)
-        except Exception:
-            versions = None if self.remote is not None else self.path / f"{name}.lance" / "_versions"
-            if versions is not None and not any(versions.glob("*.manifest")):
-                data = versions.parent / "data"
-                if not (data.is_dir() and any(data.iterdir())):
-                    return None
-                raise ValueError(f"the {name} table has data files but no manifest (its versions were deleted)") \
-                    from None
-            raise
+        """The table ``name`` (listed), or None while its creation has not committed a first version (a table
+        being created is listed before it opens: "Table 'chunks' was not found" in a daemon's first seconds),
+        opened again when that version commits meanwhile. Data files and no manifest is not a table being
+        created (its first version holds no rows): its manifests were lost, damage, never an empty index."""
+        for again in (False, True):
+            try:
+                return self.db.open_table(name)
+            except Exception:
+                versions = None if self.remote is not None else self.path / f"{name}.lance" / "_versions"
+                if versions is None or again:
+                    raise
+                if not any(versions.glob("*.manifest")):
+                    data = versions.parent / "data"
+                    if not (data.is_dir() and any(data.iterdir())):
+                        return None
+                    raise ValueError(f"the {name} table has data files but no manifest (its versions were deleted)") \
+                        from None
 
     def versions_stamp(self) -> tuple | None:
         """What changes whenever either table commits a version (their ``_versions`` folders' entries),
