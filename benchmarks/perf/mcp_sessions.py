@@ -1,6 +1,7 @@
 """Benchmark of concurrent MCP sessions on one root: the resident memory of each ``memsearch serve`` and of the daemon.
 
     python -m benchmarks.perf.mcp_sessions [--out DIR] [--sessions 5] [--searches 2] [--in-process]
+    python -m benchmarks.perf.mcp_sessions --first-call [--repeats 3] [--busy 2] [--out DIR]
 
 On a copy of examples/memory with the real model, ``--sessions`` stdio MCP sessions (the ``mcp`` SDK's client, as
 Claude Code, Claude Desktop or Cursor start one each) open together on the root, with autostart on (the
@@ -13,6 +14,13 @@ default): each runs ``--searches`` ``memory_search`` calls, then the resident se
   what the ``mcp`` SDK's stdio server would add (memsearch's stdio server does without it: harness/stdio.py);
 * ``--in-process``: the same sessions with ``MEMSEARCH_AUTOSTART=0``, each server loading its own model (the
   behaviour before the thin client), for the before/after in one run.
+
+``--first-call`` measures the first ``memory_search`` of a new session instead: the per-user service not
+running (autostart on, so the session's server starts it), on a root never indexed and on one already indexed,
+each in a fresh ``$XDG_RUNTIME_DIR`` of its own, ``--repeats`` times, with ``--busy`` processes spinning on a core
+each meanwhile (the shared 2-core machine's worst case); then the same call once the service has embedded the
+root (warm). Reference timed in the same run: ``python -c "import lancedb"``, the floor of any keyword answer.
+Results go to ``DIR/mcp_first_call.json``.
 
 Results go to ``DIR/mcp_sessions.json`` and a Markdown table on stdout, the load average beside each figure.
 """
@@ -31,7 +39,7 @@ from pathlib import Path
 from benchmarks.common import REPO, load_average, write_result
 from benchmarks.perf.service import _env, _memsearch
 
-__all__ = ["run", "main", "report", "import_steps"]
+__all__ = ["run", "main", "report", "import_steps", "first_calls", "first_call_report"]
 
 EXAMPLES = REPO / "examples" / "memory"
 QUERIES = ("materialized view that keeps the newest grid value", "who reviews the Atlas schema changes",
@@ -127,6 +135,95 @@ def _sessions(root: Path, env: dict, sessions: int, searches: int) -> dict:
                        "total_rss_mb": round(sum(serves) + sum(measured["daemon_rss_mb"]), 1)}
 
 
+def _answer(data: dict) -> str:
+    if "error" in data:
+        return data["error"]["type"]
+    if not data["hits"]:
+        return "no hits"
+    return "partial hits" if any(h["partial"] for h in data["hits"]) else "hits"
+
+
+def _first_call(root: Path, env: dict) -> dict:
+    """One session's first memory_search (wall time from the call, its answer), then a warm one."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memsearch", "serve", str(root)], env=env,
+                                   cwd=str(REPO))
+    query = {"query": QUERIES[0], "k": 5}
+    measured: dict = {}
+
+    async def main() -> None:
+        with anyio.fail_after(300):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+                started = time.perf_counter()
+                await client.initialize()
+                measured["initialize_s"] = round(time.perf_counter() - started, 3)
+                started = time.perf_counter()
+                data = json.loads((await client.call_tool("memory_search", query)).content[0].text)
+                measured.update(first_s=round(time.perf_counter() - started, 3), first=_answer(data),
+                                load=load_average())
+                while _answer(data) != "hits":  # the service embeds the root: then a warm call
+                    await anyio.sleep(0.5)
+                    data = json.loads((await client.call_tool("memory_search", query)).content[0].text)
+                started = time.perf_counter()
+                data = json.loads((await client.call_tool("memory_search", query)).content[0].text)
+                measured.update(warm_s=round(time.perf_counter() - started, 3), warm=_answer(data))
+
+    anyio.run(main)
+    return measured
+
+
+def first_calls(out: Path | None = None, repeats: int = 3, busy: int = 2, log=print) -> dict:
+    """The ``--first-call`` benchmark (see the module docstring); results also in ``out/mcp_first_call.json``."""
+    result: dict = {"repeats": repeats, "busy": busy, "load_start": load_average(), "cases": {}}
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    try:
+        time.sleep(2.0 if busy else 0.0)
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import lancedb"], check=True)
+        result["import_lancedb_s"] = round(time.perf_counter() - started, 3)
+        for case in ("never indexed", "indexed"):
+            runs = []
+            for _ in range(repeats):
+                work = Path(tempfile.mkdtemp(prefix="msfc-"))
+                root, runtime = work / "memory", work / "run"
+                runtime.mkdir(mode=0o700)
+                shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
+                env = dict(_env(), MEMSEARCH_AUTOSTART="1", MEMSEARCH_IDLE_EXIT=str(IDLE_EXIT_S),
+                           XDG_RUNTIME_DIR=str(runtime))
+                try:
+                    if case == "indexed":
+                        subprocess.run(_memsearch("index", str(root)), env=env | {"MEMSEARCH_AUTOSTART": "0"},
+                                       check=True, capture_output=True)
+                    runs.append(_first_call(root, env))
+                    log(f"{case}: {runs[-1]}")
+                finally:
+                    subprocess.run([sys.executable, "-c", "from memsearch.service.process import stop_service; "
+                                    "stop_service()"], env=env, capture_output=True)
+                    shutil.rmtree(work, ignore_errors=True)
+            result["cases"][case] = runs
+    finally:
+        for proc in spinners:
+            proc.kill()
+            proc.wait()
+    result["load_end"] = load_average()
+    write_result(out, "mcp_first_call.json", result)
+    return result
+
+
+def first_call_report(r: dict) -> str:
+    lines = [f"`import lancedb` in the same run: {r['import_lancedb_s']} s; {r['busy']} busy processes; "
+             f"load {' '.join(map(str, r['load_start']))} -> {' '.join(map(str, r['load_end']))}\n",
+             "| root, service not running | first memory_search s (each run) | its answer | warm call s | load at the call |",
+             "|---|---|---|---|---|"]
+    for case, runs in r["cases"].items():
+        lines.append(f"| {case} | {', '.join(str(x['first_s']) for x in runs)} | "
+                     f"{', '.join(sorted({x['first'] for x in runs}))} | {', '.join(str(x['warm_s']) for x in runs)} | "
+                     f"{'; '.join(' '.join(map(str, x['load'])) for x in runs)} |")
+    return "\n".join(lines)
+
+
 def run(out: Path | None = None, sessions: int = 5, searches: int = 2, in_process: bool = False, log=print) -> dict:
     """Run the benchmark; returns the results (also written to ``out/mcp_sessions.json``)."""
     work = Path(tempfile.mkdtemp(prefix="memsearch-mcp-sessions-"))
@@ -180,7 +277,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=5, help="concurrent stdio MCP sessions")
     parser.add_argument("--searches", type=int, default=2, help="memory_search calls per session")
     parser.add_argument("--in-process", action="store_true", help="also run the sessions with autostart off")
+    parser.add_argument("--first-call", action="store_true", help="measure a new session's first search instead")
+    parser.add_argument("--repeats", type=int, default=3, help="--first-call: runs of each case")
+    parser.add_argument("--busy", type=int, default=2, help="--first-call: processes spinning meanwhile")
     args = parser.parse_args(argv)
+    if args.first_call:
+        print(first_call_report(first_calls(args.out, args.repeats, args.busy)))
+        return 0
     print(report(run(args.out, args.sessions, args.searches, args.in_process)))
     return 0
 

@@ -102,6 +102,9 @@ class MemoryIndex:
         self.searcher = Searcher(self.store, self.embedder, HitBuilder(self.root),
                                  fusion=settings.get("fusion", fusion), keyword=self.keyword)
         self._indexes_checked = False
+        #: While True (a serving process loading the model), hybrid and semantic searches run by keyword, their
+        #: hits flagged ``partial`` (found by their words only); the service clears it once the model is loaded.
+        self.keyword_only = False
         #: The build id of the index this object reads (``index.json``'s "build"): a rebuild
         #: restarts table versions, so every cache keyed by version is dropped when it changes.
         self._build = meta.get("build") if meta else None
@@ -295,10 +298,13 @@ class MemoryIndex:
     def search(self, query: str | SearchArgs, k: int = 10, scope: str | None = None, mode: str = "hybrid",
                since=None, until=None) -> list[Hit]:
         """Ranked hits for ``query`` (or an already checked :class:`SearchArgs`; see
-        :mod:`.search.searcher` for the modes and the fusion)."""
+        :mod:`.search.searcher` for the modes and the fusion; :attr:`keyword_only` for a model still loading)."""
         args = query if isinstance(query, SearchArgs) else check_search(self.root, query, k, scope, mode, since, until)
         flt = Filter(scope=args.scope, since=args.since, until=args.until)
+        words_only = self.keyword_only and args.mode != "keyword"
         with self.store.guard(self.root):
             if not self.read_only:  # a replica's follower does it between searches
                 self.follow_build()
-            return self.searcher.search(clean_text(args.query), args.k, args.mode, flt, self._build)
+            hits = self.searcher.search(clean_text(args.query), args.k, "keyword" if words_only else args.mode, flt,
+                                        self._build)
+        return [dataclasses.replace(hit, partial=True) for hit in hits] if words_only else hits

@@ -10,8 +10,10 @@ result, or None when the caller should work in-process, which is when:
 * a read went wrong on the daemon's side (a timeout, a bug): reading again here is harmless.
 
 With ``wait``, a daemon that an auto-start is bringing up (:func:`~memsearch.service.firstbuild.daemon_coming`)
-is waited for, up to ``wait`` seconds (:data:`STARTING_WAIT_S` for ``memsearch serve``); past that a search is
-told to come back (:class:`~memsearch.errors.IndexBuilding`), a read is answered in-process. A write whose
+is waited for, up to ``wait`` seconds (:data:`STARTING_WAIT_S` for ``memsearch serve``), and so is a search it
+answers :class:`~memsearch.errors.IndexBuilding` (no row of a root it builds yet): the service answers a search
+from the moment the root's index is open, by keyword while it loads the model (hits flagged ``partial``). Past
+that a search is told to come back (:class:`~memsearch.errors.IndexBuilding`), a read is answered in-process. A write whose
 outcome is unknown (the daemon took it, then timed out or failed) is never done twice: the caller gets
 :class:`~memsearch.errors.MemoryBusy`, saying to look before writing again.
 """
@@ -62,6 +64,11 @@ def request(where: IndexLocation, method: str, params: dict, *, wait: float = 0.
     while True:
         try:
             return client.call(method, **params)
+        except IndexBuilding:  # the service waited for the first rows of the root it builds: ask again
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(POLL_S)
+            continue
         except DaemonUnavailable as exc:
             if exc.quiet:
                 if wait <= 0 or where.remote:

@@ -80,12 +80,17 @@ class Served:
         return box.call(name, arguments)
 
     def _first_rows(self) -> None:
-        """A search before the first build wrote any row says so (:class:`IndexBuilding`), never "no hits"."""
-        from ..service.firstbuild import building, still_building
+        """A search before the first build wrote any row waits a little for them, then says so
+        (:class:`IndexBuilding`), never "no hits" (:func:`~memsearch.service.firstbuild.await_first_rows`)."""
+        from ..service.firstbuild import await_first_rows
 
-        if not self.index.searcher.snapshot()[1] and building(self.status()):
-            exc = still_building(self.root, self.status())
-            raise IndexBuilding(f"memory_search: {exc.text}", hint=exc.hint)
+        rows = lambda: self.index.searcher.snapshot()[1]  # noqa: E731
+        if rows():
+            return
+        try:
+            await_first_rows(self.root, rows, self.status)
+        except IndexBuilding as exc:
+            raise IndexBuilding(f"memory_search: {exc.text}", hint=exc.hint) from None
 
     def resource(self, uri=None, *, encoding=None):
         """The MCP resources (a list of dicts) when ``uri`` is None, else the text of the one at ``uri``."""

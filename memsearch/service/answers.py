@@ -15,7 +15,7 @@ import os
 from typing import Callable, Protocol
 
 from . import protocol
-from .firstbuild import building, still_building
+from .firstbuild import await_first_rows
 from .protocol import PROTOCOL_VERSION, Refused
 
 __all__ = ["Answers", "Writer", "ProgressSink"]
@@ -88,11 +88,10 @@ class Answers:
         served = self.index.embedder.name
         if model is not None and model != served:
             raise Refused("WrongModel", f"this server searches {self.root} with model {served!r}, not {model!r}")
+        rows = lambda: self.index.searcher.snapshot()[1]  # noqa: E731
+        if not rows():  # none written yet: wait a little for the first build's first rows
+            await_first_rows(self.root, rows, self.status_of)
         hits = self.index.search(query, k=k, scope=scope, mode=mode, since=since, until=until)
-        if not hits and not self.index.searcher.snapshot()[1]:  # no row at all: maybe none written yet
-            state = self.status_of()
-            if building(state):
-                raise still_building(self.root, state)
         return {"hits": [hit.to_dict() for hit in hits]}
 
     def _read(self, path, lines=None) -> dict:

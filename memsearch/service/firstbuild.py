@@ -7,12 +7,14 @@ keyword hits flagged ``partial`` within seconds; with no daemon coming (autostar
 with none running, a read-only or remote index) it embeds everything first, as a plain sync does.
 When another writer got the index first (that daemon, or another client's text pass) and no row
 exists yet, the search waits for the first rows (:func:`await_rows`), at most
-:data:`FIRST_ROWS_WAIT_S`. A daemon asked during its first sync, before any row exists,
-answers :class:`~memsearch.errors.IndexBuilding` (:func:`still_building`), never an empty list;
-its client asks again until the first rows answer (:func:`await_daemon`), within the same bound,
-and only then reports it. Every first build writes the text rows first, whatever its size
-(:mod:`memsearch.engine.ingest.sync`), so that wait is the daemon's first text batch: well
-under a second for a small tree.
+:data:`FIRST_ROWS_WAIT_S`. A serving process asked before any row exists (loading the root, or in
+its first sync) waits for them itself, at most :data:`SERVED_ROWS_WAIT_S` per request
+(:func:`await_first_rows`), then answers :class:`~memsearch.errors.IndexBuilding`
+(:func:`still_building`), never an empty list; its client asks again until the first rows answer
+(:func:`await_daemon`), within its own bound, and only then reports it. Every first build writes
+the text rows first, whatever its size (:mod:`memsearch.engine.ingest.sync`), so that wait is the
+service's start (LanceDB's import, the model) and its first text batch: well under a second for a
+small tree once the service runs.
 """
 
 from __future__ import annotations
@@ -25,11 +27,19 @@ from ..location import IndexLocation, service_start_file
 from ..memory.files import read_json
 from ..platforms import flock_taken
 
-__all__ = ["daemon_coming", "building", "still_building", "await_rows", "await_daemon", "FIRST_ROWS_WAIT_S"]
+__all__ = ["daemon_coming", "building", "still_building", "await_rows", "await_daemon", "await_first_rows",
+           "FIRST_ROWS_WAIT_S", "SERVED_ROWS_WAIT_S"]
 
-#: Longest wait of an in-process search for the first rows another writer of a cold index writes
-#: (a daemon's model load then its first text batch: 5-8 s on 2 cores at load 4); then IndexBuilding.
-FIRST_ROWS_WAIT_S = 30.0
+#: Longest wait of a client (an in-process search, the CLI's, the library's) for the first rows another writer
+#: of a cold index writes, then IndexBuilding: an auto-started service's start (LanceDB's import, the model), its
+#: lock and first text batch took 5-6 s from the session's start on 2 cores at load 5-6 (docs/benchmarks.md,
+#: "First call of a session"); this bound leaves that much again for a bigger tree's first batch.
+FIRST_ROWS_WAIT_S = 10.0
+#: Longest wait of one request to a serving process for the first rows of a root it loads or builds, then
+#: IndexBuilding: with the wait for the root to open (``roots.LOAD_WAIT_S``) under the shortest client timeout
+#: (the ``client_timeout`` setting, 3 s by default), so the client asks again (:func:`await_daemon`) rather
+#: than giving up on the service and working in-process.
+SERVED_ROWS_WAIT_S = 1.0
 #: Seconds between two looks at the index (and the daemon) during that wait.
 POLL_S = 0.2
 
@@ -51,6 +61,17 @@ def still_building(root, state: dict | None) -> IndexBuilding:
     pending = (state or {}).get("pending")
     files = f"{pending} files pending" if isinstance(pending, int) and pending > 0 else "counting the files"
     return IndexBuilding(f"still indexing {root}: {files}, none searchable yet", hint=Hint("wait"))
+
+
+def await_first_rows(root, rows: Callable[[], int], state: Callable[[], dict | None],
+                     wait: float = SERVED_ROWS_WAIT_S) -> None:
+    """Return once ``rows()`` (the serving process's reader) counts rows or ``state()`` (its writer's) says no
+    first build runs; :class:`IndexBuilding` after ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while not rows() and building(state()):
+        if time.monotonic() >= deadline:
+            raise still_building(root, state())
+        time.sleep(POLL_S)
 
 
 def await_rows(where: IndexLocation, search: Callable[[], list], rows: Callable[[], int],

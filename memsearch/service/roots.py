@@ -3,7 +3,10 @@
 A :class:`Root` holds its index's writer lock through a :class:`~memsearch.service.daemon.Daemon`,
 searches through a reader index sharing the writer's model, and carries out the clients'
 writes (``sync``, ``index``, ``check``) between the watcher's batches, with the report the CLI
-would print in-process (:mod:`memsearch.engine.jobs`).
+would print in-process (:mod:`memsearch.engine.jobs`). A root answers searches from the moment its
+index is open, before the model is loaded: by keyword, the hits flagged ``partial``
+(:attr:`~memsearch.engine.index.MemoryIndex.keyword_only`), so that a session's first call, which
+auto-started the service, gets hits within the hooks' budget rather than "starting".
 
 :class:`Roots` is the per-user service's registry, after watchman: a root is loaded on the
 first request that names it (opened, its writer lock taken, its watcher started in a thread of
@@ -31,9 +34,11 @@ __all__ = ["Root", "Roots", "LOAD_WAIT_S", "LOCK_WAIT_S", "RETRY_AFTER_S"]
 
 log = logging.getLogger("memsearch.service")
 
-#: How long a request waits for its root to open (the first root also loads the model: 1-3 s
-#: on 2 cores) before its client is told ``Loading`` and answers in-process.
-LOAD_WAIT_S = 10.0
+#: How long a request waits for its root's index to open (a search; the service's first root imports
+#: LanceDB: 1.5-5 s on 2 busy cores) or the whole root to load (a write) before its client is told
+#: ``Loading`` (a thin client asks again, the CLI answers in-process). With the wait for a first build's
+#: rows (:data:`~.firstbuild.SERVED_ROWS_WAIT_S`) under the shortest client timeout (``client_timeout``, 3 s).
+LOAD_WAIT_S = 1.5
 #: How long a loading root waits for another writer of its index (the client that started the
 #: service may be writing the first rows in-process); a request meanwhile is told ``Loading`` at once.
 LOCK_WAIT_S = 60.0
@@ -42,6 +47,8 @@ RETRY_AFTER_S = 30.0
 #: The methods that load the root they name (they need its model or its writer); the others are answered
 #: for a loaded root only (read, ls and core are as quick from the files in the client's process).
 LOADS = ("search", "tool", "edit")
+#: A root's phases in which it answers reads (searches by keyword while the model loads); writes wait for "ready".
+READS = ("keyword", "waiting", "ready")
 
 
 class Root:
@@ -55,21 +62,32 @@ class Root:
         self.stop_event = threading.Event()
         self.daemon: Daemon | None = None
         self.answers: Answers | None = None
-        self.phase = "opening"  # then "waiting" (another writer holds the lock), "ready", "closed"
+        # then "keyword" (the index is open, the model loads: reads answered by keyword), "waiting" (another
+        # writer holds the lock: reads answered), "ready", "closed"
+        self.phase = "opening"
         self.error: BaseException | None = None
         self.loaded = time.monotonic()
         self._jobs = threading.Lock()  # one index or check job at a time
 
     # --- life cycle ---------------------------------------------------------------------
     def open(self) -> "Root":
-        """Open the index, take its writer lock (waiting ``lock_wait`` for another writer), build the reader."""
+        """Open the index and its reader (reads answered by keyword from here), load the model, take the
+        writer lock (waiting ``lock_wait`` for another writer)."""
         from ..engine.index import MemoryIndex
+        from ..harness.served import Served  # the tool calls and writes thin clients forward
 
         index = self._index or MemoryIndex.open_repairing(self.where.root, db=self.where, model=self.model)
         self._index = None
+        reader = MemoryIndex(self.where.root, db=self.where, embedder=index.embedder, foreign=index.foreign,
+                             include_core=index.include_core, encoding=index.encoding, fusion=index.fusion)
+        reader.keyword_only = True  # until the model is loaded
+        served = Served(reader, self.sync_paths, status=self.state, refuse=Refused)
+        self.answers = Answers(reader, status=self.state, writer=self, socket=self.socket, methods=served.methods())
+        self.phase = "keyword"
         # the model first (the process's first root: seconds; later ones share it), then the lock: the client
         # that started the service writes a cold tree's text rows in-process meanwhile (firstbuild.py)
         index.embedder.embed_query("warm up")
+        reader.keyword_only = False
         daemon = Daemon(self.where.root, index=index, debounce=self.debounce, stop_event=self.stop_event,
                         lock_timeout=0.0, idle_exit=self.idle_exit)
         extra = {"socket": self.socket, "protocol": PROTOCOL_VERSION}
@@ -81,21 +99,15 @@ class Root:
             self.phase = "waiting"
             daemon.lock_timeout = self.lock_wait
             daemon.start(**extra)
-        try:
-            reader = MemoryIndex(self.where.root, db=self.where, embedder=index.embedder, foreign=index.foreign,
-                                 include_core=index.include_core, encoding=index.encoding, fusion=index.fusion)
-        except BaseException:
-            daemon.close()
-            raise
-        from ..harness.served import Served  # the tool calls and writes thin clients forward
-
-        served = Served(reader, self.sync_paths, status=lambda: daemon.state, refuse=Refused)
         self.daemon = daemon
-        self.answers = Answers(reader, status=lambda: daemon.state, writer=self, socket=self.socket,
-                               methods=served.methods())
         self.phase = "ready"
         threading.Thread(target=self._warm, name="memsearch-warm", daemon=True).start()
         return self
+
+    def state(self) -> dict:
+        """The writer's state (its daemon's), or a first one while the root loads (a first build is coming)."""
+        daemon = self.daemon
+        return daemon.state if daemon is not None else {"state": "starting", "syncs": 0, "pending": None}
 
     def _warm(self) -> None:
         """Build the reader's in-memory copies (vectors, BM25) before a client's first search needs them:
@@ -268,14 +280,18 @@ class Roots:
         if empty:
             self.on_empty()
 
-    def get(self, where: IndexLocation, model: str | None = None, wait: float = LOAD_WAIT_S) -> Root:
+    def get(self, where: IndexLocation, model: str | None = None, wait: float = LOAD_WAIT_S, *,
+            reads: bool = False) -> Root:
         """The loaded root of ``where``, loading it first; :class:`Refused` ``Loading`` when it is not
-        ready within ``wait`` seconds (or waits for another writer): the client answers in-process."""
+        ready within ``wait`` seconds (or waits for another writer): the client asks again or answers
+        in-process. ``reads``: a search or another read-only tool call, answered from the moment the
+        root's index is open (by keyword while the model loads)."""
         root = self.load(where, model)
         deadline = time.monotonic() + wait
-        while root.phase == "opening" and time.monotonic() < deadline:
+        waiting = ("opening",) if reads else ("opening", "keyword")
+        while root.phase in waiting and time.monotonic() < deadline:
             time.sleep(0.02)
-        if root.phase != "ready":
+        if root.phase not in (READS if reads else ("ready",)):
             why = {"waiting": "waits for another writer of its index", "closed": "could not be loaded"}.get(
                 root.phase, "is still loading")
             raise Refused("Loading", f"the memsearch service {why}: {where.root}")
@@ -300,7 +316,8 @@ class Roots:
             return root_state.answer(method, params, progress)
         model = params.get("model") if method in LOADS else None
         log.debug("%s of %s", method, where.root)
-        return self.get(where, model if isinstance(model, str) else None).answer(method, params, progress)
+        reads = method == "search" or (method == "tool" and params.get("name") != "memory")
+        return self.get(where, model if isinstance(model, str) else None, reads=reads).answer(method, params, progress)
 
     def loaded(self, where: IndexLocation) -> Root | None:
         """The root of ``where`` if it is loaded and ready, else None (nothing is loaded)."""

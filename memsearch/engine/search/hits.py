@@ -1,6 +1,6 @@
 """Search results: the :class:`Hit` dataclass, and fused rows turned into hits with their ``MEMORY.md``
 whether their file changed on disk since it was indexed (``stale``), and whether it is still being
-indexed (``partial``: found by its words only, its vectors not written yet)."""
+indexed (``partial``: found by its words only, its vectors not written yet or the model not loaded yet)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ class Hit:
     #: and lines may be out of date until the next sync; read the file for its current content.
     stale: bool = False
     #: The file is still being indexed (a first index embedding it, or a big file streaming in): found
-    #: by keyword search alone until its vectors are written, which the sync under way does.
+    #: by keyword search alone until its vectors are written, which the sync under way does. Also every hit
+    #: of a hybrid or semantic search answered while the service loads the model (``MemoryIndex.keyword_only``).
     partial: bool = False
 
     def to_dict(self) -> dict:
