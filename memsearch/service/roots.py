@@ -84,6 +84,7 @@ class Root:
         served = Served(reader, self.sync_paths, status=self.state, refuse=Refused)
         self.answers = Answers(reader, status=self.state, writer=self, socket=self.socket, methods=served.methods())
         self.phase = "keyword"
+        log.info("%s: index open, searches answered by keyword while the model loads", self.where.root)
         # the model first (the process's first root: seconds; later ones share it), then the lock: the client
         # that started the service writes a cold tree's text rows in-process meanwhile (firstbuild.py)
         index.embedder.embed_query("warm up")
