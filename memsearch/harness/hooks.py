@@ -9,10 +9,12 @@ the ``hook_timeout`` setting (``MEMSEARCH_HOOK_TIMEOUT``, 8 s), it prints nothin
 memsearch writes give Claude Code a ``timeout`` :data:`CLAUDE_MARGIN_S` longer: :func:`claude_timeout`).
 
 Both hooks start the index's daemon in the background when none serves (:mod:`memsearch.service.autostart`),
-so prompts are answered by a warm model: the session-start hook starts it before the first prompt. A prompt the
-daemon cannot answer yet (none listens, or its first build has no row yet) is answered in-process by keyword,
-the routed path of every first call (:func:`memsearch.service.route.search`): on a tree never indexed its text
-rows are written first and the hits say ``partial``; nothing waits for the model.
+so prompts are answered by a warm model: the session-start hook starts it before the first prompt. The service
+answers a prompt from the moment it has opened the root's index, by keyword while it loads the model (hits
+``partial``), as it answers the MCP server's first search (:mod:`memsearch.service.roots`). A prompt no service
+can answer yet (none listens, it is still opening the index, or its first build has no row yet) is answered
+in-process by keyword, the routed path of every first call (:func:`memsearch.service.route.search`): on a tree
+never indexed its text rows are written first and the hits say ``partial``; nothing waits for the model.
 """
 
 from __future__ import annotations
