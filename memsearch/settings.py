@@ -180,7 +180,8 @@ _ROWS = [
             "How long a client waits for the daemon's answer before working in-process (one line on stderr)."),
     Setting("hook_timeout", "MEMSEARCH_HOOK_TIMEOUT", 8.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
             "The longest a Claude Code hook of memsearch runs: past it, it adds nothing to the session and exits 0. "
-            "`claude-code install` gives Claude Code's own `timeout` 2 s more (read when it writes the hooks)."),
+            "`claude-code install` gives Claude Code's own `timeout` 2 s more (read when it writes the hooks). Less 1 s, "
+            "also how long `memsearch serve` waits for the service it started before a search says it is starting."),
     Setting("autostart", "MEMSEARCH_AUTOSTART", True, _flag, "true or false",
             "When a search finds no daemon for a local index this user may write, start one in the background for "
             "the calls that follow (this call is answered in-process). `--no-daemon` turns it off for one command. "

@@ -163,6 +163,8 @@ def _first_call(root: Path, env: dict) -> dict:
                 data = json.loads((await client.call_tool("memory_search", query)).content[0].text)
                 measured.update(first_s=round(time.perf_counter() - started, 3), first=_answer(data),
                                 load=load_average())
+                if "error" in data:
+                    measured["first_error"] = data["error"]["message"][:120]
                 while _answer(data) != "hits":  # the service embeds the root: then a warm call
                     await anyio.sleep(0.5)
                     data = json.loads((await client.call_tool("memory_search", query)).content[0].text)

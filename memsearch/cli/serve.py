@@ -98,11 +98,11 @@ def register(app: typer.Typer) -> None:
                 Tenants(roots, db=db, model=model, budget=budget, writable=writable), host=host, port=port, warm=warm
             )
             return
-        from ..harness.forward import STARTING_WAIT_S
+        from ..harness.forward import starting_wait
 
         # a thin client of the index's daemon (started here when none runs): no model in this process
         toolbox = ToolBox(root, budget=budget, db=db, model=model, writable=writable,
-                          wait=0.0 if watch else STARTING_WAIT_S)
+                          wait=0.0 if watch else starting_wait())
         watcher = _start_watcher(toolbox.root, db, model) if watch else None
         try:
             if http:

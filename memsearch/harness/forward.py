@@ -10,7 +10,7 @@ result, or None when the caller should work in-process, which is when:
 * a read went wrong on the daemon's side (a timeout, a bug): reading again here is harmless.
 
 With ``wait``, a daemon that an auto-start is bringing up (:func:`~memsearch.service.firstbuild.daemon_coming`)
-is waited for, up to ``wait`` seconds (:data:`STARTING_WAIT_S` for ``memsearch serve``), and so is a search it
+is waited for, up to ``wait`` seconds (:func:`starting_wait` for ``memsearch serve``), and so is a search it
 answers :class:`~memsearch.errors.IndexBuilding` (no row of a root it builds yet): the service answers a search
 from the moment the root's index is open, by keyword while it loads the model (hits flagged ``partial``). Past
 that a search is told to come back (:class:`~memsearch.errors.IndexBuilding`), a read is answered in-process. A write whose
@@ -29,11 +29,7 @@ from ..service import autostart
 from ..service.client import Client
 from ..service.firstbuild import daemon_coming
 
-__all__ = ["request", "tool", "resource", "edit", "STARTING_WAIT_S", "SERVED_TIMEOUT_S", "NOT_RUN"]
-
-#: How long ``memsearch serve`` waits for the daemon it started before answering a call another way: under
-#: the hooks' bound (the ``hook_timeout`` setting, 8 s by default), so a session's first call answers in it.
-STARTING_WAIT_S = 6.0
+__all__ = ["request", "tool", "resource", "edit", "starting_wait", "SERVED_TIMEOUT_S", "NOT_RUN"]
 #: A write waits this long for a starting daemon (done in-process meanwhile, it would load the model here).
 WRITE_WAIT_S = 30.0
 #: Longest wait for the daemon's reply to one forwarded call (a write embeds its chunks before replying).
@@ -48,6 +44,16 @@ def _warn(message: str) -> None:
     import logging  # here, not at import, as the service client does
 
     logging.getLogger("memsearch.client").warning("memsearch: %s", message)
+
+
+def starting_wait() -> float:
+    """How long ``memsearch serve`` waits for the service it started before answering a call another way: the
+    hooks' budget for a first answer (:func:`~memsearch.harness.hooks.answer_budget`, 7 s by default). At load 7
+    on 2 cores the service's LanceDB import alone can take most of it; a request it has taken may run up to
+    ``roots.LOAD_WAIT_S`` plus ``firstbuild.SERVED_ROWS_WAIT_S`` past it."""
+    from .hooks import answer_budget
+
+    return answer_budget()
 
 
 class Starting(Exception):

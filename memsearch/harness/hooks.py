@@ -32,7 +32,7 @@ from ..location import IndexLocation
 from ..service import autostart
 from ..service.client import Client
 
-__all__ = ["CLAUDE_MARGIN_S", "MARGIN_S", "claude_timeout", "PROMPT_HITS", "PROMPT_BYTES", "CONTEXT_TOKENS",
+__all__ = ["CLAUDE_MARGIN_S", "MARGIN_S", "claude_timeout", "answer_budget", "PROMPT_HITS", "PROMPT_BYTES", "CONTEXT_TOKENS",
            "session_context", "prompt_context", "parse", "run", "main"]
 
 #: What Claude Code's ``timeout`` (which memsearch's hook settings write) adds to the ``hook_timeout`` setting
@@ -58,6 +58,13 @@ def claude_timeout() -> int:
     import math
 
     return math.ceil(settings.get("hook_timeout")) + CLAUDE_MARGIN_S
+
+
+def answer_budget() -> float:
+    """Seconds a session's first answer may take: the ``hook_timeout`` setting less :data:`MARGIN_S` (7 s by
+    default). The prompt hook's budget, and how long ``memsearch serve`` waits for the service it started
+    (:func:`memsearch.harness.forward.starting_wait`), so that both answer a session's first call within it."""
+    return max(0.0, settings.get("hook_timeout") - MARGIN_S)
 
 
 def _cut(text: str, limit: int) -> tuple[str, bool]:
@@ -158,11 +165,11 @@ def prompt_context(root: Path, prompt: str, db: str | None = None, *, k: int = P
                    limit: int = PROMPT_BYTES, budget: float | None = None) -> str:
     """The top memory hits for ``prompt`` within ``limit`` bytes: through the daemon, or when none answers
     yet, by keyword in-process (a tree never indexed gets its text rows first), within ``budget`` seconds
-    (default: the ``hook_timeout`` less :data:`MARGIN_S`)."""
+    (default: :func:`answer_budget`)."""
     if not prompt.strip():
         return ""
     if budget is None:
-        budget = max(0.0, settings.get("hook_timeout") - MARGIN_S)
+        budget = answer_budget()
     try:
         hits = _recall(root, prompt, db, k, time.monotonic() + budget)
     except (MemsearchError, OSError):

@@ -101,6 +101,8 @@ def test_the_first_search_of_a_cold_session_answers_hits_on_an_indexed_root(tmp_
     first = _hits(seen["first"])
     assert first and first[0][0] == TOP, first  # by keyword (partial) while the model loads, or full
     assert not any(partial for _, partial in _hits(seen["warm"]))
+    warm = _session(root, env, lambda client: client.call_tool("memory_search", QUERY))  # a new session, service warm
+    assert _hits(payload(warm)) == _hits(seen["warm"])  # at once the full hybrid hits
     status = subprocess.run([sys.executable, "-m", "memsearch", "status", str(root), "--json"], env=env,
                             cwd=str(REPO), capture_output=True, text=True, timeout=60)
     assert json.loads(status.stdout)["serving"] is True, status.stdout
