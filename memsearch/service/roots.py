@@ -100,6 +100,7 @@ class Root:
             self.phase = "waiting"
             daemon.lock_timeout = self.lock_wait
             daemon.start(**extra)
+        daemon.reader = reader  # its compactions keep the copies searches are served from
         self.daemon = daemon
         self.phase = "ready"
         threading.Thread(target=self._warm, name="memsearch-warm", daemon=True).start()
