@@ -148,7 +148,7 @@ def _recall(root: Path, prompt: str, db: str | None, k: int, deadline: float) ->
     _start_daemon(root, db)  # for the prompts that follow (session start has started it, usually)
     args = check_search(where.root, prompt, k, mode="keyword")  # keyword: no model loads in the hook
     built = (where.state / META_FILE).exists()  # then the daemon syncs: nothing is embedded here
-    return route.search(where, args, local=True, sync=not built, wait=max(0.0, deadline - time.monotonic()),
+    return route.search(where, args, local=True, sync=not built, coming=True, wait=max(0.0, deadline - time.monotonic()),
                         using=lambda: using_index(where.root, db=where))
 
 

@@ -126,6 +126,9 @@ class Daemon:
         self._syncs_since_compact = 0
         self._last_compact = time.monotonic()
         self._vector_build: threading.Thread | None = None
+        #: The index clients' searches are served from, when not ``index`` (a server's reader): a compaction
+        #: keeps its in-memory copies (:meth:`~memsearch.engine.search.searcher.Searcher.rewriting`).
+        self.reader = None
         #: Seconds without a client request after which the daemon stops (None or 0: never).
         self.idle_exit = idle_exit or None
         self._idle = False
@@ -382,8 +385,9 @@ class Daemon:
         before = store.disk_bytes()
         self._set(state="compacting", force=True)
         try:
-            self.index.searcher.rewriting(lambda: store.optimize(keep=dt.timedelta(seconds=VERSION_KEEP_S)),
-                                          self.index.build_id)
+            served = self.reader or self.index
+            served.searcher.rewriting(lambda: store.optimize(keep=dt.timedelta(seconds=VERSION_KEEP_S)),
+                                      served.build_id)
         except Exception:  # noqa: BLE001 - retried after the next write
             logger.exception("compaction failed")
             self._set(state="watching", force=True)

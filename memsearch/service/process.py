@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import DaemonFailed, DaemonUnavailable, IndexLocked, shown
 from ..launch import DETACHED_CWD, python_argv
-from ..location import IndexLocation
+from ..location import IndexLocation, service_log_file, service_socket
 from ..memory.files import read_json
 from ..platforms import Platform, holds_flock, pid_alive
 
@@ -161,6 +161,8 @@ def daemon_status(root, db=None) -> dict:
                   "error": state.get("error"), "log": str(where.log_file) if where.log_file.exists() else None,
                   "indexed": False, "files": 0, "chunks": 0, "model": None, "disk_bytes": 0, "pending": None,
                   "partial_files": 0, "partial_chunks": 0}
+    if answer and answer.get("socket") == str(service_socket()):  # the per-user service keeps it: its log
+        info["log"] = str(service_log_file())
     if not running and state and state.get("state") not in ("stopped", None):
         info["state"] += ": it did not stop cleanly; the next start catches up"
     remote = where.remote

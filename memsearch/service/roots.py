@@ -90,6 +90,7 @@ class Root:
         from ..harness.served import Served  # the tool calls and writes thin clients forward
 
         served = Served(reader, self.sync_paths, status=lambda: daemon.state, refuse=Refused)
+        daemon.reader = reader
         self.daemon = daemon
         self.answers = Answers(reader, status=lambda: daemon.state, writer=self, socket=self.socket,
                                methods=served.methods())

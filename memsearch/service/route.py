@@ -57,14 +57,16 @@ def sync_quietly(index, warn: Warn | None = None, *, defer: bool = False) -> boo
 
 def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[], ContextManager] | None, model=None,
            local: bool = False, sync: bool = True, guard=None, warn: Warn | None = None,
-           start: bool | None = None, wait: float | None = None) -> list[dict] | None:
+           start: bool | None = None, wait: float | None = None, coming: bool | None = None) -> list[dict] | None:
     """Hits (JSON-ready dicts) of a checked search: from the daemon, else from the index ``using()``
     yields (synced first unless ``sync`` is False, the sync under ``guard``, a lock, when given). ``using``
     None: the daemon's answer or None (the CLI's fast path, whose ``args`` may be the unchecked
     dict of :class:`SearchArgs`'s fields: the daemon checks them before it searches). On a tree never
     indexed, see :mod:`.firstbuild`: the sync writes text rows only when a daemon is coming to embed
     them, and a search that finds another writer building (or its daemon answering IndexBuilding) waits
-    for the first rows (at most ``wait`` seconds, default :data:`~.firstbuild.FIRST_ROWS_WAIT_S`)."""
+    for the first rows (at most ``wait`` seconds, default :data:`~.firstbuild.FIRST_ROWS_WAIT_S`). ``coming``:
+    whether the per-user service, when it runs, will embed this index (default: when this call may start
+    it: neither ``local`` nor ``--no-daemon``, which embed here); a caller that started it passes True."""
     if isinstance(args, dict) and using is not None:
         raise TypeError("an in-process search takes checked SearchArgs")
     params = (args if isinstance(args, dict) else args.params()) | {"model": settings.get("model", model)}
@@ -80,7 +82,9 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
         locked = False
         if sync:  # syncs one at a time; the searches themselves run concurrently (the index is thread-safe)
             with guard if guard is not None else nullcontext():
-                locked = sync_quietly(index, warn, defer=firstbuild.daemon_coming(where))
+                asked = not local and start is not False if coming is None else coming
+                coming = asked and firstbuild.daemon_coming(where)
+                locked = sync_quietly(index, warn, defer=coming)
         def here() -> list[dict]:
             return [hit.to_dict() for hit in index.search(args)]
 

@@ -129,6 +129,34 @@ def test_an_in_process_search_defers_only_while_a_daemon_is_coming(tmp_path, mon
     assert Store(where.state).text_only_rows() == 0
 
 
+def test_a_local_search_embeds_here_while_the_service_runs_unless_its_caller_started_it(tmp_path, monkeypatch):
+    """``--no-daemon`` asks no service to embed the index, so its first sync embeds here, even while this
+    user's service runs (for other roots); the prompt hook, which started it for this root, defers."""
+    from contextlib import nullcontext
+
+    from memsearch.engine.search.args import check_search
+    from memsearch.location import service_start_file
+    from memsearch.service.protocol import secure_dir
+
+    monkeypatch.setenv("MEMSEARCH_TEXT_FIRST_FILES", "4")
+    monkeypatch.setenv("MEMSEARCH_AUTOSTART", "0")
+    secure_dir(service_start_file().parent, create=True)
+    fd = os.open(service_start_file(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the service runs
+        for name, extra, partial in (("local", {"local": True}, False), ("no-daemon", {"start": False}, False),
+                                     ("hook", {"local": True, "coming": True}, True)):
+            root = tree(tmp_path / name)
+            where = IndexLocation.of(root)
+            index = MemoryIndex(root, embedder=embedder())
+            hits = route.search(where, check_search(root, "otter tag7", 3), using=lambda: nullcontext(index),
+                                **extra)
+            assert hits[0]["path"] == "notes/n07.md" and all(bool(h.get("partial")) == partial for h in hits), name
+            assert (Store(where.state).text_only_rows() > 0) == partial, name
+    finally:
+        os.close(fd)
+
+
 HOLD = """
 import sys
 from memsearch.engine.storage.lock import WriterLock

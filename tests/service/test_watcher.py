@@ -150,6 +150,28 @@ def test_debounce_argument_then_env_then_default(monkeypatch):
         resolve_debounce(0)
 
 
+def test_a_compaction_keeps_the_reader_s_in_memory_copies(make_tree):
+    """The service's searches run on a reader beside the writer: the writer's compaction moves the reader's
+    copies to the new version before searches see it (they answered from LanceDB meanwhile, other scores)."""
+    root = make_tree(BASE)
+    d = Daemon(root, index=hash_index(root), state_file=False)
+    d.start()
+    try:
+        d.process()  # the catch-up
+        for i in range(2):  # more fragments: something to compact
+            (root / "notes" / f"extra{i}.md").write_text(f"# Extra {i}\n\ncoffee number {i}\n")
+            d.process([(watchfiles.Change.added, str(root / "notes" / f"extra{i}.md"))])
+        d.reader = reader = MemoryIndex(root, embedder=d.index.embedder)
+        assert reader.search("coffee", mode="keyword")
+        version = reader.store.chunks().version
+        d.compact_now()
+        reader.store.refresh()
+        new = reader.store.chunks().version
+        assert new > version and reader.keywords.get(reader.store, (reader.build_id, new)) is not None
+    finally:
+        d.close()
+
+
 def test_compaction_waits_until_pruned_versions_are_old(make_tree):
     root = make_tree(BASE)
     d = Daemon(root, index=hash_index(root), state_file=False)
