@@ -8,11 +8,14 @@ as every client makes) search in a loop for ``--seconds``, hybrid, k=5, over :da
 Reported per count: searches/s, latency p50/p95/p99, and the ratio of searches/s to one
 client's. The reference, timed in the same run after the daemon phases: this process encoding
 the same queries with the same model, one at a time and in batches of ``--batch``
-(queries/s), the ceiling batching can approach. The load average goes beside every figure.
+(queries/s), the ceiling batching can approach, and ``encode_bound_qps``: the cores over the
+batched encode's CPU per query. The load average goes beside every figure.
 
 Each phase also reports the CPU seconds per search of the clients (this process) and of the
 daemon (``/proc``), and ``cpu_bound_qps``: the cores over their sum, the most searches/s the
-machine could give if clients and daemon had every core to themselves. ``--compare DIR`` runs a
+machine could give if clients and daemon had every core to themselves; ``past_encode_cpu_ms``: their
+sum less the batched encode's CPU per query, and ``over_encode_bound``: searches/s over
+``encode_bound_qps``. ``--compare DIR`` runs a
 second daemon from another checkout (``before``) on its own copy of the tree and interleaves its
 phases with this checkout's, so that before and after share one run and its load.
 """
@@ -184,11 +187,20 @@ def run(clients: list[int], seconds: float, batch: int, label: str, log=print, c
     results["encode"] = encode_reference(batch, min(seconds, 5.0))
     log(f"encode in-process: {results['encode']}")
     ref = results["encode"].get("batched_qps") or results["encode"]["single_qps"]
+    encode_ms = results["encode"].get("batched_cpu_ms_per_query")
+    if encode_ms:  # the most searches/s the encode alone allows on every core
+        results["encode_bound_qps"] = round((os.cpu_count() or 1) * 1000 / encode_ms, 1)
     for phase in results["phases"]:
+        if encode_ms and phase.get("server_cpu_ms") is not None:
+            phase["past_encode_cpu_ms"] = round(phase["client_cpu_ms"] + phase["server_cpu_ms"] - encode_ms, 3)
+            phase["over_encode_bound"] = round(phase["qps"] / results["encode_bound_qps"], 3)
         base = next((p["qps"] for p in results["phases"] if p["code"] == phase["code"]), None)
         phase["over_one_client"] = round(phase["qps"] / base, 2) if base else None
         phase["p99_over_p50"] = round(phase["p99_s"] / phase["p50_s"], 2) if phase["p50_s"] else None
         phase["over_batched_encode"] = round(phase["qps"] / ref, 3)
+        if "past_encode_cpu_ms" in phase:
+            log(f"{phase['code']:>6} {phase['clients']:>3} clients: CPU past the encode {phase['past_encode_cpu_ms']} ms, "
+                f"{phase['over_encode_bound']} of the encode's bound ({results['encode_bound_qps']}/s)")
     results["loadavg_end"] = load_average()
     return results
 

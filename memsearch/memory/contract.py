@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile, shown
@@ -156,17 +157,23 @@ def memory_ref(root: Path, rel: str, *, foreign=None) -> MemoryRef:
 
 
 def memory_chain(root: Path, directory: str) -> tuple[str, ...]:
-    """``MEMORY.md`` paths from the one in ``directory`` (or nearest above it) up to the root's."""
-    chain = []
+    """``MEMORY.md`` paths from the one in ``directory`` (or nearest above it) up to the root's: one
+    ``stat`` each, on str paths (a ``Path`` per level was most of its cost in a search's hits)."""
+    base = os.fspath(root)
+    return tuple(rel for rel in _chain_places(directory) if os.path.isfile(os.path.join(base, rel)))
+
+
+@lru_cache(maxsize=4096)
+def _chain_places(directory: str) -> tuple[str, ...]:
+    """Where a ``MEMORY.md`` of ``directory`` and of each folder above it would be, nearest first."""
+    places = []
     current = PurePosixPath(directory)
     while True:
-        rel = INDEX_NAME if str(current) in ("", ".") else f"{current}/{INDEX_NAME}"
-        if (root / rel).is_file():
-            chain.append(rel)
-        if str(current) in ("", "."):
-            break
+        top = str(current) in ("", ".")
+        places.append(INDEX_NAME if top else f"{current}/{INDEX_NAME}")
+        if top:
+            return tuple(places)
         current = current.parent
-    return tuple(chain)
 
 
 def _dir_summary(tree: MemoryTree, directory: str) -> DirSummary:

@@ -47,6 +47,7 @@ class Answers:
                  methods: dict[str, Callable] | None = None):
         self.index = index
         self.root = index.root
+        self._root = str(self.root)  # resolved: a request naming it as is needs no realpath (9 us a search)
         self.db_path = index.where.state
         self.status_of = status or (lambda: {})
         self.writer = writer
@@ -61,7 +62,7 @@ class Answers:
     def dispatch(self, method: str, root: str | None, db: str | None, params: dict, progress=None):
         """A server of this root only (``memsearch watch ROOT``): a request naming another root is
         answered ``WrongRoot`` (its client then tries the per-user service)."""
-        if root is not None and os.path.realpath(root) != str(self.root):
+        if root is not None and root != self._root and os.path.realpath(root) != self._root:
             raise Refused("WrongRoot", f"this server serves {self.root}, not {root}")
         if method in ("unload", "stop"):
             raise Refused("UnknownMethod", f"{method} is a method of the per-user service, not of a daemon of one root")

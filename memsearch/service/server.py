@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import socket
 import stat
 import threading
@@ -27,7 +28,7 @@ from . import protocol
 from .answers import Answers
 from .protocol import PROTOCOL_VERSION, ProtocolError, Refused, decode, encode, secure_dir
 
-__all__ = ["Server", "Refused", "Dispatch", "MAX_CLIENTS", "IDLE_TIMEOUT_S", "PROGRESS_EVERY_S"]
+__all__ = ["Server", "Refused", "Dispatch", "MAX_CLIENTS", "IDLE_TIMEOUT_S", "PROGRESS_EVERY_S", "THREAD_IDLE_S"]
 
 log = logging.getLogger("memsearch.server")
 
@@ -37,6 +38,10 @@ MAX_CLIENTS = 64
 IDLE_TIMEOUT_S = 60.0
 #: A long write sends a progress line at most this often (and at each change of phase).
 PROGRESS_EVERY_S = 0.2
+#: A connection's thread, its client gone, waits this long for the next connection before it ends:
+#: every call is a connection, and starting a thread for each cost 0.09 ms of CPU (start and join),
+#: handing a connection to a waiting thread about 0.03 (docs/benchmarks.md, "Concurrent searches").
+THREAD_IDLE_S = 30.0
 
 #: ``dispatch(method, root, db, params, progress)``: the result of one request, or :class:`Refused`
 #: / a typed error. ``root`` and ``db`` are the envelope's (None when absent).
@@ -87,6 +92,8 @@ class Server:
         self._inode: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
         self._closed = threading.Event()
+        self._conns: queue.SimpleQueue = queue.SimpleQueue()  # accepted connections for the waiting threads
+        self._waiting = 0  # threads waiting for a connection, none of them promised one (under _count_lock)
 
     # --- life cycle ---------------------------------------------------------------------
     def start(self) -> "Server":
@@ -119,6 +126,10 @@ class Server:
         if self._closed.is_set():
             return
         self._closed.set()
+        with self._count_lock:
+            waiting, self._waiting = self._waiting, 0
+        for _ in range(waiting):
+            self._conns.put(None)  # each waiting connection thread ends
         sock, self._sock = self._sock, None
         if sock is not None:
             try:
@@ -157,7 +168,33 @@ class Server:
             if not self._slots.acquire(blocking=False):
                 self._refuse(conn, _error("ServerError", "the memsearch server is serving too many clients; retry"))
                 continue
-            threading.Thread(target=self._serve, args=(conn,), name="memsearch-client", daemon=True).start()
+            with self._count_lock:
+                start = not self._waiting
+                if not start:
+                    self._waiting -= 1  # one waiting thread is promised this connection
+            self._conns.put(conn)
+            if start:
+                threading.Thread(target=self._connections, name="memsearch-client", daemon=True).start()
+
+    def _connections(self) -> None:
+        """Serve the connections the accept loop hands over, one after the other; end once none came
+        for :data:`THREAD_IDLE_S`, or at :meth:`close`."""
+        while True:
+            try:
+                conn = self._conns.get(timeout=THREAD_IDLE_S)
+            except queue.Empty:
+                with self._count_lock:
+                    if self._waiting:  # else this thread was promised a connection meanwhile: take it
+                        self._waiting -= 1
+                        return
+                continue
+            if conn is None:
+                return
+            self._serve(conn)
+            if self._closed.is_set():
+                return
+            with self._count_lock:
+                self._waiting += 1
 
     @staticmethod
     def _refuse(conn: socket.socket, error: dict) -> None:

@@ -77,7 +77,8 @@ class FlatVectors:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         index = candidates[top] if candidates is not None else top
-        return [dict(self.rows[i], score=float(scores[j])) for i, j in zip(index, top)]
+        rows = self.rows  # Python ints and floats from tolist(): a numpy scalar per row cost more than its dict
+        return [dict(rows[i], score=score) for i, score in zip(index.tolist(), scores[top].tolist())]
 
     def _screened(self, query: np.ndarray, n: int, mask: np.ndarray | None) -> list[dict]:
         """The ``n`` best rows by exact cosine among the rows closest in sign bits (:data:`RESCORE_FACTOR`)."""

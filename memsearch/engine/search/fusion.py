@@ -201,12 +201,13 @@ def convex(vector: list[dict], keyword: list[dict], weight: float = VECTOR_WEIGH
     b = {r["id"]: r["score"] for r in keyword}
     v_lo, v_hi = (min(v.values()), max(v.values())) if v else (0.0, 1.0)
     b_hi = max(b.values(), default=0.0) or 1.0
-    scores = {
-        i: weight * ((v[i] - v_lo) / ((v_hi - v_lo) or 1.0) if i in v else 0.0) + (1 - weight) * (b.get(i, 0.0) / b_hi)
-        for i in rows
-    }
-    order = sorted(scores, key=lambda i: rank_key(rows[i], scores[i]))
-    return [dict(rows[i], score=scores[i]) for i in order]
+    span, rest = (v_hi - v_lo) or 1.0, 1 - weight
+    keyed = []  # rank_key's tuple with the row's place last: the order of a stable sort by rank_key, keys built once
+    for place, (i, row) in enumerate(rows.items()):
+        score = weight * ((v[i] - v_lo) / span if i in v else 0.0) + rest * (b.get(i, 0.0) / b_hi)
+        keyed.append((-score, row["path"], row["start_line"], place, score, row))
+    keyed.sort()
+    return [dict(key[5], score=key[4]) for key in keyed]
 
 
 def rrf(rankings: list[tuple[float, list[dict]]]) -> list[dict]:

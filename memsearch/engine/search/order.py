@@ -19,6 +19,11 @@ def rank_key(row: dict, score: float | None = None) -> tuple:
 
 def rank_order(rows: Iterable[dict], score: Callable[[dict], float] | None = None) -> list[dict]:
     """``rows`` best first by :func:`rank_key` (``score(row)`` in place of the row's own score when given)."""
+    # rank_key's tuples built in a comprehension, each row's place last (the ties of a stable sort):
+    # the same order as ``sorted(rows, key=rank_key)`` at about half its cost (a call per row).
     if score is None:
-        return sorted(rows, key=rank_key)
-    return sorted(rows, key=lambda r: rank_key(r, score(r)))
+        keyed = [(-r["score"], r["path"], r["start_line"], n, r) for n, r in enumerate(rows)]
+    else:
+        keyed = [(-score(r), r["path"], r["start_line"], n, r) for n, r in enumerate(rows)]
+    keyed.sort()
+    return [key[4] for key in keyed]

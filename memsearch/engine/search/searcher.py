@@ -28,11 +28,17 @@ from .order import rank_order
 from .shape import merge_rows
 from .timeline import timeline
 
-__all__ = ["Searcher", "canonical", "KEYWORD_SCORE_DECIMALS"]
+__all__ = ["Searcher", "canonical", "KEYWORD_SCORE_DECIMALS", "KEYWORD_THREAD_MIN_ROWS"]
 
 #: Keyword scores equal to this many decimals count as a tie (float32 sums in a different order
 #: differ in the last bits), broken by path and line.
 KEYWORD_SCORE_DECIMALS = 6
+#: From this many rows the in-memory BM25 leg of a hybrid search runs in the worker thread while the
+#: query is embedded; below it, in the searching thread. The hand-over and back costs 0.04-0.05 ms of
+#: CPU (more with 16 searches in flight), as much as the leg at 220 rows (0.03 ms), while the overlap
+#: saves at most the leg: 0.19 ms at 10k rows, a fifteenth of the encode, 0.48 ms at 50k
+#: (``python -m benchmarks.perf.keyword_leg``, docs/benchmarks.md).
+KEYWORD_THREAD_MIN_ROWS = 10_000
 _COLUMNS = list(HIT_COLUMNS)
 
 
@@ -87,12 +93,13 @@ class Searcher:
             return self._merge(self.keyword(query, n, flt, (build, version)), k, build)
         if mode == "vector":
             return self._merge(self.vector(query, n, flt, version), k, build)
-        # BM25 runs in a worker thread while the query is embedded (both release the GIL), unless
-        # the worker is busy with another search's: then here, after the vector leg (searches in
-        # flight together overlap one another's legs anyway, and a queue behind one worker would
-        # serialise them).
+        # BM25 runs in a worker thread while the query is embedded (both release the GIL), unless the
+        # table is small and its copy in memory (KEYWORD_THREAD_MIN_ROWS) or the worker is busy with
+        # another search's: then here, after the vector leg (searches in flight together overlap one
+        # another's legs anyway, and a queue behind one worker would serialise them).
         keyword = None
-        if self._keyword_idle.acquire(blocking=False):
+        inline = rows < KEYWORD_THREAD_MIN_ROWS and self.keywords.holds((build, version))
+        if not inline and self._keyword_idle.acquire(blocking=False):
             try:
                 keyword = self._pool().submit(self._keyword_released, query, n, flt, (build, version))
             except RuntimeError:  # closed by another thread meanwhile: run it here

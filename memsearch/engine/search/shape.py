@@ -55,9 +55,14 @@ def _stub(directory: str) -> str:
     return index_text(directory).strip()
 
 
+def _is_index(path: str) -> bool:
+    """Whether ``path`` names a ``MEMORY.md`` (``endswith`` first: most rows are notes, and it is cheap)."""
+    return path.endswith(INDEX_NAME) and path.rsplit("/", 1)[-1] == INDEX_NAME
+
+
 def is_stub(row: dict) -> bool:
     """Whether ``row`` is a whole ``MEMORY.md`` exactly as the memory tool generated it."""
-    return row["path"].rsplit("/", 1)[-1] == INDEX_NAME and row.get("text", "").strip() == _stub(_dir(row))
+    return _is_index(row["path"]) and row.get("text", "").strip() == _stub(_dir(row))
 
 
 def _dir(row: dict) -> str:
@@ -72,7 +77,7 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
     out, changed = [], False
     notes = best_in = None  # the rows that are not MEMORY.md (path, score); folder -> its notes' best scores
     for row in ranked:
-        if row["path"].rsplit("/", 1)[-1] != INDEX_NAME:
+        if not _is_index(row["path"]):
             out.append(row)
             continue
         if is_stub(row):
@@ -139,7 +144,7 @@ def merge_rows(ranked: list[dict], k: int) -> list[dict]:
     of_file: dict[str, list[dict]] = {}  # path -> its hits in ``merged``, in the same order (only they overlap)
     for row in ranked:
         same = of_file.get(row["path"], ())
-        target = next((m for m in same if _overlaps(m, row)), None)
+        target = next((m for m in same if _overlaps(m, row)), None) if same else None
         if target is None:
             if len(merged) < k:
                 hit = dict(row, _lines=_line_map(row))
