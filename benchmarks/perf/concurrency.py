@@ -129,7 +129,10 @@ def encode_reference(batch: int, seconds: float) -> dict:
             done += step(done)
         return round(done / (time.perf_counter() - t0), 1)
 
+    cpu0 = time.process_time()
     out["single_qps"] = rate(lambda i: (embedder.embed_query(QUERIES[i % len(QUERIES)]), 1)[1])
+    used = time.process_time() - cpu0  # a lone query's encode, as one client's searches have it
+    out["single_cpu_ms_per_query"] = round(used * 1000 / (out["single_qps"] * min(seconds, 5.0)), 3)
     if batched is not None:
         group = [QUERIES[i % len(QUERIES)] for i in range(batch)]
         cpu0 = time.process_time()

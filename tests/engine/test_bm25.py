@@ -220,3 +220,39 @@ def test_both_paths_rank_ties_the_same(make_tree, tmp_path):
     warm = ranked(index)  # the in-memory copy (built by this first search) answers
     assert index.keywords.get(index.store, (index._build, index.store.chunks().version)) is not None
     assert cold == warm == sorted(cold) and len(cold) == 5
+
+
+def test_rows_kept_as_dicts_answer_as_arrow_rows_did(index, monkeypatch):
+    """The copy's row dicts (ROW_CACHE_ROWS) give each search fresh rows equal to Arrow's, whether they
+    come from the cache, from Arrow, or from a cache emptied when full."""
+    import memsearch.engine.search.bm25 as bm25
+
+    monkeypatch.setattr(bm25, "ROW_CACHE_ROWS", 3)  # smaller than most results: emptied again and again
+    data = index.store.read(_COLUMNS + ["search_text"])
+    arrow = data.select(_COLUMNS).to_pylist()
+    copy = MemoryBM25(data, "test")
+    for _ in range(2):  # the second pass reads what the first cached
+        for query in QUERIES:
+            rows = copy.search(keyword_text(query), 50, Filter())
+            for row in rows:
+                assert {k: v for k, v in row.items() if k != "score"} in arrow
+                row["text"] = "changed by a caller"  # callers own what they get
+            assert len(copy._row_dicts) <= 3
+    assert all(r["text"] != "changed by a caller" for r in copy._row_dicts.values())
+
+
+def test_the_keyword_leg_runs_inline_below_the_threshold_and_ranks_the_same(index, monkeypatch):
+    """Below KEYWORD_THREAD_MIN_ROWS a hybrid search's BM25 runs in the searching thread; at the threshold in
+    the worker thread; the hits are the same either way."""
+    import memsearch.engine.search.searcher as searcher
+
+    index.search("deploy")  # the copies of this version are built
+    submitted = []
+    pool = index.searcher._pool()
+    monkeypatch.setattr(pool, "submit", lambda *a, **kw: submitted.append(a) or type(pool).submit(pool, *a, **kw))
+    inline = [index.search(q) for q in QUERIES]
+    assert not submitted
+    monkeypatch.setattr(searcher, "KEYWORD_THREAD_MIN_ROWS", 1)
+    threaded = [index.search(q) for q in QUERIES]
+    assert len(submitted) == len(QUERIES)
+    assert threaded == inline and any(inline)

@@ -175,6 +175,39 @@ def test_json_depth_counts_as_the_character_scan():
             assert protocol.json_depth(text, limit) == expected, (text, limit)
 
 
+
+def test_connection_threads_wait_for_the_next_connection_and_end_at_close(private_service):
+    """A connection's thread serves the next connection (THREAD_IDLE_S) rather than one thread per call;
+    calls in flight together get threads of their own; close() ends the waiting ones."""
+    calls = []
+
+    def dispatch(method, root, db, params, progress):
+        calls.append(threading.current_thread())
+        if params.get("hold"):
+            time.sleep(0.5)
+        return {"method": method}
+
+    ok = protocol.encode({"v": protocol.PROTOCOL_VERSION, "id": 1, "method": "status"})
+    hold = protocol.encode({"v": protocol.PROTOCOL_VERSION, "id": 2, "method": "status", "params": {"hold": True}})
+    server = Server(dispatch=dispatch, path=private_service / "s.sock").start()
+    try:
+        for _ in range(20):  # one after the other: a thread or two serve them all (one a call before)
+            assert raw(server.path, ok)[0]["result"] == {"method": "status"}
+        assert len(set(calls)) < 10  # a client may call again before its last thread has seen it hang up
+        together = [threading.Thread(target=raw, args=(server.path, hold)) for _ in range(3)]
+        for t in together:
+            t.start()
+        for t in together:
+            t.join(10)
+        assert len(calls) == 23 and len(set(calls[20:])) == 3  # in flight together: a thread each
+        workers = set(calls)
+    finally:
+        server.close()
+    for worker in workers:
+        worker.join(5)
+        assert not worker.is_alive()
+
+
 def test_concurrent_clients_while_the_index_is_written(served):
     root, index, server = served
     errors_seen: list[BaseException] = []

@@ -34,9 +34,9 @@ __all__ = ["Searcher", "canonical", "KEYWORD_SCORE_DECIMALS", "KEYWORD_THREAD_MI
 #: differ in the last bits), broken by path and line.
 KEYWORD_SCORE_DECIMALS = 6
 #: From this many rows the in-memory BM25 leg of a hybrid search runs in the worker thread while the
-#: query is embedded; below it, in the searching thread. The hand-over and back costs 0.04-0.05 ms of
-#: CPU (more with 16 searches in flight), as much as the leg at 220 rows (0.03 ms), while the overlap
-#: saves at most the leg: 0.19 ms at 10k rows, a fifteenth of the encode, 0.48 ms at 50k
+#: query is embedded; below it, in the searching thread. The hand-over and back costs 0.03-0.05 ms of
+#: CPU (more with 16 searches in flight), as much as the leg at 220 rows (0.04 ms), while the overlap
+#: saves at most the leg: 0.14 ms at 10k rows, a twentieth of the encode, 0.44 ms at 50k
 #: (``python -m benchmarks.perf.keyword_leg``, docs/benchmarks.md).
 KEYWORD_THREAD_MIN_ROWS = 10_000
 _COLUMNS = list(HIT_COLUMNS)
