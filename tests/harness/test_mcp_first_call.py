@@ -15,10 +15,9 @@ import sys
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.conftest import EXAMPLES, REPO, stop_service
-from tests.harness.test_mcp_thin import BASE, mapped, payload, serve_pids
+from tests.harness.test_mcp_thin import BASE, mapped, payload, serve_pids, session
 
 QUERY = {"query": "materialized view that keeps the newest grid value", "k": 3}
 TOP = "projects/atlas/schema.md"
@@ -36,16 +35,7 @@ def _copy(tmp_path, name: str):
 
 
 def _session(root, env, script):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "memsearch", "serve", str(root)], env=env,
-                                   cwd=str(REPO))
-
-    async def run():
-        with anyio.fail_after(240):
-            async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
-                await client.initialize()
-                return await script(client)
-
-    return anyio.run(run)
+    return session(root, None, env, script=script, timeout=240)
 
 
 async def _first_then_warm(client) -> dict:

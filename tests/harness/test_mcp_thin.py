@@ -76,13 +76,14 @@ def mapped(pid: int) -> set[str]:
     return {lib for lib in HEAVY if lib in text}
 
 
-def session(root, db, env, *, writable=False, script=None):
-    """Run one stdio MCP session; returns what ``script(client)`` returns."""
-    args = ["-m", "memsearch", "serve", str(root), "--db", str(db)] + (["--writable"] if writable else [])
+def session(root, db, env, *, writable=False, script=None, timeout: float = 180):
+    """Run one stdio MCP session (``db`` None: the root's own index); returns what ``script(client)`` returns."""
+    args = (["-m", "memsearch", "serve", str(root)] + (["--db", str(db)] if db is not None else [])
+            + (["--writable"] if writable else []))
     params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(REPO))
 
     async def run():
-        with anyio.fail_after(180):
+        with anyio.fail_after(timeout):
             async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
                 await client.initialize()
                 return await script(client)
