@@ -2,7 +2,8 @@
 
     python -m benchmarks.perf.hooks [--out DIR] [--runs 20]
 
-On copies of examples/memory, with the real model, each figure beside the load average at its time:
+On copies of examples/memory, with the real model and a per-user service of its own (its own
+``$XDG_RUNTIME_DIR``), each figure beside the load average at its time:
 
 * **cold**: a copy never indexed, no daemon; the session-start hook, then at once the first prompt hook (as
   ``claude -p`` runs them): the prompt is answered in-process by keyword (text rows first, hits ``partial``)
@@ -57,11 +58,16 @@ def _recalled(out: str) -> dict:
     return {"hits": len(hits), "partial": sum("[partial]" in line for line in hits), "atlas": "atlas" in text.lower()}
 
 
-def _wait_serving(root: Path) -> None:
-    from memsearch.service import process
+def _memsearch(env: dict, *args: str) -> subprocess.CompletedProcess:
+    """``memsearch ARGS`` in the benchmark's environment (its own ``$XDG_RUNTIME_DIR``: its own service)."""
+    return subprocess.run([sys.executable, "-m", "memsearch", *args], env=env, capture_output=True, text=True,
+                          timeout=120)
 
+
+def _wait_serving(root: Path, env: dict) -> None:
     deadline = time.monotonic() + 300
-    while not ((s := process.daemon_status(root)).get("serving") and s.get("state") == "watching"):
+    while not ((s := json.loads(_memsearch(env, "status", str(root), "--json").stdout or "{}")).get("serving")
+               and s.get("state") == "watching"):
         if time.monotonic() > deadline:
             raise RuntimeError(f"the daemon did not come up: {s}")
         time.sleep(0.2)
@@ -74,7 +80,6 @@ def _median(command: list[str], env: dict, n: int = 3) -> float:
 def _cold(work: Path, name: str, env: dict, session_first: bool) -> dict:
     """One never-indexed copy: (the session-start hook, then) the first prompt hook; the daemon stopped after."""
     from memsearch.harness.claude_code import hook_command
-    from memsearch.service import process
 
     root = shutil.copytree(REPO / "examples" / "memory", work / name, ignore=shutil.ignore_patterns(".memsearch"))
     result: dict = {"load_before": load_average()}
@@ -86,19 +91,20 @@ def _cold(work: Path, name: str, env: dict, session_first: bool) -> dict:
                                          {"hook_event_name": "UserPromptSubmit", "prompt": QUERY}, env)
         result |= _recalled(out)
         result["load_after"] = load_average()
-        _wait_serving(root)  # the daemon the hooks started: its first build done before the next measure
+        _wait_serving(root, env)  # the service the hooks started: its first build done before the next measure
     finally:
-        process.stop(root)
+        _memsearch(env, "stop", str(root))
     return result
 
 
 def run(runs: int = 20) -> dict:
     from memsearch.harness.claude_code import hook_command
-    from memsearch.service import process
 
-    env = child_env(PYTHONPATH=str(REPO), MEMSEARCH_AUTOSTART="1")
-    compile_bytecode()  # as installing does: no timed hook compiles sources
     work = Path(tempfile.mkdtemp(prefix="memsearch-hooks-"))
+    runtime = work / "run"  # the benchmark's own per-user service, whatever else runs on the machine
+    runtime.mkdir(mode=0o700)
+    env = child_env(PYTHONPATH=str(REPO), MEMSEARCH_AUTOSTART="1", XDG_RUNTIME_DIR=str(runtime))
+    compile_bytecode()  # as installing does: no timed hook compiles sources
     result = {"runs": runs, "load_start": load_average(), "tree": "examples/memory"}
     root = shutil.copytree(REPO / "examples" / "memory", work / "memory", ignore=shutil.ignore_patterns(".memsearch"))
     session = shlex.split(hook_command("SessionStart", root))
@@ -117,7 +123,7 @@ def run(runs: int = 20) -> dict:
         result["indexed_no_daemon"] = {"load_before": load_average()}
         seconds, out = _timed(prompt, ask, env)
         result["indexed_no_daemon"] |= {"prompt_s": seconds, **_recalled(out), "load_after": load_average()}
-        _wait_serving(root)
+        _wait_serving(root, env)
         result["session_start_s"] = _timed(session, {"hook_event_name": "SessionStart", "source": "startup"}, env)[0]
         warm, reference = [], []
         for _ in range(runs):  # each round times the reference too, so load drifts hit both alike
@@ -130,7 +136,7 @@ def run(runs: int = 20) -> dict:
         result["python_pass_s"] = _p(reference, 0.5)
         result["prompt_warm_p50_over_python_pass"] = result["prompt_warm_p50_s"] / result["python_pass_s"]
     finally:
-        process.stop(root)
+        _memsearch(env, "stop", "--all")
         shutil.rmtree(work, ignore_errors=True)
     result["load_end"] = load_average()
     return result

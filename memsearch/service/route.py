@@ -65,8 +65,8 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
     indexed, see :mod:`.firstbuild`: the sync writes text rows only when a daemon is coming to embed
     them, and a search that finds another writer building (or its daemon answering IndexBuilding) waits
     for the first rows (at most ``wait`` seconds, default :data:`~.firstbuild.FIRST_ROWS_WAIT_S`). ``coming``:
-    whether the per-user service, when it runs, will embed this index (default: when this call may start
-    it: neither ``local`` nor ``--no-daemon``, which embed here); a caller that started it passes True."""
+    whether the per-user service, when it runs, will embed this index (default: unless ``start`` is False,
+    ``--no-daemon``, which embeds here); a caller that started it passes True."""
     if isinstance(args, dict) and using is not None:
         raise TypeError("an in-process search takes checked SearchArgs")
     params = (args if isinstance(args, dict) else args.params()) | {"model": settings.get("model", model)}
@@ -82,7 +82,7 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
         locked = False
         if sync:  # syncs one at a time; the searches themselves run concurrently (the index is thread-safe)
             with guard if guard is not None else nullcontext():
-                asked = not local and start is not False if coming is None else coming
+                asked = start is not False if coming is None else coming  # local: the CLI's fast path asked
                 coming = asked and firstbuild.daemon_coming(where)
                 locked = sync_quietly(index, warn, defer=coming)
         def here() -> list[dict]:

@@ -129,9 +129,9 @@ def test_an_in_process_search_defers_only_while_a_daemon_is_coming(tmp_path, mon
     assert Store(where.state).text_only_rows() == 0
 
 
-def test_a_local_search_embeds_here_while_the_service_runs_unless_its_caller_started_it(tmp_path, monkeypatch):
+def test_a_no_daemon_search_embeds_here_while_the_service_runs_unless_its_caller_started_it(tmp_path, monkeypatch):
     """``--no-daemon`` asks no service to embed the index, so its first sync embeds here, even while this
-    user's service runs (for other roots); the prompt hook, which started it for this root, defers."""
+    user's service runs (for other roots); the prompt hook and the CLI's fallback, which started it, defer."""
     from contextlib import nullcontext
 
     from memsearch.engine.search.args import check_search
@@ -144,8 +144,8 @@ def test_a_local_search_embeds_here_while_the_service_runs_unless_its_caller_sta
     fd = os.open(service_start_file(), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # the service runs
-        for name, extra, partial in (("local", {"local": True}, False), ("no-daemon", {"start": False}, False),
-                                     ("hook", {"local": True, "coming": True}, True)):
+        for name, extra, partial in (("no-daemon", {"start": False}, False), ("hook", {"local": True, "coming": True}, True),
+                                     ("cli fallback", {"local": True}, True)):  # the fast path asked, started it
             root = tree(tmp_path / name)
             where = IndexLocation.of(root)
             index = MemoryIndex(root, embedder=embedder())
