@@ -93,7 +93,7 @@ def _cold(work: Path, name: str, env: dict, session_first: bool) -> dict:
         result["load_after"] = load_average()
         _wait_serving(root, env)  # the service the hooks started: its first build done before the next measure
     finally:
-        _memsearch(env, "stop", str(root))
+        _memsearch(env, "stop", "--all")  # the next measure starts with no service, as a cold one does
     return result
 
 
