@@ -73,7 +73,8 @@ def test_oversized_and_deep_requests(toolbox, case):
 @pytest.mark.slow
 def test_mcp_stdio_answers_deep_and_huge_requests(tmp_path):
     env = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PATH": os.environ.get("PATH", "")}
-    env |= {k: v for k, v in os.environ.items() if k.startswith(("TIKTOKEN_", "HF_"))}
+    env |= {k: v for k, v in os.environ.items() if k.startswith(("TIKTOKEN_", "HF_", "XDG_RUNTIME_DIR"))}
+    # XDG_RUNTIME_DIR: the service this session may start is the test's own, stopped at teardown (not left running)
     proc = subprocess.Popen([sys.executable, "-m", "memsearch", "serve", str(EXAMPLES), "--db", str(tmp_path / "db")],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(REPO), env=env)
 
@@ -162,7 +163,7 @@ def test_mcp_http_answers_deep_and_huge_requests(tmp_path):
     """``serve --http``: a 100,000-deep call, a 20 MB body (declared or chunked) and a deep notification
     each get a short error (a tool error with the same id, or 413/400), and the server keeps serving."""
     env = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PATH": os.environ.get("PATH", "")}
-    env |= {k: v for k, v in os.environ.items() if k.startswith(("TIKTOKEN_", "HF_"))}
+    env |= {k: v for k, v in os.environ.items() if k.startswith(("TIKTOKEN_", "HF_", "XDG_RUNTIME_DIR"))}
     port = _free_port()
     proc = subprocess.Popen(
         [
