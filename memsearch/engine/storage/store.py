@@ -89,7 +89,7 @@ class Store:
                 self.db = lancedb.connect(str(self.path))
         self._chunks = None
         self._files = None
-        #: A replica's versions (:mod:`.follow`): searches stay on them, and only its follower moves them.
+        #: Versions searches stay on: a replica's (its follower, :mod:`.follow`, moves them), a compaction's (Searcher.rewriting).
         self.pinned: tuple | None = None
 
     def guard(self, root=None) -> contextlib.AbstractContextManager[None]:
