@@ -16,6 +16,7 @@ benchmarks/research/LOG.md; the figures of the adopted ranking are in docs/bench
 
 from __future__ import annotations
 
+import heapq
 from functools import lru_cache
 from typing import Callable, Sequence
 
@@ -32,6 +33,7 @@ __all__ = [
     "KEYWORD_WEIGHT",
     "CANDIDATE_FACTOR",
     "MIN_CANDIDATES",
+    "NORM_DEPTH",
     "CJK_VECTOR_WEIGHT",
     "CJK_QUERY_SHARE",
     "IDENTIFIER_VECTOR_WEIGHT",
@@ -100,10 +102,19 @@ EVIDENCE_ROWS = 10
 RRF_K = 10
 #: Weight of the BM25 ranking in RRF; the vector ranking has weight 1.
 KEYWORD_WEIGHT = 2.0
-#: Candidates fetched from each retriever: max(k * CANDIDATE_FACTOR, MIN_CANDIDATES).
-#: Convex fusion normalises over these, so the pool must be deep enough to hold the tails.
+#: Convex fusion's floor for the cosine scores: the min-max normalisation of the vector leg runs from
+#: the score of its NORM_DEPTH-th candidate (or its last, when fewer) to its best, and a row below the
+#: floor counts as not returned. A fixed depth keeps the fused order the same whatever ``k`` asks for:
+#: with the floor at the last candidate fetched, a search for 5 hits (100 candidates) ranked differently
+#: from the first 5 of a search for 50 (200 candidates), the depth every quality figure was measured at
+#: (benchmarks/research/LOG.md, round seven: LoCoMo tuning hit@1 0.638 at k = 5 against 0.649 at k = 50).
+#: 200 was best of 30 / 50 / 75 / 100 / 150 / 200 on LoCoMo's tuning conversations and kept every
+#: published figure; the smaller corpora split both ways by a question or two.
+NORM_DEPTH = 200
+#: Candidates fetched from each retriever: max(k * CANDIDATE_FACTOR, MIN_CANDIDATES). Convex fusion
+#: normalises over them, so the pool must be deep enough to hold the tails and at least NORM_DEPTH.
 CANDIDATE_FACTOR = 4
-MIN_CANDIDATES = 100
+MIN_CANDIDATES = NORM_DEPTH
 FUSIONS = ("convex", "rrf")
 
 def vector_weight(
@@ -192,22 +203,28 @@ def fuse(fusion: str, vector: list[dict], keyword: list[dict], weight: float | N
     return convex(vector, keyword, VECTOR_WEIGHT if weight is None else weight)
 
 
-def convex(vector: list[dict], keyword: list[dict], weight: float = VECTOR_WEIGHT) -> list[dict]:
-    """Convex combination of min-max normalised cosine and max-normalised BM25 scores."""
+def convex(vector: list[dict], keyword: list[dict], weight: float = VECTOR_WEIGHT, depth: int = NORM_DEPTH) -> list[dict]:
+    """Convex combination of min-max normalised cosine (floor at the ``depth``-th best, :data:`NORM_DEPTH`)
+    and max-normalised BM25 scores."""
     rows: dict[str, dict] = {}
     for row in vector + keyword:
         rows.setdefault(row["id"], row)
     v = {r["id"]: r["score"] for r in vector}
     b = {r["id"]: r["score"] for r in keyword}
-    v_lo, v_hi = (min(v.values()), max(v.values())) if v else (0.0, 1.0)
+    v_lo, v_hi = (_floor(list(v.values()), depth), max(v.values())) if v else (0.0, 1.0)
     b_hi = max(b.values(), default=0.0) or 1.0
     span, rest = (v_hi - v_lo) or 1.0, 1 - weight
     keyed = []  # rank_key's tuple with the row's place last: the order of a stable sort by rank_key, keys built once
     for place, (i, row) in enumerate(rows.items()):
-        score = weight * ((v[i] - v_lo) / span if i in v else 0.0) + rest * (b.get(i, 0.0) / b_hi)
+        score = weight * (max(0.0, (v[i] - v_lo) / span) if i in v else 0.0) + rest * (b.get(i, 0.0) / b_hi)
         keyed.append((-score, row["path"], row["start_line"], place, score, row))
     keyed.sort()
     return [dict(key[5], score=key[4]) for key in keyed]
+
+
+def _floor(scores: list[float], depth: int) -> float:
+    """The ``depth``-th best of ``scores`` (the lowest when there are fewer)."""
+    return min(scores) if len(scores) <= depth else heapq.nlargest(depth, scores)[-1]
 
 
 def rrf(rankings: list[tuple[float, list[dict]]]) -> list[dict]:

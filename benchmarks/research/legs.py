@@ -1,0 +1,217 @@
+"""Does hybrid lose to its own legs? Every question where keyword-only or vector-only beats hybrid (and back), replayed.
+
+Over a ``tune dump`` (``python -m benchmarks.research.tune dump --corpus C --out DIR``), each question is ranked
+by the keyword leg alone, the vector leg alone and the engine's hybrid (:func:`memsearch.engine.search.fusion.hybrid`),
+plus hybrid with each of its parts taken out (the adaptive weight held at VECTOR_WEIGHT, each stage left out), so
+a loss can be put down to the part that makes it::
+
+    python -m benchmarks.research.legs DIR [DIR ...]            # per corpus and half: hit@1 / file R@5 of each
+    python -m benchmarks.research.legs DIR --questions          # and every question where they disagree
+
+A row of ``--questions`` gives the answer's rank (the first hit covering it, as hit@1 counts; ``-`` past 50)
+and its file's rank (as file R@5 counts) under each ranking, the adaptive weight with the keyword coverage
+behind it, and which stages fired. The findings are in benchmarks/research/LOG.md (round seven).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+from pathlib import Path
+
+from benchmarks import metrics, quality
+from benchmarks.metrics import Span
+from memsearch.engine.search import fusion, shape, speakers
+from memsearch.engine.search.order import rank_order
+from memsearch.engine.search.query import asks_own_words, query_dates, wants_latest
+
+__all__ = ["RANKINGS", "rankings", "ranks", "main"]
+
+
+def _hybrid(weight=None, stages=None):
+    def run(q, vec, kw):
+        w = (lambda *a: fusion.VECTOR_WEIGHT) if weight == "fixed" else None
+        return fusion.hybrid("convex", q.query, vec, kw, weight=w, stages=stages)
+
+    return run
+
+
+_ALL = fusion.STAGES
+#: The rankings compared, by name: the legs, hybrid, and hybrid without one of its parts.
+RANKINGS = {
+    "keyword": lambda q, vec, kw: kw,
+    "vector": lambda q, vec, kw: vec,
+    "hybrid": _hybrid(),
+    "fixed-weight": _hybrid(weight="fixed"),
+    "no-stages": _hybrid(stages=()),
+    "no-dated": _hybrid(stages=tuple(s for s in _ALL if s is not fusion.dated)),
+    "no-own": _hybrid(stages=tuple(s for s in _ALL if s is not speakers.own_words)),
+    "no-shape": _hybrid(stages=tuple(s for s in _ALL if s is not shape.reshape)),
+}
+
+
+def rankings(q, d, names=None) -> dict[str, list[Span]]:
+    """Each ranking of question ``q`` over its dumped candidates ``d``, as merged hits (as the engine returns them):
+    ``names`` of :data:`RANKINGS` or :data:`VARIANTS` (default: every one of RANKINGS)."""
+    out = {}
+    for name in names or RANKINGS:
+        run = RANKINGS.get(name) or VARIANTS[name]
+        ranked = run(q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]])
+        out[name] = [Span(h["path"], h["start_line"], h["end_line"]) for h in shape.merge_rows(ranked, quality.K)]
+    return out
+
+
+def ranks(hits: list[Span], items) -> tuple[int | None, int | None]:
+    """(rank of the first hit covering an item, rank of the first distinct file holding one), 1-based, or None."""
+    hit = next((i for i, h in enumerate(hits, 1) if any(metrics.covers(h, it) for it in items)), None)
+    files = metrics.distinct_files(hits, len(hits))
+    wanted = {it.path for it in items}
+    file = next((i for i, p in enumerate(files, 1) if p in wanted), None)
+    return hit, file
+
+
+def _r(x):
+    return "-" if x is None else str(x)
+
+
+def analyse(out: Path, show: bool = False, by_category: bool = False, names=None) -> dict:
+    data = pickle.loads((out / "candidates.pkl").read_bytes())
+    corpus = quality.dumped_corpus(out)
+    table: dict = {}  # (split, name) -> [(hit@1, R@5)]
+    lines = []
+    for q in corpus.questions:
+        d = data["questions"][q.qid]
+        got = rankings(q, d, names and ["keyword", "vector", "hybrid", *names])
+        shown = list(got)
+        split = q.split or "all"
+        scores = {}
+        for name, hits in got.items():
+            s = (metrics.mrr(hits, q.items, 1), metrics.file_recall(hits, q.items, 5))
+            scores[name] = s
+            table.setdefault((split, name), []).append(s)
+            if q.category == "paraphrase" or by_category:
+                table.setdefault((f"{split}:{q.category}", name), []).append(s)
+        legs = max(scores["keyword"][0], scores["vector"][0]), max(scores["keyword"][1], scores["vector"][1])
+        h = scores["hybrid"]
+        if show and h != legs:
+            mark = "LOSS" if h[0] < legs[0] or h[1] < legs[1] else "win"
+            kw = [dict(r) for r in d["keyword"]]
+            cov = fusion.keyword_coverage(q.query, kw)
+            w = fusion.vector_weight(q.query, keyword=kw)
+            fired = "".join(c for c, on in (("D", bool(query_dates(q.query))), ("O", asks_own_words(q.query)),
+                                            ("L", wants_latest(q.query))) if on)
+            r = {n: ranks(got[n], q.items) for n in got}
+            cells = " ".join(f"{n[:6]}={_r(a)}/{_r(b)}" for n, (a, b) in r.items())
+            cells += "  R@5 " + "/".join(f"{scores[n][1]:.2f}" for n in ("keyword", "vector", "hybrid"))
+            lines.append(f"{mark:4s} {split:4s} {q.category or '':12s} {q.qid:14s} w={w:.2f} cov={cov:.2f} "
+                         f"[{fired}] {cells}\n      {q.query}")
+    splits = sorted({k[0] for k in table}, key=lambda s: (":" in s, s != "tune", s))
+    print(f"== {corpus.name} ({out}): hit@1 / file R@5 by half, n = "
+          + ", ".join(f"{s} {len(table[(s, 'hybrid')])}" for s in splits))
+    print(f"  {'':22s}" + "".join(f"{s:>18s}" for s in splits))
+    for n in shown:
+        print(f"  {n:22s}" + "".join(f"{metrics.mean(a for a, _ in table[(s, n)]):9.3f}/"
+                                     f"{metrics.mean(b for _, b in table[(s, n)]):.3f}" for s in splits))
+    if show:
+        print("\n".join(lines))
+    return table
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.research.legs")
+    parser.add_argument("dirs", nargs="+", type=Path, help="tune dumps (benchmarks.research.tune dump --out DIR)")
+    parser.add_argument("--questions", action="store_true", help="every question where hybrid and a leg disagree")
+    parser.add_argument("--by-category", action="store_true", help="a row per half and question category")
+    parser.add_argument("--variants", nargs="*", help="rank with these VARIANTS instead of the parts of hybrid")
+    args = parser.parse_args(argv)
+    for out in args.dirs:
+        analyse(out, args.questions, args.by_category, args.variants)
+    return 0
+
+
+
+# --- variants measured for the losses (round seven; registered in benchmarks.research.tune's VARIANTS) -----------
+def _norm(scores: list[float], how: str) -> list[float]:
+    """Scores of one leg's candidate list (best first) normalised: ``max`` (s / best), ``minmax`` (over the
+    list), ``minmax100`` (the floor at the 100th row, as a k <= 25 search's pool), ``dbsf`` (mean +- 3 sd, clipped)."""
+    import statistics
+
+    if not scores:
+        return []
+    hi = scores[0]
+    if how == "max":
+        return [s / (hi or 1.0) for s in scores]
+    if how == "dbsf":
+        mu, sd = statistics.fmean(scores), statistics.pstdev(scores) or 1.0
+        lo, hi = mu - 3 * sd, mu + 3 * sd
+    else:
+        depth = int(how.removeprefix("minmax") or len(scores))  # "minmax100": the floor at the 100th row
+        lo = scores[min(len(scores), depth) - 1]
+    return [min(1.0, max(0.0, (s - lo) / ((hi - lo) or 1.0))) for s in scores]
+
+
+def normalised(kw_norm="max", vec_norm="minmax", pool=None, base=fusion.VECTOR_WEIGHT, stages=None):
+    """Hybrid with each leg's scores normalised as :func:`_norm` says, over the first ``pool`` candidates
+    (None: all dumped), the adaptive weight rising from ``base``; then the engine's stages."""
+
+    def run(q, vec, kw, ctx=None):
+        vec, kw = vec[:pool], kw[:pool]
+        w = fusion.vector_weight(q.query, keyword=kw)
+        if w >= fusion.VECTOR_WEIGHT:  # the adaptive rise, from ``base`` to WEAK_KEYWORD_VECTOR_WEIGHT
+            share = (w - fusion.VECTOR_WEIGHT) / (fusion.WEAK_KEYWORD_VECTOR_WEIGHT - fusion.VECTOR_WEIGHT)
+            w = base + (fusion.WEAK_KEYWORD_VECTOR_WEIGHT - base) * share
+        v = dict(zip((r["id"] for r in vec), _norm([r["score"] for r in vec], vec_norm)))
+        b = dict(zip((r["id"] for r in kw), _norm([r["score"] for r in kw], kw_norm)))
+        rows = {r["id"]: r for r in vec + kw}
+        ranked = [dict(r, score=w * v.get(i, 0.0) + (1 - w) * b.get(i, 0.0)) for i, r in rows.items()]
+        ranked = rank_order(ranked)
+        for stage in fusion.STAGES if stages is None else stages:
+            ranked = stage(ranked, q.query)
+        return ranked
+
+    return run
+
+
+VARIANTS = {"hybrid": lambda q, vec, kw, ctx=None: RANKINGS["hybrid"](q, vec, kw),
+            "norm-max-minmax": normalised()}
+VARIANTS |= {f"pool-{p}": normalised(pool=p) for p in (50, 100)}
+VARIANTS |= {f"norm-{k}-{v}": normalised(k, v) for k, v in (("minmax", "minmax"), ("max", "minmax100"),
+                                                            ("dbsf", "dbsf"), ("max", "dbsf"), ("minmax", "max"),
+                                                            ("dbsf", "minmax"))}
+VARIANTS |= {f"depth-{d}": normalised(vec_norm=f"minmax{d}") for d in (30, 50, 75, 100, 150, 200)}
+VARIANTS |= {f"base-{b}": normalised(base=b) for b in (0.3, 0.5)}
+
+
+
+def latest_words(extra: str, present_own: bool = False):
+    """Hybrid whose "latest" stage also fires on the phrases ``extra`` (a regex alternation) and, with
+    ``present_own``, on a present-tense question about the asker ("how many hours of sun does my plot get")."""
+    import re
+
+    from memsearch.engine.search import query as query_mod
+
+    cue = re.compile(rf"\b(?:{extra})\b", re.I) if extra else None
+    present = re.compile(r"\b(?:do|does|am|are|is|have|has)\b", re.I)
+
+    def wants(text: str) -> bool:
+        if query_mod.wants_latest(text) or (cue is not None and cue.search(text)):
+            return True
+        return present_own and asks_own_words(text) and bool(present.search(text)) and not re.search(
+            r"\b(?:did|was|were|had|when|suggest\w*|instruct\w*|prefer\w*|rule|summar\w*|order)\b", text, re.I)
+
+    def run(q, vec, kw, ctx=None):
+        ranked = fusion.hybrid("convex", q.query, vec, kw, stages=(fusion.dated, speakers.own_words))
+        if wants(q.query):
+            ranked = shape.latest_boost(ranked, "latest")
+        return shape.memory_md_yield(ranked)
+
+    return run
+
+
+VARIANTS |= {"latest-same": latest_words(""),
+             "latest-at-the-moment": latest_words(r"at\s+the\s+moment|right\s+now|at\s+present|presently|nowadays"),
+             "latest-present-own": latest_words("", present_own=True)}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
