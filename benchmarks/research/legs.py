@@ -10,7 +10,9 @@ a loss can be put down to the part that makes it::
 
 A row of ``--questions`` gives the answer's rank (the first hit covering it, as hit@1 counts; ``-`` past 50)
 and its file's rank (as file R@5 counts) under each ranking, the adaptive weight with the keyword coverage
-behind it, and which stages fired. The findings are in benchmarks/research/LOG.md (round seven).
+behind it, and which stages fired. ``--variants NAME ...`` ranks with :data:`VARIANTS` instead (other
+normalisations of the legs, the floor's depth, the "latest" words): its own, not ``tune eval``'s, as
+some of them truncate the candidates. The findings are in benchmarks/research/LOG.md (round seven).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from memsearch.engine.search import fusion, shape, speakers
 from memsearch.engine.search.order import rank_order
 from memsearch.engine.search.query import asks_own_words, query_dates, wants_latest
 
-__all__ = ["RANKINGS", "rankings", "ranks", "main"]
+__all__ = ["RANKINGS", "VARIANTS", "rankings", "ranks", "analyse", "main"]
 
 
 def _hybrid(weight=None, stages=None):
@@ -74,9 +76,11 @@ def _r(x):
     return "-" if x is None else str(x)
 
 
-def analyse(out: Path, show: bool = False, by_category: bool = False, names=None) -> dict:
+def analyse(out: Path, show: bool = False, by_category: bool = False, names=None, locomo=None) -> dict:
+    """Print hit@1 / file R@5 of the legs, hybrid and ``names`` (default: hybrid's parts) by half, and with
+    ``show`` every question where hybrid and the better leg differ; returns (half, ranking) -> per-question scores."""
     data = pickle.loads((out / "candidates.pkl").read_bytes())
-    corpus = quality.dumped_corpus(out)
+    corpus = quality.dumped_corpus(out, locomo)
     table: dict = {}  # (split, name) -> [(hit@1, R@5)]
     lines = []
     for q in corpus.questions:
@@ -123,14 +127,15 @@ def main(argv=None) -> int:
     parser.add_argument("--questions", action="store_true", help="every question where hybrid and a leg disagree")
     parser.add_argument("--by-category", action="store_true", help="a row per half and question category")
     parser.add_argument("--variants", nargs="*", help="rank with these VARIANTS instead of the parts of hybrid")
+    parser.add_argument("--locomo", help="locomo10.json, for a LoCoMo dump (default: $MEMSEARCH_LOCOMO or ../shared/data)")
     args = parser.parse_args(argv)
     for out in args.dirs:
-        analyse(out, args.questions, args.by_category, args.variants)
+        analyse(out, args.questions, args.by_category, args.variants, args.locomo)
     return 0
 
 
 
-# --- variants measured for the losses (round seven; registered in benchmarks.research.tune's VARIANTS) -----------
+# --- variants measured for the losses (round seven) -------------------------------------------------------------
 def _norm(scores: list[float], how: str) -> list[float]:
     """Scores of one leg's candidate list (best first) normalised: ``max`` (s / best), ``minmax`` (over the
     list), ``minmax100`` (the floor at the 100th row, as a k <= 25 search's pool), ``dbsf`` (mean +- 3 sd, clipped)."""
@@ -211,6 +216,27 @@ def latest_words(extra: str, present_own: bool = False):
 VARIANTS |= {"latest-same": latest_words(""),
              "latest-at-the-moment": latest_words(r"at\s+the\s+moment|right\s+now|at\s+present|presently|nowadays"),
              "latest-present-own": latest_words("", present_own=True)}
+
+
+
+def latest_unless(contrast: str):
+    """Hybrid whose "latest" stage stays off when the question also names the other end (``contrast``, a regex
+    alternation: "which was earliest and which was latest" asks for an order, not the newest state)."""
+    import re
+
+    other = re.compile(rf"\b(?:{contrast})\b", re.I)
+
+    def run(q, vec, kw, ctx=None):
+        ranked = fusion.hybrid("convex", q.query, vec, kw, stages=(fusion.dated, speakers.own_words))
+        if not other.search(q.query):
+            ranked = shape.latest_boost(ranked, q.query)
+        return shape.memory_md_yield(ranked)
+
+    return run
+
+
+VARIANTS |= {"latest-unless-earliest": latest_unless(r"earliest|oldest"),
+             "latest-unless-first": latest_unless(r"earliest|oldest|first")}
 
 
 if __name__ == "__main__":

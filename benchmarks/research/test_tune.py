@@ -69,6 +69,17 @@ def test_baseline_replay_matches_the_engine_and_every_variant_reranks(tmp_path, 
     for name, variant in tune.VARIANTS.items():
         ids = [r["id"] for r in variant(q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]], ctx)]
         assert len(ids) == len(set(ids)) and set(ids) >= {r["id"] for r in d["keyword"]}, name
+    # the legs comparison's hybrid and its re-implemented convex fusion are the baseline, row for row
+    from benchmarks.research import legs
+
+    for q in corpus.questions[:6]:
+        d = dumped["questions"][q.qid]
+        base = [r["id"] for r in tune.baseline(q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]], ctx)]
+        for name in ("hybrid", "norm-max-minmax", "depth-200"):
+            run = legs.RANKINGS.get(name) or legs.VARIANTS[name]
+            assert [r["id"] for r in run(q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]])] == base, name
+    table = legs.analyse(out, locomo=data)
+    assert {("tune", "hybrid"), ("test", "keyword")} <= set(table)
     # with no weight on the windows, the window variant re-runs the dumped cosine leg: the baseline
     mixed = tune.VARIANTS["win1-mix-0.0"](q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]], ctx)
     assert [r["id"] for r in mixed] == [r["id"] for r in tune.baseline(q, d["vec"], d["keyword"], ctx)]
