@@ -3,7 +3,8 @@
     python -m benchmarks.perf.keyword_leg [--rows 220,2300,10000,50000] [--out FILE]
 
 Rows are chunks of three lines each, cycled from the Markdown of examples/memory; the 16 queries of
-:data:`benchmarks.perf.concurrency.QUERIES` in turn, 100 candidates as a hybrid search of k=5 asks.
+:data:`benchmarks.perf.concurrency.QUERIES` in turn, as many candidates as a hybrid search of k=5 asks
+(``fusion.MIN_CANDIDATES``: 100 until round seven, 200 since).
 Reported per size: the CPU of one keyword leg (:meth:`MemoryBM25.search` and the canonical order)
 and the extra CPU when each leg is handed to a one-thread pool and waited for, as
 :class:`memsearch.engine.search.searcher.Searcher` does past ``KEYWORD_THREAD_MIN_ROWS``.
@@ -37,16 +38,18 @@ def _table(n: int):
 
 def run(sizes: list[int], log=print) -> dict:
     from memsearch.engine.search.bm25 import MemoryBM25
+    from memsearch.engine.search.fusion import CANDIDATE_FACTOR, MIN_CANDIDATES
     from memsearch.engine.search.searcher import canonical
     from memsearch.engine.storage.filter import Filter
 
     flt, pool = Filter(), ThreadPoolExecutor(max_workers=1)
+    depth = max(5 * CANDIDATE_FACTOR, MIN_CANDIDATES)
     out: dict = {"loadavg_start": load_average(), "sizes": []}
     for n in sizes:
         copy = MemoryBM25(_table(n), ("bench", 1))
 
         def leg(i: int, copy=copy) -> list[dict]:
-            return canonical(copy.search(QUERIES[i % len(QUERIES)], 100, flt))
+            return canonical(copy.search(QUERIES[i % len(QUERIES)], depth, flt))
 
         for i in range(len(QUERIES)):  # warm: the rows' dicts, the analyser's words
             leg(i)
