@@ -72,17 +72,15 @@ def _dir(row: dict) -> str:
 def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor: float = YIELD_FLOOR) -> list[dict]:
     """Stubs cut to :data:`STUB_WEIGHT`; any other ``MEMORY.md`` placed just below every note of its folder
     and below that also matches (scores at least ``floor`` of it); one with no such note keeps its rank."""
-    if not ranked:
+    places = [n for n, r in enumerate(ranked) if r["path"].endswith(INDEX_NAME) and _is_index(r["path"])]
+    if not places:
         return ranked
-    out, changed = [], False
+    out, changed = list(ranked), False  # the rows that are notes stay as they are: only the MEMORY.md rows change
     best = in_folder = None  # note path -> its best chunk's score; folder prefix -> the scores of its notes and below
-    for row in ranked:
-        path = row["path"]
-        if not (path.endswith(INDEX_NAME) and _is_index(path)):
-            out.append(row)
-            continue
+    for n in places:
+        row = ranked[n]
         if is_stub(row):
-            out.append(dict(row, score=row["score"] * stub_weight))
+            out[n] = dict(row, score=row["score"] * stub_weight)
             changed = True
             continue
         prefix = "" if _dir(row) == "." else _dir(row) + "/"
@@ -99,10 +97,8 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
         low, high = floor * score, score + 1e-9
         matching = [x for x in scores if low <= x < high]
         if matching:
-            out.append(dict(row, score=min(matching) * (1 - 1e-6)))
+            out[n] = dict(row, score=min(matching) * (1 - 1e-6))
             changed = True
-        else:
-            out.append(row)
     return _sorted(out) if changed else ranked
 
 
