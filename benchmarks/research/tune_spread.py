@@ -24,23 +24,27 @@ def vector_only(q, vec, kw, ctx):
     return vec
 
 
-def timeline_of(k, passages=timeline.TIMELINE_PASSAGES, own=True, kinds=SPREAD_KINDS):
-    """Mode "timeline" with ``k`` sessions of ``passages`` rows for the questions of ``kinds`` (None: all);
+def timeline_of(k=5, passages=timeline.TIMELINE_PASSAGES, head=timeline.TIMELINE_HEAD, chars=None, own=True,
+                kinds=SPREAD_KINDS):
+    """Mode "timeline" at ``k`` (a budget of k x TIMELINE_CHARS_PER_HIT characters, or ``chars``), ``head`` of it
+    by rank alone, then ``passages`` rows a session, for the questions of ``kinds`` (None: all);
     ``own=False``: without the user's-own-turns rule."""
 
     def run(q, vec, kw, ctx):
         ranked = baseline(q, vec, kw, ctx)
         if kinds is not None and q.category not in kinds:
             return ranked
-        return timeline.timeline(ranked, q.query if own else "", k, passages)
+        return timeline.timeline(ranked, q.query if own else "", k, chars=chars, passages=passages, head=head)
 
     return run
 
 
 VARIANTS = {"keyword-only": keyword_only, "vector-only": vector_only}
-VARIANTS |= {f"timeline-k{k}-p{p}": timeline_of(k, p) for k in (5, 8, 10) for p in (1, 2, 3)}
-VARIANTS |= {f"timeline-k{k}-p{p}-not-own": timeline_of(k, p, own=False) for k in (5, 10) for p in (1, 2)}
-VARIANTS |= {"timeline-all-k5-p2": timeline_of(5, 2, kinds=None)}
+# round seven: the budget of characters, the head by rank alone, passages a session (round six's k sessions x
+# p passages are in LOG.md; that code is gone)
+VARIANTS |= {f"timeline-h{h}-p{p}": timeline_of(head=h, passages=p) for h in (0.0, 0.25, 0.5, 0.75) for p in (1, 2, 3)}
+VARIANTS |= {f"timeline-c{c}": timeline_of(chars=c) for c in (4000, 5000, 8000)}
+VARIANTS |= {"timeline-not-own": timeline_of(own=False), "timeline-all": timeline_of(kinds=None)}
 
 
 # --- the keyword leg's evidence weighted by idf (measured, not adopted: LOG.md round six) ----------------
