@@ -27,7 +27,7 @@ from .fusion import CANDIDATE_FACTOR, MIN_CANDIDATES, hybrid
 from .hits import Hit, HitBuilder
 from .order import rank_order
 from .shape import merge_rows
-from .timeline import timeline
+from .timeline import TIMELINE_CANDIDATES, timeline
 
 __all__ = ["Searcher", "canonical", "KEYWORD_SCORE_DECIMALS", "KEYWORD_THREAD_MIN_ROWS"]
 
@@ -89,7 +89,7 @@ class Searcher:
         version, rows = self.snapshot()
         if rows == 0:
             return []
-        n = max(k * CANDIDATE_FACTOR, MIN_CANDIDATES)
+        n = max(k * CANDIDATE_FACTOR, MIN_CANDIDATES, TIMELINE_CANDIDATES if mode == "timeline" else 0)
         if mode == "keyword":
             return self._merge(self.keyword(query, n, flt, (build, version)), k, build)
         if mode == "vector":

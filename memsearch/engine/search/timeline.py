@@ -24,7 +24,8 @@ import re
 from .query import asks_own_words
 from .speakers import is_user_turn
 
-__all__ = ["TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD", "TIMELINE_PASSAGES", "line_chars", "session_of", "timeline"]
+__all__ = ["TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD", "TIMELINE_PASSAGES", "line_chars",
+           "session_of", "timeline"]
 
 #: Characters of passages a timeline holds per hit asked for (``k``): the tool's default k of 5 reads
 #: 6,000 characters, the equal budget at which the benchmarks compare what an agent reads (issue 23). A
@@ -39,6 +40,10 @@ TIMELINE_HEAD = 0.5
 #: Rows a session holds once the head is filled. Chosen on the same tuning users (2 and 3 measured: 3 the
 #: better sum over the three long-chat corpora, by a question or two).
 TIMELINE_PASSAGES = 3
+#: Rows each leg fetches for a timeline, at least (a hybrid search of k fetches max(4k, 100)): a timeline reaches
+#: down the ranking for sessions, and for a question about the asker only the user's turns among the candidates
+#: count. Chosen on the same tuning users (100, 150 and 200 measured; 150 the best sum, by a question or two).
+TIMELINE_CANDIDATES = 150
 _HEADING_DAY = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 
 
