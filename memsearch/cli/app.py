@@ -69,9 +69,10 @@ def _start(no_daemon: bool) -> Optional[bool]:
 
 @app.command()
 def core(root: Path = P("core", "root"), db: Optional[str] = P("core", "db"), as_json: bool = P("core", "as_json"),
-         local: bool = P("core", "local"), no_daemon: bool = P("core", "no_daemon")) -> None:
+         local: bool = P("core", "local"), no_daemon: bool = P("core", "no_daemon"),
+         asked: bool = P("core", "asked")) -> None:
     """Print core memory (root Markdown) as it goes into a system prompt."""
-    data = route.core(_where(root, db), local=local, warn=warn)
+    data = route.core(_where(root, db), local=local or asked, warn=warn)
     if as_json:
         emit_json(data)
         return
@@ -86,9 +87,10 @@ def list_command(
     as_json: bool = P("ls", "as_json"),
     local: bool = P("ls", "local"),
     no_daemon: bool = P("ls", "no_daemon"),
+    asked: bool = P("ls", "asked"),
 ) -> None:
     """List a memory directory: its child memory directories (with their MEMORY.md summary) and files."""
-    data = route.ls(_where(root, db), directory, local=local, warn=warn)
+    data = route.ls(_where(root, db), directory, local=local or asked, warn=warn)
     if as_json:
         emit_json(data)
         return
@@ -104,9 +106,10 @@ def read_command(
     as_json: bool = P("read", "as_json"),
     local: bool = P("read", "local"),
     no_daemon: bool = P("read", "no_daemon"),
+    asked: bool = P("read", "asked"),
 ) -> None:
     """Print one memory file, or a line range of it. Nothing outside the root is ever read."""
-    data = route.read(_where(root, db), path, lines, local=local, warn=warn)
+    data = route.read(_where(root, db), path, lines, local=local or asked, warn=warn)
     if as_json:
         emit_json(data)
         return
@@ -129,6 +132,7 @@ def search_command(
     as_json: bool = P("search", "as_json"),
     local: bool = P("search", "local"),
     no_daemon: bool = P("search", "no_daemon"),
+    asked: bool = P("search", "asked"),
 ) -> None:
     """Search external memory: answered by the daemon when one serves the index, else in-process
     after syncing changed files (unless a daemon holds the index)."""
@@ -141,9 +145,10 @@ def search_command(
         _where(root, db),
         model,
         items,
-        local,
+        local or asked,
         no_sync,
         _start(no_daemon),
+        coming=False if local else None,  # --local embeds here: no service was asked to
         k=k,
         scope=scope,
         mode=mode,
@@ -161,7 +166,7 @@ def search_command(
         print_hits(hits)
 
 
-def _search_all(where, model, items, local: bool, no_sync: bool, start, *, k, scope, mode, since, until):
+def _search_all(where, model, items, local: bool, no_sync: bool, start, *, coming, k, scope, mode, since, until):
     """(item, hits as dicts) per query: from the daemon while it answers, else from one index opened here."""
     from contextlib import nullcontext
 
@@ -182,7 +187,8 @@ def _search_all(where, model, items, local: bool, no_sync: bool, start, *, k, sc
         yield (
             item,
             route.search(
-                where, args, model=model, local=local or bool(opened), sync=sync, using=using, warn=warn, start=start
+                where, args, model=model, local=local or bool(opened), sync=sync, using=using, warn=warn, start=start,
+                coming=coming,
             ),
         )
 

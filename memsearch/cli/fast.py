@@ -106,7 +106,7 @@ def run(argv: list[str]) -> int | None:
         render.print_error(exc)
         return exc.exit_code
     if answer is None:
-        argv.insert(1, "--local")
+        argv.insert(1, "--asked")
         return None
     if command == "search":
         if v["as_json"]:

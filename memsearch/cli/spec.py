@@ -39,6 +39,11 @@ ROOT = Param("root", default=REQUIRED, help="The memory root: the directory hold
 JSON = Param("as_json", ("--json",), False, "Print one JSON object instead of a readable report.", flag=True)
 LOCAL = Param("local", ("--local",), False, "Work in-process even when a daemon serves this index.", flag=True,
               fast=False)
+#: The fast path's mark on a command line it hands to typer after asking the service (none answered): the full CLI
+#: does not ask again, but, unlike ``--local``, a search still leaves the embedding of a never-indexed tree to the
+#: service that ask started.
+ASKED = Param("asked", ("--asked",), False, "The fast path asked the service already.", flag=True, fast=False,
+              hidden=True)
 NO_DAEMON = Param("no_daemon", ("--no-daemon",), False, "Do not start a daemon in the background for the calls that "
                   "follow (default: $MEMSEARCH_AUTOSTART).", flag=True)
 #: read, ls and core never start a daemon (they need no model): ``--no-daemon`` is still accepted there, and does nothing.
@@ -62,20 +67,20 @@ COMMANDS: dict[str, tuple[Param, ...]] = {
         DB, MODEL,
         Param("no_sync", ("--no-sync",), False, "Search the index as it is, without syncing changed files first.",
               flag=True),
-        JSON, LOCAL, NO_DAEMON,
+        JSON, LOCAL, NO_DAEMON, ASKED,
     ),
     "read": (
         ROOT,
         Param("path", default=REQUIRED, help="A memory file, relative to the root."),
         Param("lines", ("--lines",), None, "Line range A:B (1-based, inclusive); A: or :B too."),
-        DB, JSON, LOCAL, NO_DAEMON_KEPT,
+        DB, JSON, LOCAL, NO_DAEMON_KEPT, ASKED,
     ),
     "ls": (
         ROOT,
         Param("directory", default=".", help="A memory directory, relative to the root."),
-        DB, JSON, LOCAL, NO_DAEMON_KEPT,
+        DB, JSON, LOCAL, NO_DAEMON_KEPT, ASKED,
     ),
-    "core": (ROOT, DB, JSON, LOCAL, NO_DAEMON_KEPT),
+    "core": (ROOT, DB, JSON, LOCAL, NO_DAEMON_KEPT, ASKED),
 }
 
 

@@ -109,10 +109,22 @@ def run_service(*, root=None, db=None, model: str | None = None, idle_exit: floa
                         break
                     empty.clear()
     finally:
+        ran = stop.is_set() or roots.served  # stopped on purpose, or served a root: not a failed start
         server.close()  # no new requests, then every root finishes its batch and releases its lock
         roots.close()
+        if ran:
+            _forget_start(fd)
         os.close(fd)
     return 0
+
+
+def _forget_start(fd: int) -> None:
+    """Empty the start file, so that the next client may start a service at once (its stamp makes
+    autostart wait ``RETRY_AFTER_S`` after a start that failed)."""
+    try:
+        os.ftruncate(fd, 0)
+    except OSError:
+        pass
 
 
 def run_watch(root, *, db=None, model=None, debounce=None, wait: float | None = 0.0,

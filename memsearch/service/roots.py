@@ -223,6 +223,7 @@ class Roots:
         self._threads: dict[tuple[str, str], threading.Thread] = {}
         self._lock = threading.Lock()
         self.started = time.time()
+        self.served = False  # a root was opened and served: this process did not fail to start
 
     @staticmethod
     def key(where: IndexLocation) -> tuple[str, str]:
@@ -266,6 +267,7 @@ class Roots:
             self._forget(key, root)
             return
         log.info("serving %s", root.where.root)
+        self.served = True
         try:
             root.follow()
         except Exception:  # noqa: BLE001 - the daemon recorded it in its state file

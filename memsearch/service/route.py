@@ -82,7 +82,7 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
         locked = False
         if sync:  # syncs one at a time; the searches themselves run concurrently (the index is thread-safe)
             with guard if guard is not None else nullcontext():
-                asked = start is not False if coming is None else coming  # local: the CLI's fast path asked
+                asked = start is not False if coming is None else coming
                 coming = asked and firstbuild.daemon_coming(where)
                 locked = sync_quietly(index, warn, defer=coming)
         def here() -> list[dict]:

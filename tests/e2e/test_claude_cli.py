@@ -26,45 +26,16 @@ import pytest
 
 from memsearch.service import process
 from tests.conftest import EXAMPLES, REPO
+from tests.support.claude_cli import installed
 from tests.support.messages_stub import SEARCH_TOOL, TOOL_SEARCH, MessagesStub
 
-VERSION = os.environ.get("MEMSEARCH_TEST_CLAUDE_CODE") or "2.1.332"
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memsearch-tests" / f"claude-code-{VERSION}"
 PROMPT = "which warehouse did we choose for Atlas"
-
-
-def _runs(exe: Path) -> bool:
-    try:
-        done = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0 and VERSION in done.stdout
 
 
 @pytest.fixture(scope="module")
 def claude() -> Path:
-    """The ``claude`` executable of :data:`VERSION`, installed from npm into :data:`CACHE` once."""
-    exe = CACHE / "bin" / "claude"
-    if _runs(exe):
-        return exe
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed: the Claude Code CLI comes from npm (install Node.js and npm)")
-    staging = CACHE.with_name(f"{CACHE.name}.partial-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        done = subprocess.run([npm, "install", "--global", "--prefix", str(staging), "--no-audit", "--no-fund",
-                               f"@anthropic-ai/claude-code@{VERSION}"], capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        pytest.skip(f"npm could not install @anthropic-ai/claude-code@{VERSION} within 15 minutes")
-    if done.returncode != 0 or not _runs(staging / "bin" / "claude"):
-        shutil.rmtree(staging, ignore_errors=True)
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        pytest.skip(f"npm could not install @anthropic-ai/claude-code@{VERSION}: {last}")
-    shutil.rmtree(CACHE, ignore_errors=True)
-    os.replace(staging, CACHE)
-    assert _runs(exe)
-    return exe
+    """The ``claude`` executable of the pinned version (:mod:`tests.support.claude_cli`)."""
+    return installed()
 
 
 def _env(home: Path, stub: MessagesStub) -> dict:

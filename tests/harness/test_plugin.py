@@ -132,18 +132,11 @@ def test_the_plugin_server_is_the_memsearch_mcp_server_on_the_plugin_root(tmp_pa
 
 # --- the real Claude Code CLI ----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def claude_cli(tmp_path_factory) -> str:
-    """``claude`` from npm, installed into a temporary prefix; the test skips where npm or the package cannot be had."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed: the Claude Code CLI cannot be had")
-    prefix = tmp_path_factory.mktemp("claude-cli")
-    done = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-                           "@anthropic-ai/claude-code"], capture_output=True, text=True, timeout=600)
-    cli = prefix / "node_modules" / ".bin" / "claude"
-    if done.returncode != 0 or not cli.exists():
-        pytest.skip(f"npm could not install @anthropic-ai/claude-code: {done.stderr.strip()[-300:]}")
-    return str(cli)
+def claude_cli() -> str:
+    """``claude`` from npm, the pinned version the end-to-end test runs too (:mod:`tests.support.claude_cli`)."""
+    from tests.support.claude_cli import installed
+
+    return str(installed())
 
 
 class _Refuse(BaseHTTPRequestHandler):

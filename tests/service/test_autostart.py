@@ -285,3 +285,27 @@ def test_a_daemon_on_a_tree_never_indexed_answers_index_building_or_partial_hits
     finally:
         watch.terminate()
         watch.wait(60)
+
+
+def test_a_service_stopped_on_purpose_is_started_again_at_once_a_failed_one_is_not(examples_copy):
+    from memsearch.service.autostart import ensure
+    from memsearch.service.process import stop_service
+
+    root, where = examples_copy, IndexLocation.of(examples_copy)
+    first = ensure(where, enabled=True, idle_exit=120)
+    try:
+        assert first is not None
+        _until(lambda: _serving(root))
+        assert stop_service(timeout=60)["pid"] == first  # `memsearch stop --all`
+        # within autostart's RETRY_AFTER_S of that start, the next client starts a service again
+        second = ensure(where, enabled=True, idle_exit=120)
+        assert second is not None and second != first
+        _until(lambda: _serving(root))
+        assert stop_service(timeout=60)["pid"] == second
+        # a service whose root cannot load (no such model) exits at once: that one is not retried yet
+        third = ensure(where, model="no-such-model", enabled=True, idle_exit=120)
+        assert third is not None
+        _until(lambda: not _alive(third), timeout=120)
+        assert ensure(where, enabled=True, idle_exit=120) is None
+    finally:
+        stop_service(timeout=60)

@@ -157,6 +157,34 @@ def test_a_no_daemon_search_embeds_here_while_the_service_runs_unless_its_caller
         os.close(fd)
 
 
+@pytest.mark.slow
+def test_a_local_search_embeds_here_and_the_fast_path_s_fallback_defers_to_the_service_it_started(
+        tmp_path, monkeypatch, capsys):
+    """The CLI end to end, the real model: ``--local`` asks no service, so it embeds here while this user's
+    service runs (for other roots); the fast path's fallback (``--asked``: it asked, and started the
+    service) writes the text rows and leaves the embedding to that service."""
+    import json
+
+    from memsearch.location import service_start_file
+    from memsearch.service.protocol import secure_dir
+    from tests.conftest import run_cli
+
+    monkeypatch.setenv("MEMSEARCH_AUTOSTART", "0")
+    secure_dir(service_start_file().parent, create=True)
+    fd = os.open(service_start_file(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the service runs
+        for flag, partial in (("--local", False), ("--asked", True)):
+            root = tree(tmp_path / flag.strip("-"))
+            code, out, err = run_cli(["search", str(root), "otter tag7", "-k", "3", "--json", flag], capsys)
+            assert code == 0, err
+            hits = json.loads(out)["hits"]
+            assert hits[0]["path"] == "notes/n07.md" and all(bool(h.get("partial")) == partial for h in hits), flag
+            assert (Store(IndexLocation.of(root).state).text_only_rows() > 0) == partial, flag
+    finally:
+        os.close(fd)
+
+
 HOLD = """
 import sys
 from memsearch.engine.storage.lock import WriterLock

@@ -502,7 +502,8 @@ def test_fast_path_leaves_everything_unusual_to_the_full_cli():
     assert parse(["search", "r", "--", "-dash"])[1]["query"] == "-dash"
     assert parse(["ls", "r"]) == (
         "ls",
-        {"root": "r", "directory": ".", "db": None, "as_json": False, "local": False, "no_daemon": False},
+        {"root": "r", "directory": ".", "db": None, "as_json": False, "local": False, "no_daemon": False,
+         "asked": False},
     )
     for argv in (
         ["search", "r", "q", "--help"],
@@ -510,6 +511,7 @@ def test_fast_path_leaves_everything_unusual_to_the_full_cli():
         ["search", "r", "q", "-kx"],
         ["search", "r", "--queries", "f"],
         ["search", "r", "q", "--local"],
+        ["search", "r", "q", "--asked"],
         ["search", "r", "q", "-k", "0"],
         ["search", "r", "q", "-k", "x"],
         ["search", "r"],
