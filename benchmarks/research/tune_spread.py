@@ -26,7 +26,7 @@ def vector_only(q, vec, kw, ctx):
 
 
 def timeline_of(k=5, passages=timeline.TIMELINE_PASSAGES, head=timeline.TIMELINE_HEAD, chars=None, own=True,
-                kinds=SPREAD_KINDS, candidates=timeline.TIMELINE_CANDIDATES):
+                kinds=SPREAD_KINDS, candidates=timeline.TIMELINE_CANDIDATES, rows=None):
     """Mode "timeline" at ``k`` (a budget of k x TIMELINE_CHARS_PER_HIT characters, or ``chars``), ``head`` of it
     by rank alone, then ``passages`` rows a session, over the first ``candidates`` rows of each leg (at most the
     dump's POOL), for the questions of ``kinds`` (None: all); ``own=False``: without the user's-own-turns rule."""
@@ -35,7 +35,8 @@ def timeline_of(k=5, passages=timeline.TIMELINE_PASSAGES, head=timeline.TIMELINE
         if kinds is not None and q.category not in kinds:
             return baseline(q, vec, kw, ctx)
         ranked = baseline(q, vec[:candidates], kw[:candidates], ctx)
-        return timeline.timeline(ranked, q.query if own else "", k, chars=chars, passages=passages, head=head)
+        return timeline.timeline(ranked, q.query if own else "", k, chars=chars, passages=passages, head=head,
+                                 rows=rows)
 
     return run
 
@@ -46,6 +47,7 @@ VARIANTS = {"keyword-only": keyword_only, "vector-only": vector_only}
 VARIANTS |= {f"timeline-h{h}-p{p}": timeline_of(head=h, passages=p) for h in (0.0, 0.25, 0.5, 0.75) for p in (1, 2, 3)}
 VARIANTS |= {f"timeline-c{c}": timeline_of(chars=c) for c in (4000, 5000, 8000)}
 VARIANTS |= {f"timeline-n{n}": timeline_of(candidates=n) for n in (100, 200)}
+VARIANTS |= {f"timeline-r{r}": timeline_of(rows=r) for r in (15, 20, 25, 30, 1000)}
 VARIANTS |= {"timeline-not-own": timeline_of(own=False), "timeline-all": timeline_of(kinds=None)}
 
 

@@ -11,6 +11,7 @@ from memsearch.engine.search.args import MODES
 from memsearch.engine.search.timeline import (
     TIMELINE_CHARS_PER_HIT,
     TIMELINE_HEAD,
+    TIMELINE_ROWS_PER_HIT,
     line_chars,
     session_of,
     timeline,
@@ -38,10 +39,13 @@ def test_best_rows_within_the_budget_a_few_a_session_oldest_first():
         ("chats/2025-11-01.md", 1), ("chats/2026-01-10.md", 1), ("chats/2026-02-01.md", 1), ("chats/2026-03-01.md", 2),
         ("chats/2026-03-01.md", 5), ("chats/2026-03-01.md", 7), ("notes/ideas.md", 1)]
     assert timeline([], "x", k=5) == []
-    # the default budget is k x TIMELINE_CHARS_PER_HIT characters
+    # the default budget is k x TIMELINE_CHARS_PER_HIT characters, and k x TIMELINE_ROWS_PER_HIT rows
     many = [row(f"notes/n{i:02}.md", 1 - i / 100, "x" * 99) for i in range(60)]
-    assert len(timeline(many, "x", k=1)) == TIMELINE_CHARS_PER_HIT // 100
-    assert len(timeline(many, "x", k=2)) == 2 * TIMELINE_CHARS_PER_HIT // 100
+    assert len(timeline(many, "x", k=1, rows=100)) == TIMELINE_CHARS_PER_HIT // 100
+    assert len(timeline(many, "x", k=2, rows=100)) == 2 * TIMELINE_CHARS_PER_HIT // 100
+    tiny = [row(f"notes/n{i:02}.md", 1 - i / 100, "x" * 9) for i in range(60)]
+    assert len(timeline(tiny, "x", k=1)) == TIMELINE_ROWS_PER_HIT
+    assert len(timeline(tiny, "x", k=3)) == 3 * TIMELINE_ROWS_PER_HIT
 
 
 def test_the_head_of_the_budget_is_hybrids_order_whatever_the_session():

@@ -24,8 +24,8 @@ import re
 from .query import asks_own_words
 from .speakers import is_user_turn
 
-__all__ = ["TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD", "TIMELINE_PASSAGES", "line_chars",
-           "session_of", "timeline"]
+__all__ = ["TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD", "TIMELINE_PASSAGES",
+           "TIMELINE_ROWS_PER_HIT", "line_chars", "session_of", "timeline"]
 
 #: Characters of passages a timeline holds per hit asked for (``k``): the tool's default k of 5 reads
 #: 6,000 characters, the equal budget at which the benchmarks compare what an agent reads (issue 23). A
@@ -33,6 +33,11 @@ __all__ = ["TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD", "TI
 #: keeps one of long turns within what is read (figures in docs/benchmarks.md, the sweep in
 #: benchmarks/research/LOG.md, round seven).
 TIMELINE_CHARS_PER_HIT = 1200
+#: Rows a timeline holds per hit asked for, at most: short turns fill the characters with many hits, and a tool
+#: result carries each hit's path, lines and MEMORY.md besides its text (about 100 tokens), so 34 user turns
+#: ran past the tools' 4,000-token budget and lost the latest sessions; 25 (k = 5) fit. Measured on the same
+#: tuning users: 5 a hit loses nothing against no cap, 4 loses summaries (LOG.md, round seven).
+TIMELINE_ROWS_PER_HIT = 5
 #: Share of the budget filled with hybrid's best rows whatever their session, before the spread: an order
 #: question names its events, which hybrid ranks first, and an event is not always among its session's best
 #: rows. Chosen on the tuning users of the long-chat corpora (0, 0.25, 0.5, 0.75 measured).
@@ -68,11 +73,13 @@ def line_chars(rows: list[dict]) -> dict[tuple[str, int, int], int]:
     return out
 
 
-def timeline(ranked: list[dict], query: str, k: int, *, chars: int | None = None,
+def timeline(ranked: list[dict], query: str, k: int, *, chars: int | None = None, rows: int | None = None,
              passages: int = TIMELINE_PASSAGES, head: float = TIMELINE_HEAD) -> list[dict]:
-    """The best rows of ``ranked`` within ``chars`` characters (default ``k`` x TIMELINE_CHARS_PER_HIT), the
-    first ``head`` of them by rank alone, then at most ``passages`` a session; oldest session first."""
+    """The best rows of ``ranked`` within ``chars`` characters and ``rows`` rows (defaults: ``k`` x
+    TIMELINE_CHARS_PER_HIT and ``k`` x TIMELINE_ROWS_PER_HIT), the first ``head`` of the characters by rank
+    alone, then at most ``passages`` a session; oldest session first."""
     budget = k * TIMELINE_CHARS_PER_HIT if chars is None else chars
+    left = k * TIMELINE_ROWS_PER_HIT if rows is None else rows
     cost = line_chars(ranked)
     if asks_own_words(query):
         ranked = [r for r in ranked if is_user_turn(r)] or ranked
@@ -80,19 +87,22 @@ def timeline(ranked: list[dict], query: str, k: int, *, chars: int | None = None
     paid: set[tuple[str, int, int]] = set()  # line ranges already in the budget (another piece of the line)
     used = 0
     for row in ranked:  # best first
-        rows = sessions.setdefault(session_of(row), [])
-        if len(rows) >= passages and used >= head * budget:
+        if left <= 0:
+            break
+        kept = sessions.setdefault(session_of(row), [])
+        if len(kept) >= passages and used >= head * budget:
             continue
         span = (row["path"], row["start_line"], row["end_line"])
         price = 0 if span in paid else cost[span]
         if used + price > budget and used:  # the best row always comes, whatever its length
             continue
-        rows.append(row)
+        kept.append(row)
         paid.add(span)
         used += price
+        left -= 1
     out: list[dict] = []
     # dated sessions oldest first ("~" sorts after every digit), then the undated ones by score
-    kept = [(key, rows) for key, rows in sessions.items() if rows]
-    for _, _, rows in sorted((key[1] or rows[0].get("date") or "~", i, rows) for i, (key, rows) in enumerate(kept)):
+    filled = [(key, rows) for key, rows in sessions.items() if rows]
+    for _, _, rows in sorted((key[1] or rows[0].get("date") or "~", i, rows) for i, (key, rows) in enumerate(filled)):
         out += sorted(rows, key=lambda r: r["start_line"])
     return out
