@@ -4,7 +4,8 @@ A question that spans memory ("summarise how the garden went", "in which order d
 you to always do about X") is answered by a passage from each of many sessions, not by the ten passages
 most like the question, which tend to come from a few sessions that repeat the topic's words. The
 ``timeline`` search mode (:func:`timeline`) takes the hybrid ranking (:func:`.fusion.hybrid`) and fills a
-budget of characters (``k`` x :data:`TIMELINE_CHARS_PER_HIT`) from it, best row first: the first
+budget of characters (``k`` x :data:`TIMELINE_CHARS_PER_HIT`, at most ``k`` x :data:`TIMELINE_ROWS_PER_HIT`
+rows) from it, best row first: the first
 :data:`TIMELINE_HEAD` of the budget with hybrid's own best rows whatever their session (what the question
 names, as the three events of an order question), the rest with rows of sessions that hold fewer than
 :data:`TIMELINE_PASSAGES` rows so far (a *session* is a file, or a section of it under a heading that names a
