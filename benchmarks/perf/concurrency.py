@@ -1,6 +1,7 @@
 """Benchmark of concurrent searches through one daemon: searches/s and latency at 1, 4 and 16 clients.
 
     python -m benchmarks.perf.concurrency [--out FILE] [--clients 1,4,16] [--seconds 10] [--label after] [--compare DIR]
+                                          [--answers 2000]
 
 On a copy of examples/memory with the real model, a ``memsearch watch --detach`` daemon serves;
 for each client count, that many threads of this process (each its own connection per request,
@@ -18,6 +19,12 @@ sum less the batched encode's CPU per query, and ``over_encode_bound``: searches
 ``encode_bound_qps``. ``--compare DIR`` runs a
 second daemon from another checkout (``before``) on its own copy of the tree and interleaves its
 phases with this checkout's, so that before and after share one run and its load.
+
+``answer_cpu_ms`` (per checkout, after the phases): the CPU of one search's answer without its
+encode and without the socket, a daemon's ``Server.answer`` and reply line in a process of that
+checkout on its copy of the tree, each query's vector encoded beforehand (the only place a
+vector is reused: the client phases encode every query), the best of :data:`ANSWER_ROUNDS`
+rounds of ``--answers`` searches, the rounds of the checkouts interleaved.
 """
 
 from __future__ import annotations
@@ -35,7 +42,31 @@ from pathlib import Path
 
 from benchmarks.common import REPO, child_env, load_average, run_clients
 
-__all__ = ["run", "main", "QUERIES"]
+__all__ = ["run", "main", "QUERIES", "ANSWER_ROUNDS"]
+
+#: Rounds of the in-process answer reference per checkout (the best is kept: a busy machine only adds).
+ANSWER_ROUNDS = 3
+#: The answer reference, run with ``python -c`` in a checkout: root, searches -> CPU ms per answer.
+_ANSWER_SCRIPT = """
+import json, sys, time
+from memsearch.engine.index import MemoryIndex
+from memsearch.service.protocol import encode
+from memsearch.service.server import Server
+from benchmarks.perf.concurrency import QUERIES
+root, n = sys.argv[1], int(sys.argv[2])
+index = MemoryIndex(root)
+vectors = {q: index.embedder.embed_query(q) for q in QUERIES}
+index.embedder.embed_query = vectors.__getitem__
+server = Server(index, path=root + "/unused.sock")
+lines = [encode({"v": 1, "id": i, "method": "search", "root": root, "params": {"query": q, "k": 5}})
+         for i, q in enumerate(QUERIES)]
+for line in lines:
+    assert server.answer(line)["ok"]
+cpu = time.process_time()
+for i in range(n):
+    encode(server.answer(lines[i % len(lines)]))
+print(json.dumps((time.process_time() - cpu) * 1000 / n))
+"""
 
 EXAMPLES = REPO / "examples" / "memory"
 #: Queries of varied length about the example memory (the encoder's cost grows with tokens).
@@ -142,6 +173,20 @@ def encode_reference(batch: int, seconds: float) -> dict:
     return out
 
 
+def answer_reference(roots: list[tuple[str, Path, dict, Path]], searches: int, log=print) -> dict:
+    """``answer_cpu_ms`` of each checkout (module docstring): ``roots`` are (name, root, env, checkout)."""
+    best: dict[str, float] = {}
+    for _ in range(ANSWER_ROUNDS):
+        for name, root, env, code in roots:
+            out = subprocess.run([sys.executable, "-c", _ANSWER_SCRIPT, str(root), str(searches)], capture_output=True,
+                                 text=True, env=env, cwd=code)
+            if out.returncode != 0:
+                raise RuntimeError(f"the answer reference failed in {code}: {out.stderr[-2000:]}")
+            best[name] = min(best.get(name, float("inf")), float(out.stdout.strip().splitlines()[-1]))
+    log(f"answer without the encode, CPU per search: {best}")
+    return {name: round(ms, 3) for name, ms in best.items()}
+
+
 def _start_daemon(root: Path, env: dict, code: Path = REPO) -> dict:
     """Start ``memsearch watch --detach`` on ``root`` from checkout ``code`` and wait until it serves,
     caught up; its status. It runs in ``code`` because ``python -m`` imports the package of its working
@@ -158,15 +203,18 @@ def _start_daemon(root: Path, env: dict, code: Path = REPO) -> dict:
     return s
 
 
-def run(clients: list[int], seconds: float, batch: int, label: str, log=print, compare: Path | None = None) -> dict:
+def run(clients: list[int], seconds: float, batch: int, label: str, log=print, compare: Path | None = None,
+        answers: int = 2000) -> dict:
     """The phases (module docstring); ``compare``: another checkout whose daemon (labelled ``before``)
-    serves a second copy of the tree, its phases interleaved with this one's in the same run."""
+    serves a second copy of the tree, its phases interleaved with this one's in the same run; ``answers``:
+    searches per round of the answer reference (0: none)."""
     env = child_env()
     env.pop("MEMSEARCH_DB", None)
     codes = [(label or "this", REPO)] + ([("before", compare)] if compare is not None else [])
     work = Path(tempfile.mkdtemp(prefix="memsearch-concurrency-"))
     results: dict = {"label": label, "cpus": os.cpu_count(), "loadavg_start": load_average(), "phases": []}
     daemons: list[tuple[str, Path, dict, dict]] = []
+    checkouts: list[tuple[str, Path, dict, Path]] = []
     try:
         for name, code in codes:
             root = work / name / "memory"
@@ -174,6 +222,7 @@ def run(clients: list[int], seconds: float, batch: int, label: str, log=print, c
             code_env = dict(env, PYTHONPATH=os.pathsep.join(p for p in (str(code), env.get("PYTHONPATH", "")) if p))
             status = _start_daemon(root, code_env, code)
             daemons.append((name, root, code_env, status))
+            checkouts.append((name, root, code_env, code))
             results["chunks"] = status.get("chunks")
             clients_phase(root, 2, 2.0)  # warm: the daemon's copies of the vectors and BM25
         for n in clients:
@@ -183,6 +232,8 @@ def run(clients: list[int], seconds: float, batch: int, label: str, log=print, c
                 log(f"{name:>6} {n:>3} clients: {phase['qps']:>7.1f} searches/s  p50 {phase['p50_s'] * 1000:6.1f} ms  "
                     f"p99 {phase['p99_s'] * 1000:6.1f} ms  CPU/search: clients {phase.get('client_cpu_ms')} ms, "
                     f"daemon {phase.get('server_cpu_ms')} ms  load {phase['loadavg']}")
+        if answers:
+            results["answer_cpu_ms"] = answer_reference(checkouts, answers, log) | {"loadavg": load_average()}
     finally:
         for _, root, code_env, _ in daemons:
             subprocess.run(_memsearch("stop", str(root)), capture_output=True, env=code_env)
@@ -217,9 +268,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", default="", help="a name for this run (e.g. before, after)")
     parser.add_argument("--compare", type=Path, help="another checkout (e.g. `git archive` of main) whose daemon "
                         "runs beside this one's, phases interleaved: before and after in one run")
+    parser.add_argument("--answers", type=int, default=2000,
+                        help="searches per round of the in-process answer reference (0: skip it)")
     args = parser.parse_args(argv)
     results = run([int(c) for c in args.clients.split(",")], args.seconds, args.batch, args.label,
-                  compare=args.compare)
+                  compare=args.compare, answers=args.answers)
     text = json.dumps(results, indent=2) + "\n"
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -77,6 +77,7 @@ def test_callers_arriving_during_a_batch_share_the_next_one_and_get_their_own_ro
     for i, text in enumerate(QUERIES):
         assert np.array_equal(results[i], lone.embed_query(text))
     assert (batcher.batches, batcher.texts) == (2, len(QUERIES) + 1)
+    assert batcher.wakeups == len(QUERIES)  # each waiting caller woken once: the leader with the lead, the rest done
 
 
 def test_batches_are_cut_at_max_batch():
@@ -96,6 +97,34 @@ def test_batches_are_cut_at_max_batch():
         t.join(10)
     assert len(results) == len(QUERIES)
     assert [len(b) for b in encoder.batches[1:]] == [3, 3, 2]
+
+
+def test_a_finished_batch_wakes_its_own_callers_and_the_next_leader_only():
+    """Callers queued for a later batch stay asleep while an earlier one finishes: every waiting caller is
+    woken exactly once (its batch done, or handed the lead), never to wait again."""
+    encoder = GatedEncoder()
+    batcher = QueryBatcher(encoder, max_batch=3)
+    head = _spawn(batcher, ["first"], {}, {})[0]
+    head.start()
+    assert encoder.started.wait(10)
+    results: dict = {}
+    threads = _spawn(batcher, QUERIES, results, {})
+    for t in threads:
+        t.start()
+    while len(batcher._pending) < len(QUERIES):
+        threading.Event().wait(0.01)
+    assert batcher.wakeups == 0
+    encoder.release.set()
+    for t in threads + [head]:
+        t.join(10)
+    assert len(results) == len(QUERIES) and not batcher._pending
+    assert batcher.wakeups == len(QUERIES)
+    assert [len(b) for b in encoder.batches[1:]] == [3, 3, 2]
+    assert sorted(t for b in encoder.batches[1:] for t in b) == sorted(QUERIES)  # each text encoded once
+    lone = HashEmbedder(dimension=32)
+    for i, text in enumerate(QUERIES):
+        assert np.array_equal(results[i], lone.embed_query(text))
+    assert batcher.embed("kayak") is not None and batcher.wakeups == len(QUERIES)  # a lone caller waits for no one
 
 
 def test_an_error_reaches_the_callers_of_its_batch_only():

@@ -1,12 +1,16 @@
 """Query encodes from many threads coalesced into one model call: whatever arrives while one is in flight.
 
 A lone caller encodes at once (no window, no added latency). Callers that arrive while a
-batch is being encoded wait, and the first of them to wake encodes everything queued
-meanwhile as the next batch (at most :data:`MAX_QUERY_BATCH` texts). On 2 cores one
-all-MiniLM-L6-v2 query costs 6-10 ms and sixteen together 45-65 ms (benchmarks/perf/concurrency.py,
-README "Concurrent searches"): batching is what lets 16 clients get more done than one.
-Each row of a batch equals the lone encode of its text (tests/engine/test_batcher.py checks it
-bit for bit on the real model), so a search's results never depend on its neighbours.
+batch is being encoded wait, each on its own lock, and the first of them is handed the lead
+when that batch is done: it encodes everything queued meanwhile as the next batch (at most
+:data:`MAX_QUERY_BATCH` texts). A finished batch wakes its own callers and the next leader,
+no one else: a condition's ``notify_all`` woke every waiting thread, most of them to wait
+again, and was a quarter of a daemon's GIL-holding samples with 16 clients (py-spy). The
+leader does not wait for more callers: 16 clients in a loop settle into two alternating
+batches of about 8, and a leader that waited up to 20 ms for the other half made batches of
+15 but fewer searches/s at no less CPU per search (docs/benchmarks.md, "Concurrent searches").
+Each row of a batch equals the lone encode of its text (tests/engine/test_batcher.py checks
+it bit for bit on the real model), so a search's results never depend on its neighbours.
 """
 
 from __future__ import annotations
@@ -24,10 +28,14 @@ MAX_QUERY_BATCH = 32
 
 
 class _Slot:
-    __slots__ = ("text", "vector", "error", "done")
+    """One caller's text and result; ``wake`` is held until its batch is done or it is handed the lead."""
+
+    __slots__ = ("text", "vector", "error", "done", "wake")
 
     def __init__(self, text: str):
         self.text, self.vector, self.error, self.done = text, None, None, False
+        self.wake = threading.Lock()
+        self.wake.acquire()
 
 
 class QueryBatcher:
@@ -40,31 +48,34 @@ class QueryBatcher:
     def __init__(self, encode_many: Callable[[Sequence[str]], np.ndarray], max_batch: int = MAX_QUERY_BATCH):
         self._encode_many = encode_many
         self.max_batch = max(int(max_batch), 1)
-        self._cond = threading.Condition()
-        self._pending: list[_Slot] = []
-        self._busy = False
+        self._lock = threading.Lock()
+        self._pending: list[_Slot] = []  # callers waiting for a batch, oldest first
+        self._busy = False  # a leader is encoding a batch
         #: Batches encoded and texts in them (for tests and benchmarks: texts / batches is the mean batch).
         self.batches = 0
         self.texts = 0
+        #: Waiting callers woken (each exactly once: with its result, or with the lead).
+        self.wakeups = 0
 
     def embed(self, text: str) -> np.ndarray:
         slot = _Slot(text)
-        with self._cond:
+        with self._lock:
             self._pending.append(slot)
-        while True:
-            with self._cond:
-                while self._busy and not slot.done:
-                    self._cond.wait()
-                if slot.done:
-                    break
-                self._busy = True
-                batch, self._pending = self._pending[:self.max_batch], self._pending[self.max_batch:]
-            self._run(batch)
+            lead = not self._busy  # else a batch is in flight: wait for it (``_pending`` is empty when none is)
+            self._busy = True
+        if not lead:
+            slot.wake.acquire()  # released once: the batch holding ``slot`` is done, or ``slot`` leads the next
+        if not slot.done:
+            self._lead(slot)
         if slot.error is not None:
             raise slot.error
         return slot.vector
 
-    def _run(self, batch: list[_Slot]) -> None:
+    def _lead(self, slot: _Slot) -> None:
+        """Encode one batch, the oldest callers waiting (``slot`` the first), then wake them and hand the lead
+        to the oldest caller left."""
+        with self._lock:
+            batch, self._pending = self._pending[:self.max_batch], self._pending[self.max_batch:]
         try:
             vectors = self._encode_many([s.text for s in batch])
             for s, vector in zip(batch, vectors):
@@ -72,10 +83,14 @@ class QueryBatcher:
         except BaseException as exc:  # noqa: BLE001 - handed to every caller of the batch
             for s in batch:
                 s.error = exc
-        with self._cond:
+        with self._lock:
             for s in batch:
                 s.done = True
             self.batches += 1
             self.texts += len(batch)
-            self._busy = False
-            self._cond.notify_all()
+            leader = self._pending[0] if self._pending else None
+            self._busy = leader is not None
+            woken = [s for s in batch if s is not slot] + ([leader] if leader is not None else [])
+            self.wakeups += len(woken)
+        for s in woken:
+            s.wake.release()

@@ -202,10 +202,13 @@ def convex(vector: list[dict], keyword: list[dict], weight: float = VECTOR_WEIGH
     v_lo, v_hi = (min(v.values()), max(v.values())) if v else (0.0, 1.0)
     b_hi = max(b.values(), default=0.0) or 1.0
     span, rest = (v_hi - v_lo) or 1.0, 1 - weight
-    keyed = []  # rank_key's tuple with the row's place last: the order of a stable sort by rank_key, keys built once
-    for place, (i, row) in enumerate(rows.items()):
-        score = weight * ((v[i] - v_lo) / span if i in v else 0.0) + rest * (b.get(i, 0.0) / b_hi)
-        keyed.append((-score, row["path"], row["start_line"], place, score, row))
+    # each leg's part once per row it holds (the same operations as for the sum: the same floats); a row
+    # missing from a leg gets that leg's part of 0. Keys as rank_key's, the row's place last (a stable sort's ties).
+    v_part = {i: weight * ((s - v_lo) / span) for i, s in v.items()}
+    b_part = {i: rest * (s / b_hi) for i, s in b.items()}
+    v_none, b_none = weight * 0.0, rest * (0.0 / b_hi)
+    keyed = [(-(score := v_part.get(i, v_none) + b_part.get(i, b_none)), row["path"], row["start_line"], place, score, row)
+             for place, (i, row) in enumerate(rows.items())]
     keyed.sort()
     return [dict(key[5], score=key[4]) for key in keyed]
 

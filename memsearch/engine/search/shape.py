@@ -72,34 +72,33 @@ def _dir(row: dict) -> str:
 def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor: float = YIELD_FLOOR) -> list[dict]:
     """Stubs cut to :data:`STUB_WEIGHT`; any other ``MEMORY.md`` placed just below every note of its folder
     and below that also matches (scores at least ``floor`` of it); one with no such note keeps its rank."""
-    if not ranked:
+    places = [n for n, r in enumerate(ranked) if r["path"].endswith(INDEX_NAME) and _is_index(r["path"])]
+    if not places:
         return ranked
-    out, changed = [], False
-    notes = best_in = None  # the rows that are not MEMORY.md (path, score); folder -> its notes' best scores
-    for row in ranked:
-        if not _is_index(row["path"]):
-            out.append(row)
-            continue
+    out, changed = list(ranked), False  # the rows that are notes stay as they are: only the MEMORY.md rows change
+    best = in_folder = None  # note path -> its best chunk's score; folder prefix -> the scores of its notes and below
+    for n in places:
+        row = ranked[n]
         if is_stub(row):
-            out.append(dict(row, score=row["score"] * stub_weight))
+            out[n] = dict(row, score=row["score"] * stub_weight)
             changed = True
             continue
         prefix = "" if _dir(row) == "." else _dir(row) + "/"
-        if notes is None:
-            notes = [(r["path"], r["score"]) for r in ranked if not r["path"].endswith(INDEX_NAME)]
-            best_in = {}
-        best_of = best_in.get(prefix)
-        if best_of is None:  # each note of the folder and below once, at its best chunk's score
-            best_of = best_in[prefix] = {}
-            for path, score in notes:
-                if path.startswith(prefix) and score > best_of.get(path, -math.inf):
-                    best_of[path] = score
-        matching = [x for x in best_of.values() if floor * row["score"] <= x < row["score"] + 1e-9]
+        if best is None:  # each note once, at its best chunk's score (a MEMORY.md's folder has few notes, rows many)
+            best, in_folder = {}, {}
+            for r in ranked:
+                note, score = r["path"], r["score"]
+                if not note.endswith(INDEX_NAME) and score > best.get(note, -math.inf):
+                    best[note] = score
+        scores = in_folder.get(prefix)
+        if scores is None:
+            scores = in_folder[prefix] = [s for note, s in best.items() if note.startswith(prefix)]
+        score = row["score"]
+        low, high = floor * score, score + 1e-9
+        matching = [x for x in scores if low <= x < high]
         if matching:
-            out.append(dict(row, score=min(matching) * (1 - 1e-6)))
+            out[n] = dict(row, score=min(matching) * (1 - 1e-6))
             changed = True
-        else:
-            out.append(row)
     return _sorted(out) if changed else ranked
 
 

@@ -87,8 +87,8 @@ class Store:
             else:
                 self.path.mkdir(parents=True, exist_ok=True)
                 self.db = lancedb.connect(str(self.path))
-        self._chunks = None
-        self._files = None
+        self._chunks = self._files = None
+        self._versions_dirs = [] if self.remote else [os.path.join(self.path, f"{n}.lance", "_versions") for n in (CHUNKS, FILES)]
         #: Versions searches stay on: a replica's (its follower, :mod:`.follow`, moves them), a compaction's (Searcher.rewriting).
         self.pinned: tuple | None = None
 
@@ -184,9 +184,9 @@ class Store:
         if self.pinned is not None or self.remote is not None:
             return self.pinned
         stamp = []
-        for name in (CHUNKS, FILES):
+        for folder in self._versions_dirs:
             try:
-                st = os.stat(self.path / f"{name}.lance" / "_versions")
+                st = os.stat(folder)
             except OSError:
                 return None
             stamp.append((st.st_ino, st.st_mtime_ns, st.st_size, st.st_nlink))
