@@ -4,7 +4,7 @@
 
 Rows are chunks of three lines each, cycled from the Markdown of examples/memory; the 16 queries of
 :data:`benchmarks.perf.concurrency.QUERIES` in turn, as many candidates as a hybrid search of k=5 asks
-(``fusion.MIN_CANDIDATES``: 100 until round seven, 200 since).
+(``fusion.MIN_CANDIDATES``: 100 until round eight of benchmarks/research/LOG.md, 200 since).
 Reported per size: the CPU of one keyword leg (:meth:`MemoryBM25.search` and the canonical order)
 and the extra CPU when each leg is handed to a one-thread pool and waited for, as
 :class:`memsearch.engine.search.searcher.Searcher` does past ``KEYWORD_THREAD_MIN_ROWS``.

@@ -12,7 +12,7 @@ A row of ``--questions`` gives the answer's rank (the first hit covering it, as 
 and its file's rank (as file R@5 counts) under each ranking, the adaptive weight with the keyword coverage
 behind it, and which stages fired. ``--variants NAME ...`` ranks with :data:`VARIANTS` instead (other
 normalisations of the legs, the floor's depth, the "latest" words): its own, not ``tune eval``'s, as
-some of them truncate the candidates. The findings are in benchmarks/research/LOG.md (round seven).
+some of them truncate the candidates. The findings are in benchmarks/research/LOG.md (round eight).
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def main(argv=None) -> int:
 
 
 
-# --- variants measured for the losses (round seven) -------------------------------------------------------------
+# --- variants measured for the losses (round eight) -------------------------------------------------------------
 def _norm(scores: list[float], how: str) -> list[float]:
     """Scores of one leg's candidate list (best first) normalised: ``max`` (s / best), ``minmax`` (over the
     list), ``minmax100`` (the floor at the 100th row, as a k <= 25 search's pool), ``dbsf`` (mean +- 3 sd, clipped)."""

@@ -107,12 +107,13 @@ KEYWORD_WEIGHT = 2.0
 #: floor counts as not returned. A fixed depth keeps the fused order the same whatever ``k`` asks for:
 #: with the floor at the last candidate fetched, a search for 5 hits (100 candidates) ranked differently
 #: from the first 5 of a search for 50 (200 candidates), the depth every quality figure was measured at
-#: (benchmarks/research/LOG.md, round seven: LoCoMo tuning hit@1 0.638 at k = 5 against 0.649 at k = 50).
+#: (benchmarks/research/LOG.md, round eight: LoCoMo tuning hit@1 0.638 at k = 5 against 0.649 at k = 50).
 #: 200 was best of 30 / 50 / 75 / 100 / 150 / 200 on LoCoMo's tuning conversations and kept every
 #: published figure; the smaller corpora split both ways by a question or two.
 NORM_DEPTH = 200
-#: Candidates fetched from each retriever: max(k * CANDIDATE_FACTOR, MIN_CANDIDATES). Convex fusion
-#: normalises over them, so the pool must be deep enough to hold the tails and at least NORM_DEPTH.
+#: Candidates fetched from each retriever: max(k * CANDIDATE_FACTOR, MIN_CANDIDATES) (mode "timeline" fetches
+#: its own depth, timeline.TIMELINE_CANDIDATES, instead). Convex fusion normalises over them, so the pool must
+#: be deep enough to hold the tails and at least NORM_DEPTH.
 CANDIDATE_FACTOR = 4
 MIN_CANDIDATES = NORM_DEPTH
 FUSIONS = ("convex", "rrf")
