@@ -89,7 +89,8 @@ CONFIGS = {
 AGENT = "agent"
 #: The "agent" config searches as an agent following memory_search's description would: mode "timeline" for a
 #: question that spans memory (these categories: a summary, the order of events, everything about a topic, a
-#: standing instruction or preference), with the tool's default k (TIMELINE_K sessions), and hybrid for every other question.
+#: standing instruction or preference), with the tool's default k (TIMELINE_K: a timeline of about 6,000 characters, the
+#: budget the turn recall below reads), and hybrid for every other question.
 #: It runs on the corpora holding such questions (the long chats); elsewhere it is hybrid-convex.
 TIMELINE_KINDS = ("summary", "order", "everything", "instruction", "preference")
 TIMELINE_K = 5

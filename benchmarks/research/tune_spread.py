@@ -1,7 +1,8 @@
 """Round six's variants: each leg alone (does hybrid lose to its own legs?), and mode "timeline" (the best
-passages of each session touching the topic, oldest first) for the questions that span memory.
+passages of each session touching the topic, oldest first) for the questions that span memory, as round seven
+left it (a budget of characters: the ``timeline-*`` rows).
 
-Registered in ``tune.VARIANTS``; the figures and the choice are in benchmarks/research/LOG.md (round six).
+Registered in ``tune.VARIANTS``; the figures and the choice are in benchmarks/research/LOG.md (rounds six and seven).
 """
 
 from __future__ import annotations
@@ -24,23 +25,30 @@ def vector_only(q, vec, kw, ctx):
     return vec
 
 
-def timeline_of(k, passages=timeline.TIMELINE_PASSAGES, own=True, kinds=SPREAD_KINDS):
-    """Mode "timeline" with ``k`` sessions of ``passages`` rows for the questions of ``kinds`` (None: all);
-    ``own=False``: without the user's-own-turns rule."""
+def timeline_of(k=5, passages=timeline.TIMELINE_PASSAGES, head=timeline.TIMELINE_HEAD, chars=None, own=True,
+                kinds=SPREAD_KINDS, candidates=timeline.TIMELINE_CANDIDATES, rows=None):
+    """Mode "timeline" at ``k`` (a budget of k x TIMELINE_CHARS_PER_HIT characters, or ``chars``), ``head`` of it
+    by rank alone, then ``passages`` rows a session, over the first ``candidates`` rows of each leg (at most the
+    dump's POOL), for the questions of ``kinds`` (None: all); ``own=False``: without the user's-own-turns rule."""
 
     def run(q, vec, kw, ctx):
-        ranked = baseline(q, vec, kw, ctx)
         if kinds is not None and q.category not in kinds:
-            return ranked
-        return timeline.timeline(ranked, q.query if own else "", k, passages)
+            return baseline(q, vec, kw, ctx)
+        ranked = baseline(q, vec[:candidates], kw[:candidates], ctx)
+        return timeline.timeline(ranked, q.query if own else "", k, chars=chars, passages=passages, head=head,
+                                 rows=rows)
 
     return run
 
 
 VARIANTS = {"keyword-only": keyword_only, "vector-only": vector_only}
-VARIANTS |= {f"timeline-k{k}-p{p}": timeline_of(k, p) for k in (5, 8, 10) for p in (1, 2, 3)}
-VARIANTS |= {f"timeline-k{k}-p{p}-not-own": timeline_of(k, p, own=False) for k in (5, 10) for p in (1, 2)}
-VARIANTS |= {"timeline-all-k5-p2": timeline_of(5, 2, kinds=None)}
+# round seven: the budget of characters, the head by rank alone, passages a session (round six's k sessions x
+# p passages are in LOG.md; that code is gone)
+VARIANTS |= {f"timeline-h{h}-p{p}": timeline_of(head=h, passages=p) for h in (0.0, 0.25, 0.5, 0.75) for p in (1, 2, 3)}
+VARIANTS |= {f"timeline-c{c}": timeline_of(chars=c) for c in (4000, 5000, 8000)}
+VARIANTS |= {f"timeline-n{n}": timeline_of(candidates=n) for n in (100, 200)}
+VARIANTS |= {f"timeline-r{r}": timeline_of(rows=r) for r in (15, 20, 25, 30, 1000)}
+VARIANTS |= {"timeline-not-own": timeline_of(own=False), "timeline-all": timeline_of(kinds=None)}
 
 
 # --- the keyword leg's evidence weighted by idf (measured, not adopted: LOG.md round six) ----------------

@@ -128,7 +128,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "minimum": 1,
                     "maximum": MAX_K,
                     "default": 5,
-                    "description": "How many hits to return (default 5).",
+                    "description": "How many hits to return (default 5); in mode timeline, how long the timeline is.",
                 },
                 "scope": {
                     "type": "string",
@@ -145,7 +145,8 @@ TOOLS: tuple[ToolSpec, ...] = (
                         "hybrid (default) combines meaning and exact words; keyword for exact names, ids "
                         "and error codes; vector for paraphrases; timeline for questions that span memory "
                         "(a summary, an order of events, everything about a topic, standing instructions): "
-                        "the best passages (up to two) of at most k files or dated sessions on the topic, oldest first."
+                        "the best passages of the files or dated sessions on the topic, oldest first, about "
+                        "k x 1,200 characters and at most 5k passages in all (raise k for a longer history)."
                     ),
                 },
                 "since": {

@@ -1,5 +1,5 @@
-"""Mode "timeline": the best passages of each file or dated session touching the topic, oldest first, within k
-sessions; for a question about the asker in a chat, the user's own turns."""
+"""Mode "timeline": the best passages of each file or dated session touching the topic, oldest first, within k x
+TIMELINE_CHARS_PER_HIT characters; for a question about the asker in a chat, the user's own turns."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ import pytest
 from memsearch import MemoryIndex
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.search.args import MODES
-from memsearch.engine.search.timeline import TIMELINE_PASSAGES, session_of, timeline
+from memsearch.engine.search.timeline import (
+    TIMELINE_CHARS_PER_HIT,
+    TIMELINE_HEAD,
+    TIMELINE_ROWS_PER_HIT,
+    line_chars,
+    session_of,
+    timeline,
+)
 from memsearch.errors import InvalidArgument
 
 
@@ -17,20 +24,55 @@ def row(path, score, text="text", date=None, start=1, heading=""):
             "end_line": start, "text": text, "score": score, "date": date, "heading": heading}
 
 
-def test_one_entry_per_session_oldest_first_within_k():
-    ranked = [row("chats/2026-03-01.md", 0.9, date="2026-03-01", start=5),
-              row("chats/2026-01-10.md", 0.8, date="2026-01-10"),
-              row("chats/2026-03-01.md", 0.7, date="2026-03-01", start=2),
-              row("chats/2026-03-01.md", 0.6, date="2026-03-01", start=9),  # a third passage: over the cap
-              row("notes/ideas.md", 0.5),  # undated: after the dated ones
-              row("chats/2026-02-01.md", 0.4, date="2026-02-01"),
-              row("chats/2025-12-01.md", 0.3, date="2025-12-01")]  # the 5th session: beyond k=4
-    out = timeline(ranked, "garden", k=4)
+def test_best_rows_within_the_budget_a_few_a_session_oldest_first():
+    ranked = [row("chats/2026-03-01.md", 0.9, "a" * 99, "2026-03-01", start=5),
+              row("chats/2026-01-10.md", 0.8, "b" * 99, "2026-01-10"),
+              row("chats/2026-03-01.md", 0.7, "c" * 99, "2026-03-01", start=2),
+              row("chats/2026-03-01.md", 0.65, "d" * 99, "2026-03-01", start=7),
+              row("chats/2026-03-01.md", 0.6, "e" * 99, "2026-03-01", start=9),  # a 4th passage: over the cap
+              row("notes/ideas.md", 0.5, "f" * 99),  # undated: after the dated ones
+              row("chats/2026-02-01.md", 0.4, "g" * 99, "2026-02-01"),
+              row("chats/2025-12-01.md", 0.3, "h" * 999, "2025-12-01"),  # over what is left of the budget
+              row("chats/2025-11-01.md", 0.2, "i" * 99, "2025-11-01")]  # fits: the budget skips, it does not stop
+    out = timeline(ranked, "garden", k=5, chars=700, head=0.0, passages=3)
     assert [(r["path"], r["start_line"]) for r in out] == [
-        ("chats/2026-01-10.md", 1), ("chats/2026-02-01.md", 1), ("chats/2026-03-01.md", 2), ("chats/2026-03-01.md", 5),
-        ("notes/ideas.md", 1)]
-    assert TIMELINE_PASSAGES == 2
+        ("chats/2025-11-01.md", 1), ("chats/2026-01-10.md", 1), ("chats/2026-02-01.md", 1), ("chats/2026-03-01.md", 2),
+        ("chats/2026-03-01.md", 5), ("chats/2026-03-01.md", 7), ("notes/ideas.md", 1)]
     assert timeline([], "x", k=5) == []
+    # the default budget is k x TIMELINE_CHARS_PER_HIT characters, and k x TIMELINE_ROWS_PER_HIT rows
+    many = [row(f"notes/n{i:02}.md", 1 - i / 100, "x" * 99) for i in range(60)]
+    assert len(timeline(many, "x", k=1, rows=100)) == TIMELINE_CHARS_PER_HIT // 100
+    assert len(timeline(many, "x", k=2, rows=100)) == 2 * TIMELINE_CHARS_PER_HIT // 100
+    tiny = [row(f"notes/n{i:02}.md", 1 - i / 100, "x" * 9) for i in range(60)]
+    assert len(timeline(tiny, "x", k=1)) == TIMELINE_ROWS_PER_HIT
+    assert len(timeline(tiny, "x", k=3)) == 3 * TIMELINE_ROWS_PER_HIT
+
+
+def test_the_head_of_the_budget_is_hybrids_order_whatever_the_session():
+    # one session holds the three best rows (the events an order question names), then ten others
+    ranked = [row("chats/2026-05-01.md", 0.9 - i / 100, "e" * 99, "2026-05-01", start=i) for i in range(1, 5)]
+    ranked += [row(f"chats/2026-01-{d:02}.md", 0.5 - d / 100, "o" * 99, f"2026-01-{d:02}") for d in range(1, 11)]
+    spread = timeline(ranked, "x", k=5, chars=800, head=0.0, passages=1)
+    assert [r["start_line"] for r in spread if r["path"] == "chats/2026-05-01.md"] == [1]
+    headed = timeline(ranked, "x", k=5, chars=800, head=0.5, passages=1)
+    assert [r["start_line"] for r in headed if r["path"] == "chats/2026-05-01.md"] == [1, 2, 3, 4]
+    assert len(headed) == 8 and [r["date"] for r in headed] == sorted(r["date"] for r in headed)
+    assert 0 < TIMELINE_HEAD < 1
+
+
+def test_a_line_cut_into_pieces_costs_the_whole_line_once():
+    # a long chat turn indexed as three pieces of line 7: each piece is charged the line (300 characters)
+    pieces = [dict(row("chats/2026-02-01.md", 0.9 - i / 10, "p" * 99, "2026-02-01", start=7), id=f"piece{i}")
+              for i in range(3)]
+    assert line_chars(pieces) == {("chats/2026-02-01.md", 7, 7): 300}
+    short = [row(f"chats/2026-03-{d:02}.md", 0.5 - d / 100, "s" * 99, f"2026-03-{d:02}") for d in range(1, 6)]
+    out = timeline(pieces[:1] + short + pieces[1:], "x", k=5, chars=600, head=0.0, passages=3)
+    # 300 for the line, then three short rows; the other pieces of the line come free
+    assert len([r for r in out if r["path"] == "chats/2026-02-01.md"]) == 3
+    assert len([r for r in out if r["path"] != "chats/2026-02-01.md"]) == 3
+    # the best row comes whatever its length
+    huge = [row("chats/2026-01-01.md", 0.9, "h" * 9_000, "2026-01-01")] + short
+    assert timeline(huge, "x", k=5)[0]["path"] == "chats/2026-01-01.md"
 
 
 def test_a_heading_that_names_a_day_is_a_session_of_its_own():
@@ -59,7 +101,7 @@ def test_timeline_mode_through_the_index(tmp_path):
     for day in days:
         (root / "chats" / f"{day}.md").write_text(
             f"# Chat {day}\n\n**User:** Garden update for {day}: the tomatoes and the compost.\n\n"
-            "**Assistant:** Good news for the garden; keep the tomatoes watered.\n")
+            "**Assistant:** Good news for the garden; keep the tomatoes watered. " + "Mulch the beds well. " * 20 + "\n")
     (root / "notes.md").write_text("# Notes\n\nNothing about plants here, only the car and taxes.\n")
     assert "timeline" in MODES
     with MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder()) as index:
@@ -67,9 +109,10 @@ def test_timeline_mode_through_the_index(tmp_path):
         hits = index.search("garden tomatoes", k=5, mode="timeline")
         dated = [h.date for h in hits if h.date]
         assert dated == sorted(dated) and set(dated) == set(days)
-        two = index.search("garden tomatoes", k=2, mode="timeline")
-        assert len(two) <= 2 * TIMELINE_PASSAGES and {h.path for h in two} <= {f"chats/{d}.md" for d in days}
-        assert len({h.path for h in two}) == 2  # k counts sessions, each with its passages: none cut
+        # k sets the budget: k=1 holds 1,200 characters, less than the three sessions' (about 600 each)
+        one = index.search("garden tomatoes", k=1, mode="timeline")
+        assert 0 < len(one) < len(hits) and sum(len(h.text) for h in one) <= TIMELINE_CHARS_PER_HIT
+        assert sum(len(h.text) for h in hits) > TIMELINE_CHARS_PER_HIT
         with pytest.raises(InvalidArgument, match="timeline"):
             index.search("garden", mode="chronological")
 
@@ -96,3 +139,34 @@ def test_timeline_of_a_chat_with_the_real_model(tmp_path, real_embedder):
         assert [h.date for h in hits] == sorted(h.date for h in hits)
         ranked = [h.date for h in index.search("summarise what I did about my vegetable garden", k=5)]
         assert ranked != sorted(ranked)
+
+
+@pytest.mark.slow
+def test_an_order_question_gets_its_events_within_the_budget_with_the_real_model(tmp_path, real_embedder):
+    """Ten sessions about marathon training with long advice turns (each cut into pieces at indexing); two of the
+    three events an order question names share a session. The timeline holds all three, oldest first, within the
+    default budget (5 x 1,200 characters, each line counted whole), where five sessions of two passages each ran to
+    9,400 characters (a reader stopping at 6,000 in date order lost the later events)."""
+    root = tmp_path / "mem"
+    (root / "chats").mkdir(parents=True)
+    events = {"2026-02-03": ["I signed up for the Berlin marathon this morning."],
+              "2026-04-14": ["I finished my first 25 km long run on Sunday.",
+                             "The physio diagnosed shin splints after that run."]}
+    advice = ("For marathon training, keep most runs easy, add one long run a week, and rest when your legs ask for it. "
+              "Strength work twice a week protects the knees and shins over the months of training. ") * 12
+    days = [f"2026-{m:02}-{d:02}" for m in (1, 2, 3, 4, 5) for d in (3, 14)]
+    for day in days:
+        said = events.get(day, ["How should I pace the marathon training this week?"])
+        turns = "".join(f"**User:** {s}\n\n**Assistant:** {advice}\n\n" for s in said)
+        (root / "chats" / f"{day}.md").write_text(f"# Chat {day}\n\n{turns}")
+    question = ("In which order did these happen: signing up for Berlin, the first 25 km long run, "
+                "the shin splints diagnosis?")
+    with MemoryIndex(root, db=tmp_path / "db", embedder=real_embedder) as index:
+        index.sync()
+        hits = index.search(question, k=5, mode="timeline")
+        found = [s for h in hits for s in events.get(h.date, []) if s in h.text]
+        assert found == [s for d in sorted(events) for s in events[d]]
+        assert [h.date for h in hits] == sorted(h.date for h in hits)
+        lines = {(h.path, n) for h in hits for n in range(h.start_line, h.end_line + 1)}
+        text = {p: (root / p).read_text().splitlines() for p, _ in lines}
+        assert sum(len(text[p][n - 1]) + 1 for p, n in lines) <= 5 * TIMELINE_CHARS_PER_HIT

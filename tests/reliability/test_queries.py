@@ -8,6 +8,7 @@ import pytest
 from memsearch.cli.app import main
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MODES, MemoryIndex, clean_text
+from memsearch.engine.search.timeline import TIMELINE_ROWS_PER_HIT
 from memsearch.errors import InvalidArgument, MemsearchError
 from memsearch.tools import ToolBox
 from tests.conftest import build
@@ -51,7 +52,7 @@ def test_phrase_query_matches_the_phrase_only(index):
 @pytest.mark.parametrize("query", ODD, ids=[repr(q)[:30] for q in ODD])
 def test_odd_query_answers(index, query, mode):
     hits = index.search(query, k=3, mode=mode)
-    assert isinstance(hits, list) and len(hits) <= 3
+    assert isinstance(hits, list) and len(hits) <= 3 * (TIMELINE_ROWS_PER_HIT if mode == "timeline" else 1)
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t"])
@@ -84,7 +85,7 @@ def test_real_model_phrase_and_surrogates(tmp_path, real_embedder, capsys):
                 hits = idx.search(query, k=2, mode=mode)
             except MemsearchError as exc:  # a typed error is acceptable, a TypeError is not
                 pytest.fail(f"{mode} {query!r}: {exc}")
-            assert len(hits) <= 2
+            assert len(hits) <= 2 * (TIMELINE_ROWS_PER_HIT if mode == "timeline" else 1)
     assert idx.search('"hello world"', mode="keyword")[0].path == "notes/greet.md"
     for query in ('"hello world"', "hello\udcff"):  # the second: invalid UTF-8 bytes from a shell
         for mode in MODES:

@@ -6,7 +6,8 @@ past ``VECTOR_INDEX_MIN_ROWS``) over the same filtered rows and fuses them (:mod
 default a convex combination of min-max normalised scores, or reciprocal rank fusion; see
 benchmarks/README.md for the measurements behind the choice). Hits of one file whose line ranges
 overlap are merged, and every hit carries its nearest enclosing ``MEMORY.md`` (:mod:`.hits`). The
-``timeline`` mode keeps the hybrid ranking's best rows of the ``k`` best sessions, oldest first (:mod:`.timeline`).
+``timeline`` mode keeps the hybrid ranking's best rows within ``k`` x 1,200 characters, a few a session, oldest first
+(:mod:`.timeline`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .fusion import CANDIDATE_FACTOR, MIN_CANDIDATES, hybrid
 from .hits import Hit, HitBuilder
 from .order import rank_order
 from .shape import merge_rows
-from .timeline import timeline
+from .timeline import TIMELINE_CANDIDATES, timeline
 
 __all__ = ["Searcher", "canonical", "KEYWORD_SCORE_DECIMALS", "KEYWORD_THREAD_MIN_ROWS"]
 
@@ -88,7 +89,7 @@ class Searcher:
         version, rows = self.snapshot()
         if rows == 0:
             return []
-        n = max(k * CANDIDATE_FACTOR, MIN_CANDIDATES)
+        n = max(k * CANDIDATE_FACTOR, MIN_CANDIDATES, TIMELINE_CANDIDATES if mode == "timeline" else 0)
         if mode == "keyword":
             return self._merge(self.keyword(query, n, flt, (build, version)), k, build)
         if mode == "vector":
@@ -107,7 +108,7 @@ class Searcher:
         vector = self.vector(query, n, flt, version)
         bm25 = keyword.result() if keyword is not None else self.keyword(query, n, flt, (build, version))
         ranked = hybrid(self.fusion, query, vector, bm25, multilingual=_multilingual(self.embedder))
-        if mode == "timeline":  # the best rows of the k best sessions, oldest first: all of them are hits
+        if mode == "timeline":  # the best rows within k x TIMELINE_CHARS_PER_HIT characters, oldest first: all are hits
             ranked = timeline(ranked, query, k)
             return self._merge(ranked, len(ranked), build)
         return self._merge(ranked, k, build)

@@ -3,14 +3,19 @@
 A question that spans memory ("summarise how the garden went", "in which order did we ...", "what did I ask
 you to always do about X") is answered by a passage from each of many sessions, not by the ten passages
 most like the question, which tend to come from a few sessions that repeat the topic's words. The
-``timeline`` search mode (:func:`timeline`) takes the hybrid ranking (:func:`.fusion.hybrid`), ranks the
-*sessions* (a file, or a section of it under a heading that names a day, as a journal's ``## 2026-03-02``)
-by their best row, keeps the best ``k`` sessions with up to :data:`TIMELINE_PASSAGES` rows each and
-orders them by date: dated sessions oldest first, then undated ones by score. For a question about the
-asker (:func:`.query.asks_own_words`: "what did I do about X") in a chat transcript, a session's passages
-are the user's own turns (:func:`.speakers.is_user_turn`) when the ranking holds any: what the person did
-or asked for is in their lines, while the assistant's advice on the topic fills every session. Rows are
-ranked dicts as in :mod:`.fusion`.
+``timeline`` search mode (:func:`timeline`) takes the hybrid ranking (:func:`.fusion.hybrid`) and fills a
+budget of characters (``k`` x :data:`TIMELINE_CHARS_PER_HIT`, at most ``k`` x :data:`TIMELINE_ROWS_PER_HIT`
+rows) from it, best row first: the first
+:data:`TIMELINE_HEAD` of the budget with hybrid's own best rows whatever their session (what the question
+names, as the three events of an order question), the rest with rows of sessions that hold fewer than
+:data:`TIMELINE_PASSAGES` rows so far (a *session* is a file, or a section of it under a heading that names a
+day, as a journal's ``## 2026-03-02``); then it orders them by date: dated sessions oldest first, then
+undated ones by score. A row costs the characters of the lines it covers: a line cut into pieces at
+indexing (a long chat turn) is read whole, so each piece costs the sum of the pieces of its line among the
+candidates. For a question about the asker (:func:`.query.asks_own_words`: "what did I do about X") in a
+chat transcript, the passages are the user's own turns (:func:`.speakers.is_user_turn`) when the ranking
+holds any: what the person did or asked for is in their lines, while the assistant's advice on the topic
+fills every session. Rows are ranked dicts as in :mod:`.fusion`.
 """
 
 from __future__ import annotations
@@ -20,13 +25,31 @@ import re
 from .query import asks_own_words
 from .speakers import is_user_turn
 
-__all__ = ["TIMELINE_PASSAGES", "session_of", "timeline"]
+__all__ = ["TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD", "TIMELINE_PASSAGES",
+           "TIMELINE_ROWS_PER_HIT", "line_chars", "session_of", "timeline"]
 
-#: Rows kept of each session on the timeline. Chosen on the tuning users of benchmarks/longchat_hard.py
-#: (summary, order and instruction questions at the tool's default k of 5 sessions): 2 beat 1 there, as
-#: an event and the line that answers often share a session (figures in docs/benchmarks.md, the sweep in
-#: benchmarks/research/LOG.md).
-TIMELINE_PASSAGES = 2
+#: Characters of passages a timeline holds per hit asked for (``k``): the tool's default k of 5 reads
+#: 6,000 characters, the equal budget at which the benchmarks compare what an agent reads (issue 23). A
+#: budget of characters, not of sessions, lets a timeline of short turns or notes reach many sessions and
+#: keeps one of long turns within what is read (figures in docs/benchmarks.md, the sweep in
+#: benchmarks/research/LOG.md, round seven).
+TIMELINE_CHARS_PER_HIT = 1200
+#: Rows a timeline holds per hit asked for, at most: short turns fill the characters with many hits, and a tool
+#: result carries each hit's path, lines and MEMORY.md besides its text (about 100 tokens), so 34 user turns
+#: ran past the tools' 4,000-token budget and lost the latest sessions; 25 (k = 5) fit. Measured on the same
+#: tuning users: 5 a hit loses nothing against no cap, 4 loses summaries (LOG.md, round seven).
+TIMELINE_ROWS_PER_HIT = 5
+#: Share of the budget filled with hybrid's best rows whatever their session, before the spread: an order
+#: question names its events, which hybrid ranks first, and an event is not always among its session's best
+#: rows. Chosen on the tuning users of the long-chat corpora (0, 0.25, 0.5, 0.75 measured).
+TIMELINE_HEAD = 0.5
+#: Rows a session holds once the head is filled. Chosen on the same tuning users (2 and 3 measured: 3 the
+#: better sum over the three long-chat corpora, by a question or two).
+TIMELINE_PASSAGES = 3
+#: Rows each leg fetches for a timeline, at least (a hybrid search of k fetches max(4k, 100)): a timeline reaches
+#: down the ranking for sessions, and for a question about the asker only the user's turns among the candidates
+#: count. Chosen on the same tuning users (100, 150 and 200 measured; 150 the best sum, by a question or two).
+TIMELINE_CANDIDATES = 150
 _HEADING_DAY = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 
 
@@ -36,22 +59,51 @@ def session_of(row: dict) -> tuple[str, str | None]:
     return row["path"], day[1] if day else None
 
 
-def timeline(ranked: list[dict], query: str, k: int, passages: int = TIMELINE_PASSAGES) -> list[dict]:
-    """The ``k`` sessions of ``ranked`` with the best rows, up to ``passages`` rows each, oldest first."""
+def line_chars(rows: list[dict]) -> dict[tuple[str, int, int], int]:
+    """Characters of each line range of ``rows``: a line range held by several rows (the pieces of a line cut
+    at indexing) is as long as their texts together; each row counted once."""
+    out: dict[tuple[str, int, int], int] = {}
+    seen: set = set()
+    for row in rows:
+        key = row.get("id") or id(row)
+        if key in seen:
+            continue
+        seen.add(key)
+        span = (row["path"], row["start_line"], row["end_line"])
+        out[span] = out.get(span, 0) + len(row["text"]) + 1
+    return out
+
+
+def timeline(ranked: list[dict], query: str, k: int, *, chars: int | None = None, rows: int | None = None,
+             passages: int = TIMELINE_PASSAGES, head: float = TIMELINE_HEAD) -> list[dict]:
+    """The best rows of ``ranked`` within ``chars`` characters and ``rows`` rows (defaults: ``k`` x
+    TIMELINE_CHARS_PER_HIT and ``k`` x TIMELINE_ROWS_PER_HIT), the first ``head`` of the characters by rank
+    alone, then at most ``passages`` a session; oldest session first."""
+    budget = k * TIMELINE_CHARS_PER_HIT if chars is None else chars
+    left = k * TIMELINE_ROWS_PER_HIT if rows is None else rows
+    cost = line_chars(ranked)
     if asks_own_words(query):
-        own = [r for r in ranked if is_user_turn(r)]
-        ranked = own or ranked
+        ranked = [r for r in ranked if is_user_turn(r)] or ranked
     sessions: dict[tuple[str, str | None], list[dict]] = {}
-    for row in ranked:  # best first: a session's first rows are its best
-        rows = sessions.get(session_of(row))
-        if rows is None:
-            if len(sessions) == k:
-                continue
-            rows = sessions[session_of(row)] = []
-        if len(rows) < passages:
-            rows.append(row)
+    paid: set[tuple[str, int, int]] = set()  # line ranges already in the budget (another piece of the line)
+    used = 0
+    for row in ranked:  # best first
+        if left <= 0:
+            break
+        kept = sessions.setdefault(session_of(row), [])
+        if len(kept) >= passages and used >= head * budget:
+            continue
+        span = (row["path"], row["start_line"], row["end_line"])
+        price = 0 if span in paid else cost[span]
+        if used + price > budget and used:  # the best row always comes, whatever its length
+            continue
+        kept.append(row)
+        paid.add(span)
+        used += price
+        left -= 1
     out: list[dict] = []
     # dated sessions oldest first ("~" sorts after every digit), then the undated ones by score
-    for _, _, rows in sorted((key[1] or rows[0].get("date") or "~", i, rows) for i, (key, rows) in enumerate(sessions.items())):
+    filled = [(key, rows) for key, rows in sessions.items() if rows]
+    for _, _, rows in sorted((key[1] or rows[0].get("date") or "~", i, rows) for i, (key, rows) in enumerate(filled)):
         out += sorted(rows, key=lambda r: r["start_line"])
     return out
