@@ -26,7 +26,8 @@ def vector_only(q, vec, kw, ctx):
 
 
 def timeline_of(k=5, passages=timeline.TIMELINE_PASSAGES, head=timeline.TIMELINE_HEAD, chars=None, own=True,
-                kinds=SPREAD_KINDS, candidates=timeline.TIMELINE_CANDIDATES, rows=None):
+                kinds=SPREAD_KINDS, candidates=timeline.TIMELINE_CANDIDATES, rows=None,
+                directive=timeline.DIRECTIVE_WEIGHT):
     """Mode "timeline" at ``k`` (a budget of k x TIMELINE_CHARS_PER_HIT characters, or ``chars``), ``head`` of it
     by rank alone, then ``passages`` rows a session, over the first ``candidates`` rows of each leg (at most the
     dump's POOL), for the questions of ``kinds`` (None: all); ``own=False``: without the user's-own-turns rule."""
@@ -36,7 +37,7 @@ def timeline_of(k=5, passages=timeline.TIMELINE_PASSAGES, head=timeline.TIMELINE
             return baseline(q, vec, kw, ctx)
         ranked = baseline(q, vec[:candidates], kw[:candidates], ctx)
         return timeline.timeline(ranked, q.query if own else "", k, chars=chars, passages=passages, head=head,
-                                 rows=rows)
+                                 rows=rows, directive=directive)
 
     return run
 
@@ -48,6 +49,7 @@ VARIANTS |= {f"timeline-h{h}-p{p}": timeline_of(head=h, passages=p) for h in (0.
 VARIANTS |= {f"timeline-c{c}": timeline_of(chars=c) for c in (4000, 5000, 8000)}
 VARIANTS |= {f"timeline-n{n}": timeline_of(candidates=n) for n in (100, 200)}
 VARIANTS |= {f"timeline-r{r}": timeline_of(rows=r) for r in (15, 20, 25, 30, 1000)}
+VARIANTS |= {f"timeline-d{d}": timeline_of(directive=d) for d in (1.0, 1.1, 1.2, 1.3, 1.5, 2.0)}
 VARIANTS |= {"timeline-not-own": timeline_of(own=False), "timeline-all": timeline_of(kinds=None)}
 
 

@@ -154,7 +154,7 @@ class Client:
                     if _:
                         message = decode(line)
                         if "progress" not in message:
-                            break  # the reply, decoded once (twice before: 0.1 ms of a search's 0.3 in the client)
+                            break  # the reply, decoded once (it was decoded again after the loop: 0.05 ms more a call)
                         buffer = bytearray(rest)
                         if progress is not None and isinstance(message["progress"], dict):
                             progress(message["progress"])

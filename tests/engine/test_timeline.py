@@ -9,9 +9,12 @@ from memsearch import MemoryIndex
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.search.args import MODES
 from memsearch.engine.search.timeline import (
+    DIRECTIVE_WEIGHT,
     TIMELINE_CHARS_PER_HIT,
     TIMELINE_HEAD,
     TIMELINE_ROWS_PER_HIT,
+    asks_instructions,
+    is_directive,
     line_chars,
     session_of,
     timeline,
@@ -92,6 +95,26 @@ def test_a_question_about_the_asker_gets_the_users_turns():
     assert advice in timeline([advice, mine, later], "what did you suggest for the garden", k=5)
     plain = [row("notes/a.md", 0.9, date="2026-01-01"), row("notes/b.md", 0.5)]
     assert timeline(plain, "what did I decide", k=5) == plain
+
+
+def test_a_question_about_standing_instructions_ranks_the_turns_that_give_one_higher():
+    said = row("chats/2026-01-05.md", 0.50, "**User:** Hi. Don't rewrite my cover letters, just mark the weak lines.",
+               "2026-01-05", 3)
+    asked = [row(f"chats/2026-02-{d:02}.md", 0.60 - d / 1000, "**User:** How long should my CV be for the job search?",
+                 f"2026-02-{d:02}") for d in range(1, 30)]
+    question = "What did I ask you to keep in mind when we talk about my job search?"
+    assert asks_instructions(question) and asks_instructions("what should you always do for me")
+    assert not asks_instructions("summarise how my job search went")
+    assert is_directive(said) and not is_directive(asked[0])
+    assert all(is_directive(row("a.md", 1, t)) for t in (
+        "User: Always use metric units.", "Fine. Whenever you plan a run, give paces per km.", "please keep it short"))
+    # within a budget of 10 rows (k=2), the instruction (0.50 x 1.3 = 0.65) comes before the 29 questions (0.57 .. 0.60)
+    out = timeline(asked + [said], question, k=2)
+    assert said in out and out[0] is said  # and oldest first
+    assert said not in timeline(asked + [said], question, k=2, directive=1.0)
+    assert DIRECTIVE_WEIGHT > 1
+    # a question that does not ask for instructions ranks by score alone
+    assert said not in timeline(asked + [said], "summarise my job search", k=2)
 
 
 def test_timeline_mode_through_the_index(tmp_path):

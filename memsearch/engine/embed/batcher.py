@@ -90,7 +90,9 @@ class QueryBatcher:
             self.texts += len(batch)
             leader = self._pending[0] if self._pending else None
             self._busy = leader is not None
-            woken = [s for s in batch if s is not slot] + ([leader] if leader is not None else [])
+            # the next leader first: its model call releases the GIL, and starts before this batch's callers
+            # take the GIL for their fusion and replies
+            woken = ([leader] if leader is not None else []) + [s for s in batch if s is not slot]
             self.wakeups += len(woken)
         for s in woken:
             s.wake.release()

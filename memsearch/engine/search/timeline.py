@@ -15,7 +15,10 @@ indexing (a long chat turn) is read whole, so each piece costs the sum of the pi
 candidates. For a question about the asker (:func:`.query.asks_own_words`: "what did I do about X") in a
 chat transcript, the passages are the user's own turns (:func:`.speakers.is_user_turn`) when the ranking
 holds any: what the person did or asked for is in their lines, while the assistant's advice on the topic
-fills every session. Rows are ranked dicts as in :mod:`.fusion`.
+fills every session. For a question about standing instructions (:func:`asks_instructions`: "what did I ask
+you to keep in mind"), a row that gives one (:func:`is_directive`: a sentence opening "Don't", "Always",
+"Whenever you" ...) ranks as if it scored :data:`DIRECTIVE_WEIGHT` x its score. Rows are ranked dicts as in
+:mod:`.fusion`.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ import re
 from .query import asks_own_words
 from .speakers import is_user_turn
 
-__all__ = ["TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD", "TIMELINE_PASSAGES",
-           "TIMELINE_ROWS_PER_HIT", "line_chars", "session_of", "timeline"]
+__all__ = ["DIRECTIVE_WEIGHT", "TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD", "TIMELINE_PASSAGES",
+           "TIMELINE_ROWS_PER_HIT", "asks_instructions", "is_directive", "line_chars", "session_of", "timeline"]
 
 #: Characters of passages a timeline holds per hit asked for (``k``): the tool's default k of 5 reads
 #: 6,000 characters, the equal budget at which the benchmarks compare what an agent reads (issue 23). A
@@ -50,7 +53,30 @@ TIMELINE_PASSAGES = 3
 #: down the ranking for sessions, and for a question about the asker only the user's turns among the candidates
 #: count. Chosen on the same tuning users (100, 150 and 200 measured; 150 the best sum, by a question or two).
 TIMELINE_CANDIDATES = 150
+#: Rank factor of a row that gives an instruction, for a question about standing instructions: the turn that
+#: says "don't rewrite my cover letters" shares few words with "what did I ask you to keep in mind about my job
+#: search", and ranked below the turns that name the topic. Chosen on the same tuning users: 1.1 changes
+#: nothing, 1.3 is the smallest that reaches the best (1.2 / 1.3 / 1.5 / 2.0 measured; LOG.md, round seven).
+DIRECTIVE_WEIGHT = 1.3
 _HEADING_DAY = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
+_ASKS_INSTRUCTIONS = re.compile(
+    r"\b(?:asked\s+you\s+to|ask\s+you\s+to|told\s+you\s+to|keep\s+in\s+mind|always|never|instruct\w*|rules?\s+for\s+you)\b",
+    re.IGNORECASE)
+# a sentence that opens with an imperative or a standing condition, at the start of a line, after a
+# speaker's mark ("**User:**", "User:") or after another sentence
+_DIRECTIVE = re.compile(
+    r"(?:^|[.!?]\s+|:\**\s+)(?:don'?t|do\s+not|always|never|keep|please|remember|make\s+sure|whenever\s+you|"
+    r"when\s+you|from\s+now\s+on|stop|avoid)\b", re.IGNORECASE | re.MULTILINE)
+
+
+def asks_instructions(query: str) -> bool:
+    """Whether ``query`` asks for standing instructions ("what did I ask you to always do", "keep in mind")."""
+    return bool(_ASKS_INSTRUCTIONS.search(query))
+
+
+def is_directive(row: dict) -> bool:
+    """Whether ``row``'s text gives an instruction: a sentence opening "Don't", "Always", "Whenever you" ..."""
+    return bool(_DIRECTIVE.search(row.get("text") or ""))
 
 
 def session_of(row: dict) -> tuple[str, str | None]:
@@ -75,13 +101,16 @@ def line_chars(rows: list[dict]) -> dict[tuple[str, int, int], int]:
 
 
 def timeline(ranked: list[dict], query: str, k: int, *, chars: int | None = None, rows: int | None = None,
-             passages: int = TIMELINE_PASSAGES, head: float = TIMELINE_HEAD) -> list[dict]:
+             passages: int = TIMELINE_PASSAGES, head: float = TIMELINE_HEAD,
+             directive: float = DIRECTIVE_WEIGHT) -> list[dict]:
     """The best rows of ``ranked`` within ``chars`` characters and ``rows`` rows (defaults: ``k`` x
     TIMELINE_CHARS_PER_HIT and ``k`` x TIMELINE_ROWS_PER_HIT), the first ``head`` of the characters by rank
-    alone, then at most ``passages`` a session; oldest session first."""
+    alone, then at most ``passages`` a session; oldest session first. ``directive``: DIRECTIVE_WEIGHT."""
     budget = k * TIMELINE_CHARS_PER_HIT if chars is None else chars
     left = k * TIMELINE_ROWS_PER_HIT if rows is None else rows
     cost = line_chars(ranked)
+    if asks_instructions(query):  # a stable sort: ties keep hybrid's order
+        ranked = sorted(ranked, key=lambda r: -r["score"] * (directive if is_directive(r) else 1.0))
     if asks_own_words(query):
         ranked = [r for r in ranked if is_user_turn(r)] or ranked
     sessions: dict[tuple[str, str | None], list[dict]] = {}
