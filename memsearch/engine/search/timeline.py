@@ -49,7 +49,7 @@ TIMELINE_HEAD = 0.5
 #: Rows a session holds once the head is filled. Chosen on the same tuning users (2 and 3 measured: 3 the
 #: better sum over the three long-chat corpora, by a question or two).
 TIMELINE_PASSAGES = 3
-#: Rows each leg fetches for a timeline, at least (a hybrid search of k fetches max(4k, 100)): a timeline reaches
+#: Rows each leg fetches for a timeline, at least (other searches fetch max(4k, MIN_CANDIDATES)): a timeline reaches
 #: down the ranking for sessions, and for a question about the asker only the user's turns among the candidates
 #: count. Chosen on the same tuning users (100, 150 and 200 measured; 150 the best sum, by a question or two).
 TIMELINE_CANDIDATES = 150
