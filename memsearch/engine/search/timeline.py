@@ -132,7 +132,7 @@ def timeline(ranked: list[dict], query: str, k: int, *, chars: int | None = None
         left -= 1
     out: list[dict] = []
     # dated sessions oldest first ("~" sorts after every digit), then the undated ones by score
-    filled = [(key, rows) for key, rows in sessions.items() if rows]
-    for _, _, rows in sorted((key[1] or rows[0].get("date") or "~", i, rows) for i, (key, rows) in enumerate(filled)):
-        out += sorted(rows, key=lambda r: r["start_line"])
+    filled = [(key, kept) for key, kept in sessions.items() if kept]
+    for _, _, kept in sorted((key[1] or kept[0].get("date") or "~", i, kept) for i, (key, kept) in enumerate(filled)):
+        out += sorted(kept, key=lambda r: r["start_line"])
     return out
