@@ -16,7 +16,13 @@ Each phase also reports the CPU seconds per search of the clients (this process)
 daemon (``/proc``), and ``cpu_bound_qps``: the cores over their sum, the most searches/s the
 machine could give if clients and daemon had every core to themselves; ``past_encode_cpu_ms``: their
 sum less the batched encode's CPU per query, and ``over_encode_bound``: searches/s over
-``encode_bound_qps``. ``--compare DIR`` runs a
+``encode_bound_qps``. The daemon's part is split by its own counters (``status``: its searches' thread
+CPU and its query encoder's, read before and after the phase): ``daemon_encode_cpu_ms`` (the model
+calls, in the threads that lead a batch; an encoder's pool threads are not counted there),
+``daemon_answer_cpu_ms`` (the rest of a search's thread CPU: BM25, vectors, fusion, hits, as answered
+in the daemon), ``daemon_rest_cpu_ms`` (the daemon's CPU outside its searches' threads' search calls:
+accepting, reading and decoding a request, encoding and sending the reply, the thread hand-offs, an
+encoder's pool threads, the watcher) and ``mean_batch`` (queries per model call). ``--compare DIR`` runs a
 second daemon from another checkout (``before``) on its own copy of the tree and interleaves its
 phases with this checkout's, so that before and after share one run and its load.
 
@@ -108,9 +114,36 @@ def _cpu_s(pid: int | None) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _counters(root: Path) -> dict | None:
+    """The daemon's search and query-encoder counters (its ``status``), or None when it reports none."""
+    from memsearch.service.client import Client
+
+    try:
+        status = Client(root, timeout=30).call("status")
+    except Exception:  # noqa: BLE001 - a daemon of a checkout without them
+        return None
+    searches, encoder = status.get("searches"), status.get("query_encoder")
+    if not isinstance(searches, dict) or not isinstance(encoder, dict):
+        return None
+    return {"searches": searches["count"], "search_s": searches["cpu_s"], "batches": encoder["batches"],
+            "texts": encoder["texts"], "encode_s": encoder["cpu_s"]}
+
+
+def _split(before: dict | None, after: dict | None, server_ms: float) -> dict:
+    """Where the daemon's CPU per search went, from its counters around a phase (module docstring)."""
+    if before is None or after is None or after["searches"] <= before["searches"]:
+        return {}
+    d = {key: after[key] - before[key] for key in before}
+    encode, search = d["encode_s"] * 1000 / d["searches"], d["search_s"] * 1000 / d["searches"]
+    return {"mean_batch": round(d["texts"] / d["batches"], 2) if d["batches"] else None,
+            "daemon_encode_cpu_ms": round(encode, 3), "daemon_answer_cpu_ms": round(search - encode, 3),
+            "daemon_rest_cpu_ms": round(server_ms - search, 3)}
+
+
 def clients_phase(root: Path, clients: int, seconds: float, daemon_pid: int | None = None) -> dict:
     """``clients`` threads searching through the daemon for ``seconds``; with ``daemon_pid``, the CPU
-    seconds per search of the clients (this process) and of the daemon, and the bound they set."""
+    seconds per search of the clients (this process) and of the daemon, the bound they set, and the
+    daemon's split of its part (:func:`_split`)."""
     from memsearch.service.client import Client
 
     stop = threading.Event()
@@ -131,9 +164,11 @@ def clients_phase(root: Path, clients: int, seconds: float, daemon_pid: int | No
             i += 1
 
     load = load_average()
+    counters0 = _counters(root) if daemon_pid is not None else None
     cpu0, server0 = time.process_time(), _cpu_s(daemon_pid)
     elapsed = run_clients(worker, clients, seconds, stop)
     client_cpu, server1 = time.process_time() - cpu0, _cpu_s(daemon_pid)
+    counters1 = _counters(root) if daemon_pid is not None else None
     every = [x for part in latencies for x in part]
     out = {"clients": clients, "seconds": round(elapsed, 2), "searches": len(every),
            "qps": round(len(every) / elapsed, 1), "p50_s": _pct(every, 0.5), "p95_s": _pct(every, 0.95),
@@ -142,6 +177,7 @@ def clients_phase(root: Path, clients: int, seconds: float, daemon_pid: int | No
         per_client, per_server = client_cpu / len(every), (server1 - server0) / len(every)
         out.update(client_cpu_ms=round(per_client * 1000, 3), server_cpu_ms=round(per_server * 1000, 3),
                    cpu_bound_qps=round((os.cpu_count() or 1) / (per_client + per_server), 1))
+        out |= _split(counters0, counters1, per_server * 1000)
     return out
 
 
@@ -232,6 +268,10 @@ def run(clients: list[int], seconds: float, batch: int, label: str, log=print, c
                 log(f"{name:>6} {n:>3} clients: {phase['qps']:>7.1f} searches/s  p50 {phase['p50_s'] * 1000:6.1f} ms  "
                     f"p99 {phase['p99_s'] * 1000:6.1f} ms  CPU/search: clients {phase.get('client_cpu_ms')} ms, "
                     f"daemon {phase.get('server_cpu_ms')} ms  load {phase['loadavg']}")
+                if "mean_batch" in phase:
+                    log(f"{'':>6} {'':>3}          daemon's split: encode {phase['daemon_encode_cpu_ms']} ms, answer "
+                        f"{phase['daemon_answer_cpu_ms']} ms, rest {phase['daemon_rest_cpu_ms']} ms; "
+                        f"mean batch {phase['mean_batch']}")
         if answers:
             results["answer_cpu_ms"] = answer_reference(checkouts, answers, log) | {"loadavg": load_average()}
     finally:

@@ -12,6 +12,8 @@ forward (:mod:`memsearch.harness.served`, which syncs its writes through the wri
 from __future__ import annotations
 
 import os
+import threading
+import time
 from typing import Callable, Protocol
 
 from . import protocol
@@ -55,6 +57,11 @@ class Answers:
         #: The socket this root is answered on (for ``status``), set by the server.
         self.socket = socket
         self.requests = 0
+        #: Searches answered and the CPU seconds of their threads (each batch's encode in its leader's):
+        #: ``status`` reports them beside the query encoder's own, so that a benchmark splits a search's CPU.
+        self.searches = 0
+        self.search_cpu_s = 0.0
+        self._counts = threading.Lock()
         self._handlers = {"search": self._search, "read": self._read, "ls": self._ls, "core": self._core,
                           "status": self._status, "sync": self._sync, "index": self._index, "check": self._check}
         self._handlers |= dict(methods or {})  # more methods (the tools' tool, resource, edit: harness/served.py)
@@ -89,11 +96,17 @@ class Answers:
         served = self.index.embedder.name
         if model is not None and model != served:
             raise Refused("WrongModel", f"this server searches {self.root} with model {served!r}, not {model!r}")
+        started = time.thread_time()
         rows = lambda: self.index.searcher.snapshot()[1]  # noqa: E731
         if not rows():  # none written yet: wait a little for the first build's first rows
             await_first_rows(self.root, rows, self.status_of)
         hits = self.index.search(query, k=k, scope=scope, mode=mode, since=since, until=until)
-        return {"hits": [hit.to_dict() for hit in hits]}
+        out = {"hits": [hit.to_dict() for hit in hits]}
+        spent = time.thread_time() - started
+        with self._counts:
+            self.searches += 1
+            self.search_cpu_s += spent
+        return out
 
     def _read(self, path, lines=None) -> dict:
         from ..memory.contract import read
@@ -114,10 +127,13 @@ class Answers:
 
     def _status(self) -> dict:
         from .. import __version__
+        from ..engine.embed.batcher import batcher_stats
 
         return {"protocol": PROTOCOL_VERSION, "memsearch": __version__, "pid": os.getpid(), "uid": os.getuid(),
                 "root": str(self.root), "db": str(self.db_path), "model": self.index.embedder.name,
-                "socket": self.socket, "requests": self.requests} | {"state": self.status_of()}
+                "socket": self.socket, "requests": self.requests,
+                "searches": {"count": self.searches, "cpu_s": round(self.search_cpu_s, 6)},
+                "query_encoder": batcher_stats(self.index.embedder)} | {"state": self.status_of()}
 
     # --- writes ---------------------------------------------------------------------------
     def _need_writer(self, method: str):

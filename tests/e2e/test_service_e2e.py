@@ -182,6 +182,7 @@ def test_concurrent_searches_through_the_daemon_equal_serial_ones(daemon):
     root, _ = daemon
     client = Client(root, timeout=60)
     calls = [dict(query=q, k=5, mode=mode) for q in QUERIES for mode in ("hybrid", "vector")]
+    counted = client.call("status")
     serial = [client.call("search", **c)["hits"] for c in calls]
     assert all(serial)
     results: dict = {}
@@ -199,6 +200,15 @@ def test_concurrent_searches_through_the_daemon_equal_serial_ones(daemon):
     assert len(results) == 16 * len(calls)
     for (_, i), hits in results.items():
         assert hits == serial[i], calls[i]
+    # the daemon's counters (the concurrency benchmark's split of a search's CPU): every search and every
+    # query encode counted, the encodes in fewer model calls than queries
+    status = client.call("status")
+    searches, encoder, before = status["searches"], status["query_encoder"], counted["query_encoder"]
+    assert searches["count"] - counted["searches"]["count"] == 17 * len(calls)
+    assert searches["cpu_s"] > counted["searches"]["cpu_s"]
+    assert encoder["texts"] - before["texts"] == 17 * len(calls)
+    assert encoder["batches"] - before["batches"] < encoder["texts"] - before["texts"]
+    assert encoder["cpu_s"] > before["cpu_s"]
 
 
 def test_after_kill_9_clients_work_in_process_at_once_and_a_new_daemon_serves(daemon):

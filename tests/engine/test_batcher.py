@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from memsearch.engine.embed.batcher import QueryBatcher
+from memsearch.engine.embed.batcher import QueryBatcher, batcher_stats
 from memsearch.engine.embed.embedder import HashEmbedder
 
 QUERIES = ["when is the next milestone", "who owns the billing migration", "kayak", "release plan",
@@ -188,3 +190,24 @@ def test_real_model_toolbox_searches_in_threads_equal_serial_ones(examples_copy,
     assert len(results) == 8 * len(calls)
     for (n, i), result in results.items():
         assert result == serial[(n + i) % len(calls)]
+
+
+def test_the_batcher_counts_its_batches_texts_and_the_cpu_of_its_model_calls():
+    """``batcher_stats``: what a daemon's ``status`` reports, so that a benchmark splits a search's CPU."""
+    inner = HashEmbedder(dimension=32)
+
+    def busy(texts):  # a model call that uses 20 ms of this thread's CPU
+        until = time.thread_time() + 0.02
+        while time.thread_time() < until:
+            pass
+        return inner.embed_queries(texts)
+
+    batcher = QueryBatcher(busy)
+    holder = SimpleNamespace(_queries=batcher)
+    assert batcher_stats(holder) == {"batches": 0, "texts": 0, "cpu_s": 0.0}
+    batcher.embed("kayak")
+    batcher.embed("hiring")
+    stats = batcher_stats(holder)
+    assert (stats["batches"], stats["texts"]) == (2, 2)
+    assert 0.04 <= stats["cpu_s"] < 1.0  # both calls' CPU, in the calling thread
+    assert batcher_stats(HashEmbedder()) is None  # an embedder without a batcher reports none

@@ -93,6 +93,10 @@ def test_socket_is_owner_only_and_answers_like_the_library(served):
     status = client.call("status")
     assert status["pid"] == os.getpid() and status["root"] == str(root.resolve()) and status["protocol"] == 1
     assert status["socket"] == str(server.path) and status["model"] == "hash-test"
+    # the searches' count and thread CPU (what the concurrency benchmark splits a search's CPU with); the
+    # HashEmbedder has no query batcher to report
+    assert status["searches"]["count"] == 2 and 0 < status["searches"]["cpu_s"] < 5
+    assert status["query_encoder"] is None
 
 
 def test_a_bad_call_raises_the_error_the_library_raises(served):

@@ -16,11 +16,12 @@ it bit for bit on the real model), so a search's results never depend on its nei
 from __future__ import annotations
 
 import threading
+import time
 from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["QueryBatcher", "MAX_QUERY_BATCH"]
+__all__ = ["QueryBatcher", "MAX_QUERY_BATCH", "batcher_stats"]
 
 #: The most queries in one model call. Sixteen short queries encode in about 3.5x the time of
 #: one, sixty-four long ones in 40x (padding and memory traffic): past 32 a batch stops paying.
@@ -56,6 +57,9 @@ class QueryBatcher:
         self.texts = 0
         #: Waiting callers woken (each exactly once: with its result, or with the lead).
         self.wakeups = 0
+        #: CPU seconds the leaders' threads spent in ``encode_many`` (a runtime's own pool threads not
+        #: counted): a daemon's ``status`` reports it, so that a benchmark splits a search's CPU.
+        self.cpu_s = 0.0
 
     def embed(self, text: str) -> np.ndarray:
         slot = _Slot(text)
@@ -76,6 +80,7 @@ class QueryBatcher:
         to the oldest caller left."""
         with self._lock:
             batch, self._pending = self._pending[:self.max_batch], self._pending[self.max_batch:]
+        started = time.thread_time()
         try:
             vectors = self._encode_many([s.text for s in batch])
             for s, vector in zip(batch, vectors):
@@ -83,9 +88,11 @@ class QueryBatcher:
         except BaseException as exc:  # noqa: BLE001 - handed to every caller of the batch
             for s in batch:
                 s.error = exc
+        spent = time.thread_time() - started
         with self._lock:
             for s in batch:
                 s.done = True
+            self.cpu_s += spent
             self.batches += 1
             self.texts += len(batch)
             leader = self._pending[0] if self._pending else None
@@ -96,3 +103,12 @@ class QueryBatcher:
             self.wakeups += len(woken)
         for s in woken:
             s.wake.release()
+
+
+def batcher_stats(embedder) -> dict | None:
+    """``embedder``'s query batcher's counters (batches, texts, cpu_s), or None when it has none."""
+    batcher = getattr(embedder, "_queries", None)
+    if not isinstance(batcher, QueryBatcher):
+        return None
+    with batcher._lock:
+        return {"batches": batcher.batches, "texts": batcher.texts, "cpu_s": round(batcher.cpu_s, 6)}
