@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import re
 from pathlib import Path
 
 from benchmarks import metrics, quality
@@ -169,7 +170,7 @@ def normalised(kw_norm="max", vec_norm="minmax", pool=None, base=fusion.VECTOR_W
         b = dict(zip((r["id"] for r in kw), _norm([r["score"] for r in kw], kw_norm)))
         rows = {r["id"]: r for r in vec + kw}
         ranked = [dict(r, score=w * v.get(i, 0.0) + (1 - w) * b.get(i, 0.0)) for i, r in rows.items()]
-        ranked = rank_order(ranked)
+        ranked = fusion._mark_agreed(rank_order(ranked), vec, kw)  # as hybrid() does, for the agreement stage
         for stage in fusion.STAGES if stages is None else stages:
             ranked = stage(ranked, q.query)
         return ranked
@@ -317,6 +318,28 @@ def superseded(n: int, ratio: float):
     return run
 
 
+#: A sentence stating a change ("the plot gets about nine hours of sun now", "no longer", "actually"), for :func:`changed`.
+_CHANGE = re.compile(r"\b(?:now|anymore|any\s+more|no\s+longer|changed|update[ds]?|instead|actually|these\s+days)\b", re.I)
+
+
+def changed(n: int, ratio: float):
+    """:func:`superseded` for a newer row that states a change (:data:`_CHANGE`): the first such of the first ``n``."""
+
+    def run(q, vec, kw, ctx=None):
+        ranked = fusion.hybrid("convex", q.query, vec, kw)
+        if not ranked or not ranked[0].get("date"):
+            return ranked
+        terms, first = fusion._terms(q.query), ranked[0]
+        held = terms & fusion._terms(first.get("text", ""))
+        for r in ranked[1:n]:
+            if (held and r.get("date") and r["date"] > first["date"] and r["score"] >= ratio * first["score"]
+                    and _CHANGE.search(r.get("text", "")) and terms & fusion._terms(r.get("text", "")) >= held):
+                return _promote(ranked, r["id"])
+        return ranked
+
+    return run
+
+
 def agreement(after_shape: bool = False, notes_only: bool = False):
     """Hybrid without the agreement stage (``before``), or with the row both legs rank first put first after every
     stage (``after_shape``; ``notes_only``: not a MEMORY.md, not for a "latest" question)."""
@@ -338,6 +361,7 @@ VARIANTS |= {f"keyword-margin-{r}": keyword_margin(r) for r in (1.2, 1.5, 2.0, 3
 VARIANTS |= {f"vector-margin-{g}": vector_margin(g) for g in (0.1, 0.2, 0.3)}
 VARIANTS |= {f"newest-near-{d}": newest_near(d) for d in (0.005, 0.01, 0.02, 0.05, 0.1)}
 VARIANTS |= {f"superseded-{n}-{r}": superseded(n, r) for n in (3, 5) for r in (0.5, 0.7, 0.9)}
+VARIANTS |= {f"changed-{n}-{r}": changed(n, r) for n in (2, 3, 5) for r in (0.5, 0.7)}
 VARIANTS |= {"no-agreement": agreement(), "agreement-last": agreement(after_shape=True),
              "agreement-last-notes": agreement(after_shape=True, notes_only=True)}
 
