@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import re
 from pathlib import Path
 
 from benchmarks import metrics, quality
@@ -169,7 +170,7 @@ def normalised(kw_norm="max", vec_norm="minmax", pool=None, base=fusion.VECTOR_W
         b = dict(zip((r["id"] for r in kw), _norm([r["score"] for r in kw], kw_norm)))
         rows = {r["id"]: r for r in vec + kw}
         ranked = [dict(r, score=w * v.get(i, 0.0) + (1 - w) * b.get(i, 0.0)) for i, r in rows.items()]
-        ranked = rank_order(ranked)
+        ranked = fusion._mark_agreed(rank_order(ranked), vec, kw)  # as hybrid() does, for the agreement stage
         for stage in fusion.STAGES if stages is None else stages:
             ranked = stage(ranked, q.query)
         return ranked
@@ -237,6 +238,132 @@ def latest_unless(contrast: str):
 
 VARIANTS |= {"latest-unless-earliest": latest_unless(r"earliest|oldest"),
              "latest-unless-first": latest_unless(r"earliest|oldest|first")}
+
+
+
+# --- variants measured for the losses (round nine: position 1 from the legs' winners) ----------------------------
+def _promote(ranked: list[dict], row_id) -> list[dict]:
+    """``ranked`` with row ``row_id`` moved first (the rest in order)."""
+    n = next((i for i, r in enumerate(ranked) if r["id"] == row_id), 0)
+    return [ranked[n], *ranked[:n], *ranked[n + 1:]] if n else ranked
+
+
+def legs_top(m: int):
+    """Hybrid whose first row must be one of either leg's first ``m`` rows (the best of them by the hybrid order)."""
+
+    def run(q, vec, kw, ctx=None):
+        allowed = {r["id"] for r in kw[:m]} | {r["id"] for r in vec[:m]}
+        ranked = fusion.hybrid("convex", q.query, vec, kw)
+        first = next((r for r in ranked if r["id"] in allowed), None)
+        return _promote(ranked, first["id"]) if first else ranked
+
+    return run
+
+
+def keyword_margin(ratio: float):
+    """Hybrid with keyword's first row put first when its BM25 score is at least ``ratio`` x keyword's second."""
+
+    def run(q, vec, kw, ctx=None):
+        ranked = fusion.hybrid("convex", q.query, vec, kw)
+        sure = len(kw) > 1 and kw[1]["score"] > 0 and kw[0]["score"] >= ratio * kw[1]["score"]
+        return _promote(ranked, kw[0]["id"]) if sure else ranked
+
+    return run
+
+
+def vector_margin(gap: float):
+    """Hybrid with the vector leg's first row put first when its min-max normalised cosine (the engine's floor)
+    stands ``gap`` above its second."""
+
+    def run(q, vec, kw, ctx=None):
+        ranked = fusion.hybrid("convex", q.query, vec, kw)
+        if len(vec) > 2:
+            lo = fusion._floor([r["score"] for r in vec], fusion.NORM_DEPTH)
+            if (vec[0]["score"] - vec[1]["score"]) / ((vec[0]["score"] - lo) or 1.0) >= gap:
+                ranked = _promote(ranked, vec[0]["id"])
+        return ranked
+
+    return run
+
+
+def newest_near(delta: float):
+    """Hybrid with the newest dated row among those scoring within ``delta`` (relative) of the best put first."""
+
+    def run(q, vec, kw, ctx=None):
+        ranked = fusion.hybrid("convex", q.query, vec, kw)
+        near = [r for r in ranked[:10] if ranked and r["score"] >= ranked[0]["score"] * (1 - delta) and r.get("date")]
+        if len(near) < 2:
+            return ranked
+        return _promote(ranked, max(near, key=lambda r: (r["date"], r["start_line"]))["id"])
+
+    return run
+
+
+def superseded(n: int, ratio: float):
+    """Hybrid whose first row yields to a newer one of the first ``n`` that holds every query term it holds and
+    scores at least ``ratio`` x it (a later statement of the same thing: an updated value)."""
+
+    def run(q, vec, kw, ctx=None):
+        ranked = fusion.hybrid("convex", q.query, vec, kw)
+        if not ranked or not ranked[0].get("date"):
+            return ranked
+        terms, first = fusion._terms(q.query), ranked[0]
+        held, best = terms & fusion._terms(first.get("text", "")), None
+        for r in ranked[1:n]:
+            newer = r.get("date") and r["date"] > (best or first)["date"] and r["score"] >= ratio * first["score"]
+            if held and newer and terms & fusion._terms(r.get("text", "")) >= held:
+                best = r
+        return _promote(ranked, best["id"]) if best else ranked
+
+    return run
+
+
+#: A sentence stating a change ("the plot gets about nine hours of sun now", "no longer", "actually"), for :func:`changed`.
+_CHANGE = re.compile(r"\b(?:now|anymore|any\s+more|no\s+longer|changed|update[ds]?|instead|actually|these\s+days)\b", re.I)
+
+
+def changed(n: int, ratio: float):
+    """:func:`superseded` for a newer row that states a change (:data:`_CHANGE`): the first such of the first ``n``."""
+
+    def run(q, vec, kw, ctx=None):
+        ranked = fusion.hybrid("convex", q.query, vec, kw)
+        if not ranked or not ranked[0].get("date"):
+            return ranked
+        terms, first = fusion._terms(q.query), ranked[0]
+        held = terms & fusion._terms(first.get("text", ""))
+        for r in ranked[1:n]:
+            if (held and r.get("date") and r["date"] > first["date"] and r["score"] >= ratio * first["score"]
+                    and _CHANGE.search(r.get("text", "")) and terms & fusion._terms(r.get("text", "")) >= held):
+                return _promote(ranked, r["id"])
+        return ranked
+
+    return run
+
+
+def agreement(after_shape: bool = False, notes_only: bool = False):
+    """Hybrid without the agreement stage (``before``), or with the row both legs rank first put first after every
+    stage (``after_shape``; ``notes_only``: not a MEMORY.md, not for a "latest" question)."""
+    before = tuple(s for s in fusion.STAGES if s is not fusion.agreed_first)
+
+    def run(q, vec, kw, ctx=None):
+        ranked = fusion.hybrid("convex", q.query, vec, kw, stages=before)
+        if not after_shape or not vec or not kw or vec[0]["id"] != kw[0]["id"]:
+            return ranked
+        if notes_only and (wants_latest(q.query) or shape._is_index(kw[0]["path"])):
+            return ranked
+        return _promote(ranked, kw[0]["id"])
+
+    return run
+
+
+VARIANTS |= {f"legs-top-{m}": legs_top(m) for m in (1, 2, 3)}
+VARIANTS |= {f"keyword-margin-{r}": keyword_margin(r) for r in (1.2, 1.5, 2.0, 3.0)}
+VARIANTS |= {f"vector-margin-{g}": vector_margin(g) for g in (0.1, 0.2, 0.3)}
+VARIANTS |= {f"newest-near-{d}": newest_near(d) for d in (0.005, 0.01, 0.02, 0.05, 0.1)}
+VARIANTS |= {f"superseded-{n}-{r}": superseded(n, r) for n in (3, 5) for r in (0.5, 0.7, 0.9)}
+VARIANTS |= {f"changed-{n}-{r}": changed(n, r) for n in (2, 3, 5) for r in (0.5, 0.7)}
+VARIANTS |= {"no-agreement": agreement(), "agreement-last": agreement(after_shape=True),
+             "agreement-last-notes": agreement(after_shape=True, notes_only=True)}
 
 
 if __name__ == "__main__":

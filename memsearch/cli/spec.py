@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ..engine.search.timeline_budget import describe as describe_timeline
+
 __all__ = ["Param", "COMMANDS", "param", "typer_param"]
 
 REQUIRED = ...
@@ -59,7 +61,7 @@ COMMANDS: dict[str, tuple[Param, ...]] = {
         Param("k", ("-k",), 10, "Number of hits.", min=1, max=1000),
         Param("scope", ("--scope",), None, "Only this directory subtree, e.g. projects/atlas."),
         Param("mode", ("--mode",), "hybrid", "hybrid, vector, keyword, or timeline (the best passages of each file "
-              "or dated session on the topic, oldest first, about k x 1,200 characters and at most 5k passages: for summaries "
+              f"or dated session on the topic, oldest first, {describe_timeline()}: for summaries "
               "and the order of events)."),
         Param("since", ("--since",), None, "Only files dated on or after YYYY-MM-DD."),
         Param("until", ("--until",), None, "Only files dated on or before YYYY-MM-DD."),

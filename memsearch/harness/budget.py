@@ -76,7 +76,9 @@ class Budget:
                 break
         dropped = 0
         while len(hits) > 1 and self.tokens(result) > self.limit - NOTE_ROOM:
-            hits.pop()
+            # the lowest-scored hit, the last of equals: a ranking's last; in a timeline (oldest first) not
+            # the newest session but its least relevant passage
+            hits.pop(min(range(len(hits)), key=lambda i: (hits[i].get("score", 0.0), -i)))
             dropped += 1
         cut = sum(1 for h in hits if h.get("cut"))
         what = [f'{_plural(cut, "snippet")} cut (marked "cut")'] if cut else []

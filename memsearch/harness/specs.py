@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from ..argcheck import DATE_PATTERN, validator_for
 from ..engine.search.args import MODES
+from ..engine.search.timeline_budget import describe as describe_timeline
 from ..errors import Hint, InvalidArgument, UnknownTool, shown
 from ..memory.commands import check_call
 from .arguments import prepare
@@ -145,8 +146,8 @@ TOOLS: tuple[ToolSpec, ...] = (
                         "hybrid (default) combines meaning and exact words; keyword for exact names, ids "
                         "and error codes; vector for paraphrases; timeline for questions that span memory "
                         "(a summary, an order of events, everything about a topic, standing instructions): "
-                        "the best passages of the files or dated sessions on the topic, oldest first, about "
-                        "k x 1,200 characters and at most 5k passages in all (raise k for a longer history)."
+                        "the best passages of the files or dated sessions on the topic, oldest first, "
+                        f"{describe_timeline()} in all (raise k for a longer history)."
                     ),
                 },
                 "since": {

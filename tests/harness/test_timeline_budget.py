@@ -36,3 +36,32 @@ def test_a_timeline_of_short_turns_fits_the_tool_budget_whole(tmp_path, k):
         assert toolbox.tokens(result) <= toolbox.budget
         dates = [h["path"] for h in hits]
         assert dates == sorted(dates)  # oldest first
+
+
+def test_a_timeline_over_the_budget_drops_its_least_relevant_passages_not_its_newest(tmp_path):
+    """A timeline reads oldest first, so the last hit is the newest session, not the lowest-ranked: what a cut
+    drops is the lowest-scored passage, and the newest stays."""
+    root = build(tmp_path / "memory", {"MEMORY.md": "# Memory\n\nNotes.\n"})
+    toolbox = ToolBox(root, sync=False, budget=600)
+    hits = [{"path": f"chats/2026-01-{d:02}.md", "start_line": 1, "end_line": 3, "heading": None,
+             "date": f"2026-01-{d:02}", "score": score, "snippet": f"Garden note {d}: " + "tomatoes " * 40,
+             "memory_md": None, "stale": False, "partial": False}
+            for d, score in zip(range(1, 9), (0.9, 0.2, 0.8, 0.1, 0.7, 0.3, 0.6, 0.95))]
+    result = toolbox.cut.search({"query": "garden", "hits": [dict(h) for h in hits]})
+    kept = [h["path"] for h in result["hits"]]
+    assert toolbox.tokens(result) <= 600 and 1 < len(kept) < len(hits)
+    assert kept == sorted(kept) and kept[-1] == "chats/2026-01-08.md"  # date order kept, the newest too
+    scores = {h["path"]: h["score"] for h in hits}
+    assert min(scores[p] for p in kept) >= max(scores[h["path"]] for h in hits if h["path"] not in kept)
+    assert "lower-ranked" in result["note"]
+
+
+def test_a_ranking_over_the_budget_still_drops_from_its_end(tmp_path):
+    root = build(tmp_path / "memory", {"MEMORY.md": "# Memory\n\nNotes.\n"})
+    toolbox = ToolBox(root, sync=False, budget=600)
+    hits = [{"path": f"notes/n{i}.md", "start_line": 1, "end_line": 3, "heading": None, "date": None,
+             "score": 0.5, "snippet": f"note {i}: " + "tomatoes " * 40, "memory_md": None, "stale": False,
+             "partial": False} for i in range(8)]  # equal scores: the order is the ranking
+    result = toolbox.cut.search({"query": "garden", "hits": hits})
+    kept = [h["path"] for h in result["hits"]]
+    assert 1 < len(kept) < 8 and kept == [f"notes/n{i}.md" for i in range(len(kept))]

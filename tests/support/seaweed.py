@@ -95,6 +95,7 @@ class SeaweedS3:
         self.process: subprocess.Popen | None = None
         self.endpoint = ""
         self.log_path = self.directory / "weed.log"
+        self._ports: list[int] = []
 
     def start(self) -> "SeaweedS3":
         data = self.directory / "data"
@@ -103,13 +104,15 @@ class SeaweedS3:
         config.write_text(json.dumps({"identities": [{
             "name": "memsearch", "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
             "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}))
-        master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc = _free_ports(8)
+        self._ports = _free_ports(8)
+        master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc = self._ports
         cmd = [weed_binary(), "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
                f"-master.port={master}", f"-master.port.grpc={master_grpc}", "-master.telemetry=false",
                "-master.volumeSizeLimitMB=64", f"-volume.port={volume}", f"-volume.port.grpc={volume_grpc}",
                "-volume.max=0", "-filer", f"-filer.port={filer}", f"-filer.port.grpc={filer_grpc}",
                "-s3", f"-s3.port={s3}", f"-s3.port.grpc={s3_grpc}", "-s3.port.iceberg=0", "-s3.port.lance=0",
-               f"-s3.config={config}", "-metricsPort=0"]
+               f"-s3.config={config}", "-metricsPort=0", f"-filer.localSocket={self.directory / 'filer.sock'}",
+               f"-s3.localSocket={self.directory / 's3.sock'}"]
         self.endpoint = f"http://127.0.0.1:{s3}"
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -153,6 +156,17 @@ class SeaweedS3:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+        self._remove_sockets()
+
+    def _remove_sockets(self) -> None:
+        """The sockets weed makes under /tmp whatever its flags (``seaweedfs-master-grpc-PORT.sock`` ...), ours by port."""
+        for port in self._ports:
+            for stale in Path("/tmp").glob(f"seaweedfs-*-{port}.sock"):
+                try:
+                    if stale.lstat().st_uid == os.getuid():
+                        stale.unlink()
+                except OSError:
+                    pass
 
     def __enter__(self) -> "SeaweedS3":
         return self.start()

@@ -5,8 +5,9 @@ hybrid ranking (:func:`hybrid`) is: convex fusion with a query-adaptive vector w
 (:func:`vector_weight`: lower for identifier lookups and, with an English-only model, for
 CJK queries; higher when the keyword candidates share few of the query's words), then a boost
 for memory dated in a range the query names (:func:`date_boost`), then, for a question about the
-asker, a lean towards the user's turns of a chat (:func:`own_words`), then the rules of the memory's
-shape (MEMORY.md files yield to notes, "latest" questions get the newest dated note: :func:`reshape`).
+asker, a lean towards the user's turns of a chat (:func:`own_words`), then the row both retrievers rank
+first put back first (:func:`agreed_first`), then the rules of the memory's shape (MEMORY.md files yield
+to notes, "latest" questions get the newest dated note: :func:`reshape`).
 Everything works on ranked row dicts (``id``, ``path``, ``start_line``, ``end_line``,
 ``score``, ``date``), whatever produced them.
 
@@ -46,7 +47,9 @@ __all__ = [
     "vector_weight",
     "hybrid",
     "STAGES",
+    "AGREED",
     "dated",
+    "agreed_first",
     "date_boost",
     "convex",
     "rrf",
@@ -166,9 +169,36 @@ def dated(ranked: list[dict], query: str) -> list[dict]:
     return date_boost(ranked, query_dates(query))
 
 
+#: The key :func:`hybrid` sets (to True) on the fused row that both retrievers rank first, for :func:`agreed_first`.
+AGREED = "agreed"
+
+
+def agreed_first(ranked: list[dict], query: str) -> list[dict]:
+    """The agreement stage: the row both retrievers rank first (marked :data:`AGREED`) is put back first.
+
+    The date boost and the lean to the asker's own turns are tie-breakers between rows the retrievers rank
+    close; when the keyword and the vector retriever put the same row first, that agreement is the strongest
+    evidence a search has, and no lean moves another row above it (hybrid never loses to its own legs there:
+    the lean had put a user's question about an interview above the advice both legs ranked first, and
+    hybrid's hit@1 on ``longchat-alt``'s tuning half below the vector leg's; benchmarks/research/LOG.md,
+    round nine). The memory's shape (:func:`reshape`) still comes after it: a MEMORY.md both legs rank first
+    yields to the notes of its folder (both legs match a folder index on the words it names), and a
+    "latest" question still gets the newest note (both legs rank an older statement of a fact first as
+    readily as the newer one)."""
+    if not ranked or ranked[0].get(AGREED):
+        return ranked
+    place = next((n for n, r in enumerate(ranked) if r.get(AGREED)), None)
+    if place is None:
+        return ranked
+    best = ranked[0]["score"]
+    lifted = dict(ranked[place], score=max(best, ranked[place]["score"]) + abs(best) * 1e-6 + 1e-12)
+    return [lifted, *ranked[:place], *ranked[place + 1:]]
+
+
 #: The stages after fusion, in order, each ``(ranked rows, query) -> ranked rows``: the date boost, the
-#: lean to the asker's own turns (:func:`own_words`), the memory's shape (:func:`reshape`).
-STAGES: tuple[Callable[[list[dict], str], list[dict]], ...] = (dated, own_words, reshape)
+#: lean to the asker's own turns (:func:`own_words`), the row both retrievers rank first put back first
+#: (:func:`agreed_first`), the memory's shape (:func:`reshape`).
+STAGES: tuple[Callable[[list[dict], str], list[dict]], ...] = (dated, own_words, agreed_first, reshape)
 
 
 def hybrid(fusion: str, query: str, vector: list[dict], keyword: list[dict], multilingual: bool = False, *,
@@ -176,12 +206,26 @@ def hybrid(fusion: str, query: str, vector: list[dict], keyword: list[dict], mul
            stages: Sequence[Callable[[list[dict], str], list[dict]]] | None = None) -> list[dict]:
     """The hybrid ranking of ``query``: fused with a query-adaptive weight (``weight(query, multilingual,
     keyword)``, default :func:`vector_weight`), then each of ``stages`` in turn (default :data:`STAGES`:
-    date-aware, leaning to the user's turns of a chat for a question about the asker, shaped by the
-    memory's layout). A variant replaces one stage or the weight and keeps the rest."""
-    ranked = fuse(fusion, vector, keyword, (weight or vector_weight)(query, multilingual, keyword))
+    date-aware, leaning to the user's turns of a chat for a question about the asker, the row both legs rank
+    first put back first, shaped by the memory's layout). A variant replaces one stage or the weight and keeps the rest."""
+    ranked = _mark_agreed(fuse(fusion, vector, keyword, (weight or vector_weight)(query, multilingual, keyword)),
+                          vector, keyword)
     for stage in STAGES if stages is None else stages:
         ranked = stage(ranked, query)
     return ranked
+
+
+def _mark_agreed(ranked: list[dict], vector: list[dict], keyword: list[dict]) -> list[dict]:
+    """``ranked`` with the row that both ``vector`` and ``keyword`` rank first marked :data:`AGREED` (none: as it is)."""
+    if not vector or not keyword or vector[0]["id"] != keyword[0]["id"]:
+        return ranked
+    first = vector[0]["id"]
+    place = 0 if ranked and ranked[0]["id"] == first else next((n for n, r in enumerate(ranked) if r["id"] == first), None)
+    if place is None:
+        return ranked
+    out = list(ranked)
+    out[place] = dict(out[place], **{AGREED: True})
+    return out
 
 
 def date_boost(ranked: list[dict], ranges: tuple[DateRange, ...] | list[DateRange]) -> list[dict]:

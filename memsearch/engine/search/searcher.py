@@ -6,7 +6,7 @@ past ``VECTOR_INDEX_MIN_ROWS``) over the same filtered rows and fuses them (:mod
 default a convex combination of min-max normalised scores, or reciprocal rank fusion; see
 benchmarks/README.md for the measurements behind the choice). Hits of one file whose line ranges
 overlap are merged, and every hit carries its nearest enclosing ``MEMORY.md`` (:mod:`.hits`). The
-``timeline`` mode keeps the hybrid ranking's best rows within ``k`` x 1,200 characters, a few a session, oldest first
+``timeline`` mode keeps the hybrid ranking's best rows within ``k`` x TIMELINE_CHARS_PER_HIT characters, a few a session, oldest first
 (:mod:`.timeline`).
 """
 

@@ -27,21 +27,11 @@ import re
 
 from .query import asks_own_words
 from .speakers import is_user_turn
+from .timeline_budget import TIMELINE_CHARS_PER_HIT, TIMELINE_ROWS_PER_HIT
 
 __all__ = ["DIRECTIVE_WEIGHT", "TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD", "TIMELINE_PASSAGES",
            "TIMELINE_ROWS_PER_HIT", "asks_instructions", "is_directive", "line_chars", "session_of", "timeline"]
 
-#: Characters of passages a timeline holds per hit asked for (``k``): the tool's default k of 5 reads
-#: 6,000 characters, the equal budget at which the benchmarks compare what an agent reads (issue 23). A
-#: budget of characters, not of sessions, lets a timeline of short turns or notes reach many sessions and
-#: keeps one of long turns within what is read (figures in docs/benchmarks.md, the sweep in
-#: benchmarks/research/LOG.md, round seven).
-TIMELINE_CHARS_PER_HIT = 1200
-#: Rows a timeline holds per hit asked for, at most: short turns fill the characters with many hits, and a tool
-#: result carries each hit's path, lines and MEMORY.md besides its text (about 100 tokens), so 34 user turns
-#: ran past the tools' 4,000-token budget and lost the latest sessions; 25 (k = 5) fit. Measured on the same
-#: tuning users: 5 a hit loses nothing against no cap, 4 loses summaries (LOG.md, round seven).
-TIMELINE_ROWS_PER_HIT = 5
 #: Share of the budget filled with hybrid's best rows whatever their session, before the spread: an order
 #: question names its events, which hybrid ranks first, and an event is not always among its session's best
 #: rows. Chosen on the tuning users of the long-chat corpora (0, 0.25, 0.5, 0.75 measured).
