@@ -1,7 +1,7 @@
 """Benchmark of concurrent searches through one daemon: searches/s and latency at 1, 4 and 16 clients.
 
     python -m benchmarks.perf.concurrency [--out FILE] [--clients 1,4,16] [--seconds 10] [--label after] [--compare DIR]
-                                          [--answers 2000]
+                                          [--answers 2000] [--rounds 1]
 
 On a copy of examples/memory with the real model, a ``memsearch watch --detach`` daemon serves;
 for each client count, that many threads of this process (each its own connection per request,
@@ -16,7 +16,9 @@ Each phase also reports the CPU seconds per search of the clients (this process)
 daemon (``/proc``), and ``cpu_bound_qps``: the cores over their sum, the most searches/s the
 machine could give if clients and daemon had every core to themselves; ``past_encode_cpu_ms``: their
 sum less the batched encode's CPU per query, and ``over_encode_bound``: searches/s over
-``encode_bound_qps``. The daemon's part is split by its own counters (``status``: its searches' thread
+``encode_bound_qps``. ``--rounds N`` runs each phase N times, the checkouts' order alternating,
+and pools the rounds into one figure (this machine's load moves a phase by 15% from one run to the
+next). The daemon's part is split by its own counters (``status``: its searches' thread
 CPU and its query encoder's, read before and after the phase): ``daemon_encode_cpu_ms`` (the model
 calls, in the threads that lead a batch; an encoder's pool threads are not counted there),
 ``daemon_answer_cpu_ms`` (the rest of a search's thread CPU: BM25, vectors, fusion, hits, as answered
@@ -129,21 +131,18 @@ def _counters(root: Path) -> dict | None:
             "texts": encoder["texts"], "encode_s": encoder["cpu_s"]}
 
 
-def _split(before: dict | None, after: dict | None, server_ms: float) -> dict:
-    """Where the daemon's CPU per search went, from its counters around a phase (module docstring)."""
-    if before is None or after is None or after["searches"] <= before["searches"]:
+def _split(counts: dict | None, server_ms: float) -> dict:
+    """Where the daemon's CPU per search went, from its counters' growth over a phase (module docstring)."""
+    if not counts or counts["searches"] <= 0:
         return {}
-    d = {key: after[key] - before[key] for key in before}
-    encode, search = d["encode_s"] * 1000 / d["searches"], d["search_s"] * 1000 / d["searches"]
-    return {"mean_batch": round(d["texts"] / d["batches"], 2) if d["batches"] else None,
+    encode, search = counts["encode_s"] * 1000 / counts["searches"], counts["search_s"] * 1000 / counts["searches"]
+    return {"mean_batch": round(counts["texts"] / counts["batches"], 2) if counts["batches"] else None,
             "daemon_encode_cpu_ms": round(encode, 3), "daemon_answer_cpu_ms": round(search - encode, 3),
             "daemon_rest_cpu_ms": round(server_ms - search, 3)}
 
 
-def clients_phase(root: Path, clients: int, seconds: float, daemon_pid: int | None = None) -> dict:
-    """``clients`` threads searching through the daemon for ``seconds``; with ``daemon_pid``, the CPU
-    seconds per search of the clients (this process) and of the daemon, the bound they set, and the
-    daemon's split of its part (:func:`_split`)."""
+def _measure(root: Path, clients: int, seconds: float, daemon_pid: int | None) -> dict:
+    """One round of :func:`clients_phase`: its latencies, failures, seconds, CPU seconds and counters' growth."""
     from memsearch.service.client import Client
 
     stop = threading.Event()
@@ -169,16 +168,39 @@ def clients_phase(root: Path, clients: int, seconds: float, daemon_pid: int | No
     elapsed = run_clients(worker, clients, seconds, stop)
     client_cpu, server1 = time.process_time() - cpu0, _cpu_s(daemon_pid)
     counters1 = _counters(root) if daemon_pid is not None else None
-    every = [x for part in latencies for x in part]
+    grown = {key: counters1[key] - counters0[key] for key in counters0} if counters0 and counters1 else None
+    return {"latencies": [x for part in latencies for x in part], "failures": failures, "elapsed": elapsed,
+            "load": load, "client_cpu": client_cpu,
+            "server_cpu": server1 - server0 if server0 is not None and server1 is not None else None,
+            "counters": grown}
+
+
+def _summary(clients: int, rounds: list[dict]) -> dict:
+    """One phase's figures from its rounds (:func:`_measure`), pooled."""
+    every = [x for r in rounds for x in r["latencies"]]
+    elapsed = sum(r["elapsed"] for r in rounds)
     out = {"clients": clients, "seconds": round(elapsed, 2), "searches": len(every),
            "qps": round(len(every) / elapsed, 1), "p50_s": _pct(every, 0.5), "p95_s": _pct(every, 0.95),
-           "p99_s": _pct(every, 0.99), "failures": failures[:5], "loadavg": load}
-    if every and server0 is not None and server1 is not None:
-        per_client, per_server = client_cpu / len(every), (server1 - server0) / len(every)
+           "p99_s": _pct(every, 0.99), "failures": [f for r in rounds for f in r["failures"]][:5],
+           "loadavg": rounds[0]["load"]}
+    if len(rounds) > 1:
+        out |= {"rounds": len(rounds), "loadavg_rounds": [r["load"] for r in rounds]}
+    if every and all(r["server_cpu"] is not None for r in rounds):
+        per_client = sum(r["client_cpu"] for r in rounds) / len(every)
+        per_server = sum(r["server_cpu"] for r in rounds) / len(every)
         out.update(client_cpu_ms=round(per_client * 1000, 3), server_cpu_ms=round(per_server * 1000, 3),
                    cpu_bound_qps=round((os.cpu_count() or 1) / (per_client + per_server), 1))
-        out |= _split(counters0, counters1, per_server * 1000)
+        if all(r["counters"] for r in rounds):
+            counts = {key: sum(r["counters"][key] for r in rounds) for key in rounds[0]["counters"]}
+            out |= _split(counts, per_server * 1000)
     return out
+
+
+def clients_phase(root: Path, clients: int, seconds: float, daemon_pid: int | None = None) -> dict:
+    """``clients`` threads searching through the daemon for ``seconds``; with ``daemon_pid``, the CPU
+    seconds per search of the clients (this process) and of the daemon, the bound they set, and the
+    daemon's split of its part (:func:`_split`)."""
+    return _summary(clients, [_measure(root, clients, seconds, daemon_pid)])
 
 
 def encode_reference(batch: int, seconds: float) -> dict:
@@ -240,10 +262,11 @@ def _start_daemon(root: Path, env: dict, code: Path = REPO) -> dict:
 
 
 def run(clients: list[int], seconds: float, batch: int, label: str, log=print, compare: Path | None = None,
-        answers: int = 2000) -> dict:
+        answers: int = 2000, rounds: int = 1) -> dict:
     """The phases (module docstring); ``compare``: another checkout whose daemon (labelled ``before``)
     serves a second copy of the tree, its phases interleaved with this one's in the same run; ``answers``:
-    searches per round of the answer reference (0: none)."""
+    searches per round of the answer reference (0: none); ``rounds``: phases per client count and checkout,
+    the checkouts' order alternating, pooled into one figure each."""
     env = child_env()
     env.pop("MEMSEARCH_DB", None)
     codes = [(label or "this", REPO)] + ([("before", compare)] if compare is not None else [])
@@ -262,8 +285,12 @@ def run(clients: list[int], seconds: float, batch: int, label: str, log=print, c
             results["chunks"] = status.get("chunks")
             clients_phase(root, 2, 2.0)  # warm: the daemon's copies of the vectors and BM25
         for n in clients:
+            measured: dict[str, list[dict]] = {name: [] for name, *_ in daemons}
+            for turn in range(rounds):  # the checkouts' order alternates from round to round
+                for name, root, _, status in (daemons if turn % 2 == 0 else daemons[::-1]):
+                    measured[name].append(_measure(root, n, seconds, status.get("pid")))
             for name, root, _, status in daemons:
-                phase = clients_phase(root, n, seconds, status.get("pid")) | {"code": name}
+                phase = _summary(n, measured[name]) | {"code": name}
                 results["phases"].append(phase)
                 log(f"{name:>6} {n:>3} clients: {phase['qps']:>7.1f} searches/s  p50 {phase['p50_s'] * 1000:6.1f} ms  "
                     f"p99 {phase['p99_s'] * 1000:6.1f} ms  CPU/search: clients {phase.get('client_cpu_ms')} ms, "
@@ -310,9 +337,11 @@ def main(argv: list[str] | None = None) -> int:
                         "runs beside this one's, phases interleaved: before and after in one run")
     parser.add_argument("--answers", type=int, default=2000,
                         help="searches per round of the in-process answer reference (0: skip it)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="phases of --seconds per client count and checkout, their order alternating, pooled")
     args = parser.parse_args(argv)
     results = run([int(c) for c in args.clients.split(",")], args.seconds, args.batch, args.label,
-                  compare=args.compare, answers=args.answers)
+                  compare=args.compare, answers=args.answers, rounds=max(args.rounds, 1))
     text = json.dumps(results, indent=2) + "\n"
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

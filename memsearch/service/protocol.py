@@ -139,7 +139,9 @@ def decode(line: bytes) -> dict:
     """One protocol line back to a message; :class:`ProtocolError` when it is not a JSON object."""
     try:
         text = line.decode("utf-8")
-        if json_depth(text, MAX_DEPTH) > MAX_DEPTH:
+        # the nesting is at most the opening brackets' count: a search's reply of 5 hits has 12, and the
+        # count (2 us for 5 kB) spares it the scan (40 us)
+        if text.count("{") + text.count("[") > MAX_DEPTH and json_depth(text, MAX_DEPTH) > MAX_DEPTH:
             raise ProtocolError(f"a message is nested deeper than {MAX_DEPTH} levels: send one flat request object")
         message = json.loads(text)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:

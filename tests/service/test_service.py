@@ -181,8 +181,9 @@ def test_json_depth_counts_as_the_character_scan():
 
 
 def test_connection_threads_wait_for_the_next_connection_and_end_at_close(private_service):
-    """A connection's thread serves the next connection (THREAD_IDLE_S) rather than one thread per call;
-    calls in flight together get threads of their own; close() ends the waiting ones."""
+    """The connection threads accept for themselves and serve the next connection rather than one thread per
+    call (no accepting thread hands connections over); calls in flight together get threads of their own;
+    close() ends them all."""
     calls = []
 
     def dispatch(method, root, db, params, progress):
@@ -198,6 +199,7 @@ def test_connection_threads_wait_for_the_next_connection_and_end_at_close(privat
         for _ in range(20):  # one after the other: a thread or two serve them all (one a call before)
             assert raw(server.path, ok)[0]["result"] == {"method": "status"}
         assert len(set(calls)) < 10  # a client may call again before its last thread has seen it hang up
+        assert {t.name for t in threading.enumerate()} & {"memsearch-server"} == set()
         together = [threading.Thread(target=raw, args=(server.path, hold)) for _ in range(3)]
         for t in together:
             t.start()
@@ -210,6 +212,37 @@ def test_connection_threads_wait_for_the_next_connection_and_end_at_close(privat
     for worker in workers:
         worker.join(5)
         assert not worker.is_alive()
+
+
+def test_a_connection_past_max_clients_is_refused_busy_and_served_once_one_ends(private_service):
+    """At most ``max_clients`` connections are served at once: one more is told to retry, and is served
+    once a connection ends (a thread is always left accepting)."""
+    release = threading.Event()
+
+    def dispatch(method, root, db, params, progress):
+        if params.get("hold"):
+            release.wait(10)
+        return {"method": method}
+
+    ok = protocol.encode({"v": protocol.PROTOCOL_VERSION, "id": 1, "method": "status"})
+    hold = protocol.encode({"v": protocol.PROTOCOL_VERSION, "id": 2, "method": "status", "params": {"hold": True}})
+    server = Server(dispatch=dispatch, path=private_service / "s.sock", max_clients=2).start()
+    try:
+        held = [threading.Thread(target=raw, args=(server.path, hold)) for _ in range(2)]
+        for t in held:
+            t.start()
+        deadline = time.monotonic() + 10
+        while server.requests < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        busy = raw(server.path, ok)[0]
+        assert busy["ok"] is False and busy["error"]["type"] == "ServerError" and "too many" in busy["error"]["message"]
+        release.set()
+        for t in held:
+            t.join(10)
+        assert raw(server.path, ok)[0]["result"] == {"method": "status"}
+    finally:
+        release.set()
+        server.close()
 
 
 def test_concurrent_clients_while_the_index_is_written(served):
