@@ -1,7 +1,7 @@
 """The socket server: accepts local clients on an owner-only Unix socket and hands each request to a dispatcher.
 
-:class:`Server` listens on the socket of :mod:`memsearch.service.protocol`, a thread per
-connection served (threads that accept for themselves; at most :data:`MAX_CLIENTS` at once), and refuses peers of another uid. It knows the
+:class:`Server` listens on the socket of :mod:`memsearch.service.protocol`, one thread per
+connection (at most :data:`MAX_CLIENTS`), and refuses peers of another uid. It knows the
 framing, the envelope and the protocol's errors; what a request means is its dispatcher's
 business: one root's :class:`~memsearch.service.answers.Answers` (``Server(index)``, a daemon of
 one root) or the per-user service's :class:`~memsearch.service.roots.Roots`. Requests are
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import socket
 import stat
 import threading
@@ -27,7 +28,7 @@ from . import protocol
 from .answers import Answers
 from .protocol import PROTOCOL_VERSION, ProtocolError, Refused, decode, encode, secure_dir
 
-__all__ = ["Server", "Refused", "Dispatch", "MAX_CLIENTS", "IDLE_TIMEOUT_S", "PROGRESS_EVERY_S"]
+__all__ = ["Server", "Refused", "Dispatch", "MAX_CLIENTS", "IDLE_TIMEOUT_S", "PROGRESS_EVERY_S", "THREAD_IDLE_S"]
 
 log = logging.getLogger("memsearch.server")
 
@@ -37,6 +38,10 @@ MAX_CLIENTS = 64
 IDLE_TIMEOUT_S = 60.0
 #: A long write sends a progress line at most this often (and at each change of phase).
 PROGRESS_EVERY_S = 0.2
+#: A connection's thread, its client gone, waits this long for the next connection before it ends:
+#: every call is a connection, and starting a thread for each cost 0.09 ms of CPU (start and join),
+#: handing a connection to a waiting thread about 0.03 (docs/benchmarks.md, "Concurrent searches").
+THREAD_IDLE_S = 30.0
 
 #: ``dispatch(method, root, db, params, progress)``: the result of one request, or :class:`Refused`
 #: / a typed error. ``root`` and ``db`` are the envelope's (None when absent).
@@ -85,11 +90,10 @@ class Server:
         self._count_lock = threading.Lock()
         self._sock: socket.socket | None = None
         self._inode: tuple[int, int] | None = None
-        self._max_clients = max_clients
+        self._thread: threading.Thread | None = None
         self._closed = threading.Event()
-        self._workers: set[threading.Thread] = set()  # the connection threads alive (under _count_lock)
-        self._accepting = 0  # threads in accept() or on their way back to it (under _count_lock)
-        self._threads = 0  # connection threads alive (under _count_lock)
+        self._conns: queue.SimpleQueue = queue.SimpleQueue()  # accepted connections for the waiting threads
+        self._waiting = 0  # threads waiting for a connection, none of them promised one (under _count_lock)
 
     # --- life cycle ---------------------------------------------------------------------
     def start(self) -> "Server":
@@ -112,9 +116,8 @@ class Server:
             raise
         info = os.stat(self.path)
         self._sock, self._inode = sock, (info.st_dev, info.st_ino)
-        with self._count_lock:
-            self._accepting = self._threads = 1
-        self._spawn()
+        self._thread = threading.Thread(target=self._accept_loop, name="memsearch-server", daemon=True)
+        self._thread.start()
         log.info("serving on %s", self.path)
         return self
 
@@ -124,14 +127,9 @@ class Server:
             return
         self._closed.set()
         with self._count_lock:
-            accepting = self._accepting
-        for _ in range(accepting):  # each thread blocked in accept() gets a connection, sees the close and ends
-            try:
-                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as wake:
-                    wake.settimeout(0.5)
-                    wake.connect(str(self.path))
-            except OSError:
-                break
+            waiting, self._waiting = self._waiting, 0
+        for _ in range(waiting):
+            self._conns.put(None)  # each waiting connection thread ends
         sock, self._sock = self._sock, None
         if sock is not None:
             try:
@@ -145,6 +143,8 @@ class Server:
                 self.path.unlink()
         except OSError:
             pass
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
 
     def __enter__(self) -> "Server":
         return self.start()
@@ -153,54 +153,48 @@ class Server:
         self.close()
 
     # --- connections ----------------------------------------------------------------------
-    def _spawn(self) -> None:
-        """Start a connection thread (counted by the caller in ``_threads`` and ``_accepting``)."""
-        thread = threading.Thread(target=self._connections, name="memsearch-client", daemon=True)
-        with self._count_lock:
-            self._workers.add(thread)
-        thread.start()
+    def _accept_loop(self) -> None:
+        while not self._closed.is_set():
+            sock = self._sock
+            if sock is None:
+                return
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                if self._closed.is_set():
+                    return
+                time.sleep(0.05)  # EMFILE and the like: retry
+                continue
+            if not self._slots.acquire(blocking=False):
+                self._refuse(conn, _error("ServerError", "the memsearch server is serving too many clients; retry"))
+                continue
+            with self._count_lock:
+                start = not self._waiting
+                if not start:
+                    self._waiting -= 1  # one waiting thread is promised this connection
+            self._conns.put(conn)
+            if start:
+                threading.Thread(target=self._connections, name="memsearch-client", daemon=True).start()
 
     def _connections(self) -> None:
-        """Accept a connection, leave another thread accepting, serve it; again, until :meth:`close`.
-
-        The threads accept for themselves (the kernel hands a connection to one of them): a thread
-        that accepted and handed each connection over to another cost 0.09 ms of CPU a request
-        (docs/benchmarks.md, "Concurrent searches"). One more thread starts when the last accepting
-        one takes a connection, up to one per connection served at once plus one accepting; they end
-        at :meth:`close`."""
-        try:
-            while not self._closed.is_set():
-                sock = self._sock
-                if sock is None:
-                    return
-                try:
-                    conn, _ = sock.accept()
-                except OSError:
-                    if self._closed.is_set():
+        """Serve the connections the accept loop hands over, one after the other; end once none came
+        for :data:`THREAD_IDLE_S`, or at :meth:`close`."""
+        while True:
+            try:
+                conn = self._conns.get(timeout=THREAD_IDLE_S)
+            except queue.Empty:
+                with self._count_lock:
+                    if self._waiting:  # else this thread was promised a connection meanwhile: take it
+                        self._waiting -= 1
                         return
-                    time.sleep(0.05)  # EMFILE and the like: retry
-                    continue
-                with self._count_lock:
-                    self._accepting -= 1
-                    spawn = not self._accepting and self._threads <= self._max_clients and not self._closed.is_set()
-                    if spawn:
-                        self._accepting += 1
-                        self._threads += 1
-                if spawn:
-                    self._spawn()
-                if self._closed.is_set():
-                    conn.close()
-                    return
-                if not self._slots.acquire(blocking=False):
-                    self._refuse(conn, _error("ServerError", "the memsearch server is serving too many clients; retry"))
-                else:
-                    self._serve(conn)
-                with self._count_lock:
-                    self._accepting += 1
-        finally:
+                continue
+            if conn is None:
+                return
+            self._serve(conn)
+            if self._closed.is_set():
+                return
             with self._count_lock:
-                self._threads -= 1
-                self._workers.discard(threading.current_thread())
+                self._waiting += 1
 
     @staticmethod
     def _refuse(conn: socket.socket, error: dict) -> None:
