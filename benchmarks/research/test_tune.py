@@ -72,12 +72,12 @@ def test_baseline_replay_matches_the_engine_and_every_variant_reranks(tmp_path, 
     # the legs comparison's hybrid and its re-implemented convex fusion are the baseline, row for row
     from benchmarks.research import legs
 
-    for q in corpus.questions[:6]:
-        d = dumped["questions"][q.qid]
-        base = [r["id"] for r in tune.baseline(q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]], ctx)]
+    for lq in corpus.questions[:6]:  # its own names: q, d and ctx stay the first question's for the check below
+        ld = dumped["questions"][lq.qid]
+        base = [r["id"] for r in tune.baseline(lq, [dict(r) for r in ld["vec"]], [dict(r) for r in ld["keyword"]], ctx)]
         for name in ("hybrid", "norm-max-minmax", "depth-200"):
             run = legs.RANKINGS.get(name) or legs.VARIANTS[name]
-            assert [r["id"] for r in run(q, [dict(r) for r in d["vec"]], [dict(r) for r in d["keyword"]])] == base, name
+            assert [r["id"] for r in run(lq, [dict(r) for r in ld["vec"]], [dict(r) for r in ld["keyword"]])] == base, name
     table = legs.analyse(out, locomo=data)
     assert {("tune", "hybrid"), ("test", "keyword")} <= set(table)
     # with no weight on the windows, the window variant re-runs the dumped cosine leg: the baseline
