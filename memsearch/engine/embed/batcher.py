@@ -61,6 +61,11 @@ class QueryBatcher:
         #: counted): a daemon's ``status`` reports it, so that a benchmark splits a search's CPU.
         self.cpu_s = 0.0
 
+    def stats(self) -> dict:
+        """The counters at one moment: batches, texts and the leaders' CPU seconds (``cpu_s``)."""
+        with self._lock:
+            return {"batches": self.batches, "texts": self.texts, "cpu_s": round(self.cpu_s, 6)}
+
     def embed(self, text: str) -> np.ndarray:
         slot = _Slot(text)
         with self._lock:
@@ -110,5 +115,4 @@ def batcher_stats(embedder) -> dict | None:
     batcher = getattr(embedder, "_queries", None)
     if not isinstance(batcher, QueryBatcher):
         return None
-    with batcher._lock:
-        return {"batches": batcher.batches, "texts": batcher.texts, "cpu_s": round(batcher.cpu_s, 6)}
+    return batcher.stats()

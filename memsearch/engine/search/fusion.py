@@ -220,7 +220,7 @@ def _mark_agreed(ranked: list[dict], vector: list[dict], keyword: list[dict]) ->
     if not vector or not keyword or vector[0]["id"] != keyword[0]["id"]:
         return ranked
     first = vector[0]["id"]
-    place = 0 if ranked and ranked[0]["id"] == first else next((n for n, r in enumerate(ranked) if r["id"] == first), None)
+    place = next((n for n, r in enumerate(ranked) if r["id"] == first), None)
     if place is None:
         return ranked
     out = list(ranked)
