@@ -19,6 +19,7 @@ import calendar
 import datetime as dt
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = [
     "DateRange",
@@ -126,6 +127,7 @@ def asks_own_words(query: str) -> bool:
     return bool(_FIRST_PERSON.search(query)) and not _ASSISTANT_SAID.search(query)
 
 
+@lru_cache(maxsize=16384)
 def is_identifier(token: str) -> bool:
     """A code-like token: letters with digits (``atlas-00042``, ``v2``), snake_case,
     camelCase (``ClickHouse``), or dotted names (``config.yaml``); plain numbers, ordinals,
