@@ -154,7 +154,7 @@ def test_real_model_batched_rows_equal_lone_encodes_bit_for_bit(real_embedder):
     lone = np.stack([real_embedder.embed_queries([q])[0] for q in QUERIES])
     assert np.array_equal(real_embedder.embed_queries(QUERIES), lone)
     results: dict = {}
-    threads = _spawn(real_embedder._queries, QUERIES * 2, results, {})
+    threads = _spawn(real_embedder.query_batcher, QUERIES * 2, results, {})
     for t in threads:
         t.start()
     for t in threads:
@@ -203,7 +203,7 @@ def test_the_batcher_counts_its_batches_texts_and_the_cpu_of_its_model_calls():
         return inner.embed_queries(texts)
 
     batcher = QueryBatcher(busy)
-    holder = SimpleNamespace(_queries=batcher)
+    holder = SimpleNamespace(query_batcher=batcher)
     assert batcher_stats(holder) == {"batches": 0, "texts": 0, "cpu_s": 0.0}
     batcher.embed("kayak")
     batcher.embed("hiring")

@@ -111,8 +111,9 @@ class QueryBatcher:
 
 
 def batcher_stats(embedder) -> dict | None:
-    """``embedder``'s query batcher's counters (batches, texts, cpu_s), or None when it has none."""
-    batcher = getattr(embedder, "_queries", None)
+    """The counters (batches, texts, cpu_s) of ``embedder``'s ``query_batcher`` (the batching embedders each hold
+    one), or None when it has none."""
+    batcher = getattr(embedder, "query_batcher", None)
     if not isinstance(batcher, QueryBatcher):
         return None
     return batcher.stats()

