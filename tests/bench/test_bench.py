@@ -250,6 +250,17 @@ def test_python_dash_m_benchmarks_runs_the_runner(tmp_path):
     assert done.stdout.startswith("usage: python -m benchmarks") and "--corpus" in done.stdout
 
 
+
+def test_the_concurrency_benchmark_answers_to_its_short_name():
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "benchmarks.concurrency", "--help"], capture_output=True, text=True,
+                          cwd=REPO, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: python -m benchmarks.perf.concurrency") and "--compare" in done.stdout
+
 def test_the_cli_has_no_bench_command():
     """The benchmarks run from the clone as `python -m benchmarks` (or `make bench`); the installed command has
     no `bench` that could only fail outside a clone."""
