@@ -176,8 +176,8 @@ class OnnxEmbedder:
         self._lock = threading.Lock()
         self._sessions: dict[str, object] = {}
         self._tokenizers = None
-        #: Concurrent queries (a daemon's or an HTTP server's threads) share model calls.
-        #: concurrent query encodes coalesced into one model call; its counters go in a daemon's ``status``
+        #: Concurrent queries (a daemon's or an HTTP server's threads) share model calls; its counters go in a
+        #: daemon's ``status``.
         self.query_batcher = QueryBatcher(self.embed_queries)
 
     @property
