@@ -24,7 +24,9 @@ calls, in the threads that lead a batch; an encoder's pool threads are not count
 ``daemon_answer_cpu_ms`` (the rest of a search's thread CPU: BM25, vectors, fusion, hits, as answered
 in the daemon), ``daemon_rest_cpu_ms`` (the daemon's CPU outside its searches' threads' search calls:
 accepting, reading and decoding a request, encoding and sending the reply, the thread hand-offs, an
-encoder's pool threads, the watcher) and ``mean_batch`` (queries per model call). ``--compare DIR`` runs a
+encoder's pool threads, the watcher), ``mean_batch`` (queries per model call) and ``encoder_busy`` (the
+share of the phase's wall time the model spent in query batches: near 1, the encode's wall time, not the CPU
+per search, is what bounds searches/s). ``--compare DIR`` runs a
 second daemon from another checkout (``before``) on its own copy of the tree and interleaves its
 phases with this checkout's, so that before and after share one run and its load.
 
@@ -127,18 +129,21 @@ def _counters(root: Path) -> dict | None:
     searches, encoder = status.get("searches"), status.get("query_encoder")
     if not isinstance(searches, dict) or not isinstance(encoder, dict):
         return None
-    return {"searches": searches["count"], "search_s": searches["cpu_s"], "batches": encoder["batches"],
-            "texts": encoder["texts"], "encode_s": encoder["cpu_s"]}
+    out = {"searches": searches["count"], "search_s": searches["cpu_s"], "batches": encoder["batches"],
+           "texts": encoder["texts"], "encode_s": encoder["cpu_s"]}
+    return out | ({"encode_wall_s": encoder["wall_s"]} if "wall_s" in encoder else {})
 
 
-def _split(counts: dict | None, server_ms: float) -> dict:
-    """Where the daemon's CPU per search went, from its counters' growth over a phase (module docstring)."""
+def _split(counts: dict | None, server_ms: float, seconds: float | None = None) -> dict:
+    """Where the daemon's CPU per search went, from its counters' growth over a phase (module docstring), and
+    ``encoder_busy``: the share of the phase's ``seconds`` that the model spent encoding."""
     if not counts or counts["searches"] <= 0:
         return {}
     encode, search = counts["encode_s"] * 1000 / counts["searches"], counts["search_s"] * 1000 / counts["searches"]
     return {"mean_batch": round(counts["texts"] / counts["batches"], 2) if counts["batches"] else None,
             "daemon_encode_cpu_ms": round(encode, 3), "daemon_answer_cpu_ms": round(search - encode, 3),
-            "daemon_rest_cpu_ms": round(server_ms - search, 3)}
+            "daemon_rest_cpu_ms": round(server_ms - search, 3)} | (
+        {"encoder_busy": round(counts["encode_wall_s"] / seconds, 3)} if "encode_wall_s" in counts and seconds else {})
 
 
 def _measure(root: Path, clients: int, seconds: float, daemon_pid: int | None) -> dict:
@@ -192,7 +197,7 @@ def _summary(clients: int, rounds: list[dict]) -> dict:
                    cpu_bound_qps=round((os.cpu_count() or 1) / (per_client + per_server), 1))
         if all(r["counters"] for r in rounds):
             counts = {key: sum(r["counters"][key] for r in rounds) for key in rounds[0]["counters"]}
-            out |= _split(counts, per_server * 1000)
+            out |= _split(counts, per_server * 1000, elapsed)
     return out
 
 
@@ -298,7 +303,7 @@ def run(clients: list[int], seconds: float, batch: int, label: str, log=print, c
                 if "mean_batch" in phase:
                     log(f"{'':>6} {'':>3}          daemon's split: encode {phase['daemon_encode_cpu_ms']} ms, answer "
                         f"{phase['daemon_answer_cpu_ms']} ms, rest {phase['daemon_rest_cpu_ms']} ms; "
-                        f"mean batch {phase['mean_batch']}")
+                        f"mean batch {phase['mean_batch']}; the model encoding {phase.get('encoder_busy')} of the time")
         if answers:
             results["answer_cpu_ms"] = answer_reference(checkouts, answers, log) | {"loadavg": load_average()}
     finally:

@@ -204,10 +204,11 @@ def test_the_batcher_counts_its_batches_texts_and_the_cpu_of_its_model_calls():
 
     batcher = QueryBatcher(busy)
     holder = SimpleNamespace(query_batcher=batcher)
-    assert batcher_stats(holder) == {"batches": 0, "texts": 0, "cpu_s": 0.0}
+    assert batcher_stats(holder) == {"batches": 0, "texts": 0, "cpu_s": 0.0, "wall_s": 0.0}
     batcher.embed("kayak")
     batcher.embed("hiring")
     stats = batcher_stats(holder)
     assert (stats["batches"], stats["texts"]) == (2, 2)
     assert 0.04 <= stats["cpu_s"] < 1.0  # both calls' CPU, in the calling thread
+    assert stats["wall_s"] >= stats["cpu_s"] - 0.005  # a call's wall time is at least its thread's CPU
     assert batcher_stats(HashEmbedder()) is None  # an embedder without a batcher reports none

@@ -60,11 +60,16 @@ class QueryBatcher:
         #: CPU seconds the leaders' threads spent in ``encode_many`` (a runtime's own pool threads not
         #: counted): a daemon's ``status`` reports it, so that a benchmark splits a search's CPU.
         self.cpu_s = 0.0
+        #: Wall seconds spent in ``encode_many``: over a benchmark phase's length, the share of the time the
+        #: model was encoding (a bound on searches/s that per-search CPU does not show).
+        self.wall_s = 0.0
 
     def stats(self) -> dict:
-        """The counters at one moment: batches, texts and the leaders' CPU seconds (``cpu_s``)."""
+        """The counters at one moment: batches, texts, the leaders' CPU seconds (``cpu_s``) and the wall seconds
+        of the model calls (``wall_s``)."""
         with self._lock:
-            return {"batches": self.batches, "texts": self.texts, "cpu_s": round(self.cpu_s, 6)}
+            return {"batches": self.batches, "texts": self.texts, "cpu_s": round(self.cpu_s, 6),
+                    "wall_s": round(self.wall_s, 6)}
 
     def embed(self, text: str) -> np.ndarray:
         slot = _Slot(text)
@@ -85,7 +90,7 @@ class QueryBatcher:
         to the oldest caller left."""
         with self._lock:
             batch, self._pending = self._pending[:self.max_batch], self._pending[self.max_batch:]
-        started = time.thread_time()
+        started, began = time.thread_time(), time.perf_counter()
         try:
             vectors = self._encode_many([s.text for s in batch])
             for s, vector in zip(batch, vectors):
@@ -93,11 +98,12 @@ class QueryBatcher:
         except BaseException as exc:  # noqa: BLE001 - handed to every caller of the batch
             for s in batch:
                 s.error = exc
-        spent = time.thread_time() - started
+        spent, took = time.thread_time() - started, time.perf_counter() - began
         with self._lock:
             for s in batch:
                 s.done = True
             self.cpu_s += spent
+            self.wall_s += took
             self.batches += 1
             self.texts += len(batch)
             leader = self._pending[0] if self._pending else None
