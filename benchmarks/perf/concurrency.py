@@ -140,10 +140,12 @@ def _split(counts: dict | None, server_ms: float, seconds: float | None = None) 
     if not counts or counts["searches"] <= 0:
         return {}
     encode, search = counts["encode_s"] * 1000 / counts["searches"], counts["search_s"] * 1000 / counts["searches"]
-    return {"mean_batch": round(counts["texts"] / counts["batches"], 2) if counts["batches"] else None,
-            "daemon_encode_cpu_ms": round(encode, 3), "daemon_answer_cpu_ms": round(search - encode, 3),
-            "daemon_rest_cpu_ms": round(server_ms - search, 3)} | (
-        {"encoder_busy": round(counts["encode_wall_s"] / seconds, 3)} if "encode_wall_s" in counts and seconds else {})
+    out = {"mean_batch": round(counts["texts"] / counts["batches"], 2) if counts["batches"] else None,
+           "daemon_encode_cpu_ms": round(encode, 3), "daemon_answer_cpu_ms": round(search - encode, 3),
+           "daemon_rest_cpu_ms": round(server_ms - search, 3)}
+    if "encode_wall_s" in counts and seconds:  # a daemon of a checkout without the counter reports none
+        out["encoder_busy"] = round(counts["encode_wall_s"] / seconds, 3)
+    return out
 
 
 def _measure(root: Path, clients: int, seconds: float, daemon_pid: int | None) -> dict:

@@ -493,11 +493,6 @@ def test_cli_answered_by_the_daemon_imports_neither_typer_nor_the_engine(served,
         assert result.stdout.startswith(f"1. {hits[0]['path']}:{hits[0]['start_line']}-{hits[0]['end_line']}  ")
     imported = _imported(result.stderr)
     assert "memsearch.service.client" in imported
-    # what the interpreter imports before any code of ours (a venv's site hooks: one made with
-    # --system-site-packages imports shutil and certifi there) is not the hook's doing
-    bare = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], capture_output=True, text=True,
-                          timeout=60, env=ENV)
-    imported -= _imported(bare.stderr)
     assert not imported & {
         "typer",
         "torch",
@@ -521,9 +516,16 @@ def test_cli_answered_by_the_daemon_imports_neither_typer_nor_the_engine(served,
     }
 
 
-def _imported(importtime: str) -> set[str]:
-    """The modules a ``-X importtime`` run's stderr lists."""
+def _listed(importtime: str) -> set[str]:
     return {line.split("|")[-1].strip() for line in importtime.splitlines() if line.startswith("import time:")}
+
+
+def _imported(importtime: str) -> set[str]:
+    """The modules a ``-X importtime`` run's stderr lists, less what the interpreter imports before any code of
+    ours (a venv's site hooks: one made with --system-site-packages imports shutil and certifi there)."""
+    bare = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], capture_output=True, text=True,
+                          timeout=60, env=ENV)
+    return _listed(importtime) - _listed(bare.stderr)
 
 
 def test_the_prompt_hook_imports_only_the_client(served):
@@ -534,11 +536,6 @@ def test_the_prompt_hook_imports_only_the_client(served):
     assert result.returncode == 0 and "vendor" in result.stdout.lower(), result.stderr
     imported = _imported(result.stderr)
     assert "memsearch.service.client" in imported
-    # what the interpreter imports before any code of ours (a venv's site hooks: one made with
-    # --system-site-packages imports shutil and certifi there) is not the hook's doing
-    bare = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], capture_output=True, text=True,
-                          timeout=60, env=ENV)
-    imported -= _imported(bare.stderr)
     assert not imported & {"typer", "lancedb", "rich", "logging", "secrets", "argparse", "shutil", "dataclasses",
                            "inspect", "memsearch.memory.tree", "memsearch.harness.tools", "memsearch.memory.tokens"}
 

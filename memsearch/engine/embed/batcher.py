@@ -117,8 +117,8 @@ class QueryBatcher:
 
 
 def batcher_stats(embedder) -> dict | None:
-    """The counters (batches, texts, cpu_s) of ``embedder``'s ``query_batcher`` (the batching embedders each hold
-    one), or None when it has none."""
+    """The counters (:meth:`QueryBatcher.stats`) of ``embedder``'s ``query_batcher`` (the batching embedders each
+    hold one), or None when it has none."""
     batcher = getattr(embedder, "query_batcher", None)
     if not isinstance(batcher, QueryBatcher):
         return None

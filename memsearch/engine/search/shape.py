@@ -105,15 +105,15 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
     # only lowered rows move: the others keep their order, and each lowered row goes back in by bisection
     # (rank_order's order: its key, then its place), not a sort of them all: the rule 0.11 -> 0.09 ms a search of
     # examples/memory, whose 200 rows hold 13 MEMORY.md files
-    rows = [r for n, r in enumerate(ranked) if n not in moved]
-    where = [n for n in range(len(ranked)) if n not in moved]
-    for n, row in moved.items():
-        key = (*rank_key(row), n)
-        at = bisect_left(range(len(rows)), key, key=lambda i: (-rows[i]["score"], rows[i]["path"],
-                                                                 rows[i]["start_line"], where[i]))
-        rows.insert(at, row)
-        where.insert(at, n)
-    return rows
+    kept = [(n, r) for n, r in enumerate(ranked) if n not in moved]  # (place, row), in rank order
+    for entry in moved.items():
+        kept.insert(bisect_left(kept, _placed_key(entry), key=_placed_key), entry)
+    return [row for _, row in kept]
+
+
+def _placed_key(entry: tuple[int, dict]) -> tuple:
+    """rank_order's key of a (place, row) pair: :func:`~.order.rank_key`, then the place."""
+    return (*rank_key(entry[1]), entry[0])
 
 
 def latest_boost(
