@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memsearch.engine.search.fusion import (
     DATE_BOOST,
     IDENTIFIER_VECTOR_WEIGHT,
@@ -37,8 +39,10 @@ def test_date_range_contains_with_slack():
 def test_identifiers():
     for token in ("atlas-00042", "ERR503", "v2", "retry_budget", "ClickHouse", "config.yaml", "GS-E1043"):
         assert is_identifier(token), token
-    for token in ("2023", "3pm", "1st", "U.S.", "e.g.", "Caroline", "and/or", "hello"):
+    for token in ("2023", "3pm", "1st", "U.S.", "e.g.", "Caroline", "and/or", "hello", "iPhone", "eBay", "iOS"):
         assert not is_identifier(token), token
+    for token in ("getUser", "macOS", "iPadOS", "xTimeout_ms"):  # a longer lower-case head is code's camelCase
+        assert is_identifier(token), token
     assert has_identifier("who owns the atlas-00042 rollout")
     assert not has_identifier("When did Melanie go camping in June?")
     assert vector_weight("who owns the atlas-00042 rollout") == IDENTIFIER_VECTOR_WEIGHT
@@ -64,3 +68,37 @@ def test_hybrid_applies_weight_and_dates():
     assert hybrid("convex", "camping in June", vector, keyword)[0]["id"] == "b"
     assert hybrid("convex", "camping trip", vector, keyword)[0]["id"] == "a"
     assert hybrid("rrf", "camping in June", vector, keyword)[0]["id"] == "b"
+
+
+BRAND_TREE = {
+    "pollen/howto/store-submit.md": "# Store submissions\n\n- eas submit --platform ios --latest sends the newest build to "
+                                    "TestFlight and on to review; Tomas presses release.\n- Google Play: eas submit "
+                                    "--platform android --track internal first, then promote to production.\n",
+    "pollen/bugs/keyboard-covers-notes.md": "# Keyboard covering the notes field\n\n- Symptom: on the iPhone SE the "
+                                            "keyboard hid the plant notes field.\n- Fix: KeyboardAvoidingView with "
+                                            "behavior padding on iOS only.\n",
+    "pollen/bugs/camera-permission.md": "# Camera permission\n\n- On an iPhone the camera prompt showed twice when the "
+                                        "scanner opened; fixed by asking once at start.\n",
+    "people/lena.md": "# Lena\n\n- Keeps a device lab of 14 phones; the oldest is an iPhone SE (2nd generation).\n",
+    "pollen/howto/e2e-tests.md": "# End-to-end tests\n\n- Detox runs the suite with EXPO_PUBLIC_REDUCE_MOTION=1.\n",
+    "pollen/decisions/expo.md": "# Expo\n\n- We chose Expo over bare React Native for the over-the-air updates.\n",
+    "pollen/howto/local-dev.md": "# Local development\n\n- npx expo start, then press i for the simulator.\n",
+}
+BRAND_QUESTION = "how do I get a new version of the app in front of iPhone users"
+
+
+@pytest.mark.slow
+def test_a_brand_name_is_a_word_not_code_with_the_real_model(make_tree, tmp_path, real_embedder):
+    """"iPhone" in a paraphrase keeps the adaptive weight (codeagent's "in front of iPhone users", LOG.md round
+    ten): the how-to that never says "iPhone", the vector leg's first, ranks above the bugs that only mention the
+    phone, where the identifier weight handed the ranking to BM25's matches of the one word."""
+    from memsearch import MemoryIndex
+
+    assert vector_weight(BRAND_QUESTION) == VECTOR_WEIGHT
+    with MemoryIndex(make_tree(BRAND_TREE), db=tmp_path / "db", embedder=real_embedder) as index:
+        index.sync()
+        assert index.search(BRAND_QUESTION, k=3, mode="vector")[0].path == "pollen/howto/store-submit.md"
+        assert "pollen/howto/store-submit.md" not in [h.path for h in index.search(BRAND_QUESTION, k=5, mode="keyword")]
+        paths = [h.path for h in index.search(BRAND_QUESTION, k=5)]
+        assert paths.index("pollen/howto/store-submit.md") < paths.index("pollen/bugs/keyboard-covers-notes.md")
+        assert paths.index("pollen/howto/store-submit.md") < paths.index("pollen/bugs/camera-permission.md")

@@ -47,6 +47,8 @@ _YEAR = re.compile(r"\b(?:in|during|since|of)\s+((?:19|20)\d{2})\b", re.I)
 _TOKEN = re.compile(r"[\w.\-:#@]+")
 _PLAIN_NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s|am|pm|k|m|km|kg|h|min)?", re.I)
 _ABBREVIATION = re.compile(r"[A-Za-z]\.(?:[A-Za-z]\.)*[A-Za-z]?")  # e.g., U.S.
+#: A product's spelling, not code: one lower-case letter, then a capitalised or an upper-case word (iPhone, eBay, iOS).
+_BRAND = re.compile(r"[a-z](?:[A-Z][a-z]+|[A-Z]{2,})")
 
 
 @dataclass(frozen=True)
@@ -131,9 +133,9 @@ def asks_own_words(query: str) -> bool:
 def is_identifier(token: str) -> bool:
     """A code-like token: letters with digits (``atlas-00042``, ``v2``), snake_case,
     camelCase (``ClickHouse``), or dotted names (``config.yaml``); plain numbers, ordinals,
-    times and abbreviations are not."""
+    times, abbreviations and brand spellings (``iPhone``) are not."""
     token = token.strip(".-:#@")
-    if len(token) < 2 or _PLAIN_NUMBER.fullmatch(token):
+    if len(token) < 2 or _PLAIN_NUMBER.fullmatch(token) or _BRAND.fullmatch(token):
         return False
     if any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
         return True
