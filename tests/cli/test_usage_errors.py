@@ -107,3 +107,14 @@ def test_service_answered_commands_keep_those_rules(make_tree, autostart, privat
             assert result.stderr == "" and result.returncode == 1
     finally:
         stop_service(private_service)
+
+
+def test_status_of_a_folder_that_is_no_memory_root_says_so(tmp_path, make_tree):
+    folder = tmp_path / "code"
+    folder.mkdir()
+    result = run("status", str(folder))
+    assert result.returncode == 0 and "has no MEMORY.md" in result.stdout, result.stdout
+    assert f"`memsearch validate {folder}`" in result.stdout and "memsearch index" not in result.stdout
+    assert list(folder.iterdir()) == []  # asking wrote nothing there
+    root = make_tree(MEMORY)
+    assert f"`memsearch index {root}`" in run("status", str(root)).stdout  # a memory root not indexed yet
