@@ -45,7 +45,9 @@ def check_search(root: Path, query, k=10, scope=None, mode="hybrid", since=None,
     """The checked arguments of a search of the resolved memory ``root``; :class:`InvalidArgument` (or
     :class:`PathOutsideRoot` for a scope outside the root) for anything wrong. ``scope_must_exist``:
     a scope that is no directory of the memory is :class:`MemoryFileNotFound` (else it finds nothing)."""
-    if not isinstance(query, str) or not query.strip():
+    if not isinstance(query, str):
+        raise InvalidArgument(f"the query must be text (a string), got {type(query).__name__}: give some words to search for")
+    if not query.strip():
         raise InvalidArgument("the query is empty: give some words to search for")
     if mode not in MODES:
         raise InvalidArgument(f"unknown search mode {mode!r}: choose one of {', '.join(MODES)}")
