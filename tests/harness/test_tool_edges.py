@@ -14,7 +14,6 @@ from memsearch.service import route
 from memsearch.tools import ToolBox
 from tests.conftest import EXAMPLES
 
-
 PARTIAL = "partial results: the memory is still being indexed, so the hits marked partial were found by their words"
 
 
