@@ -260,6 +260,23 @@ def legs_top(m: int):
     return run
 
 
+def legs_pre(m: int):
+    """As :func:`legs_top`, but in the fused ranking before the stages (the promoted row takes the first's score), so
+    the date boost, the lean to the asker's turns, agreement and the shape rules still apply after it (round ten)."""
+
+    def run(q, vec, kw, ctx=None):
+        ranked = fusion._mark_agreed(fusion.fuse("convex", vec, kw, fusion.vector_weight(q.query, False, kw)), vec, kw)
+        allowed = {r["id"] for r in kw[:m]} | {r["id"] for r in vec[:m]}
+        n = next((i for i, r in enumerate(ranked) if r["id"] in allowed), 0)
+        if n:
+            ranked = [dict(ranked[n], score=ranked[0]["score"] + 1e-9), *ranked[:n], *ranked[n + 1:]]
+        for stage in fusion.STAGES:
+            ranked = stage(ranked, q.query)
+        return ranked
+
+    return run
+
+
 def keyword_margin(ratio: float):
     """Hybrid with keyword's first row put first when its BM25 score is at least ``ratio`` x keyword's second."""
 
@@ -357,6 +374,7 @@ def agreement(after_shape: bool = False, notes_only: bool = False):
 
 
 VARIANTS |= {f"legs-top-{m}": legs_top(m) for m in (1, 2, 3)}
+VARIANTS |= {f"legs-pre-{m}": legs_pre(m) for m in (1, 2, 3)}
 VARIANTS |= {f"keyword-margin-{r}": keyword_margin(r) for r in (1.2, 1.5, 2.0, 3.0)}
 VARIANTS |= {f"vector-margin-{g}": vector_margin(g) for g in (0.1, 0.2, 0.3)}
 VARIANTS |= {f"newest-near-{d}": newest_near(d) for d in (0.005, 0.01, 0.02, 0.05, 0.1)}
