@@ -264,8 +264,10 @@ class ToolBox:
         ]
         result = {"query": query if len(query) <= QUERY_ECHO_CHARS else query[:QUERY_ECHO_CHARS] + "...", "hits": items}
         if not items:
+            dates = ", a wider since/until (only dated files match them)" if since or until else ""
             result["note"] = (
-                "no hits: try other words, mode 'keyword' for exact names, a wider scope, or browse with memory_list"
+                f"no hits: try other words, mode 'keyword' for exact names, a wider scope{dates}, or browse with "
+                "memory_list"
             )
         elif any(h["partial"] for h in items):
             result["note"] = PARTIAL_NOTE

@@ -92,3 +92,11 @@ def test_the_sdk_memory_tool_answers_a_bad_call_with_memsearchs_error(root):
             tool.call(given)
         assert said in str(caught.value.content)
     assert "Here's the content of /memories/MEMORY.md" in tool.call({"command": "view", "path": "/memories/MEMORY.md"})
+
+
+def test_no_hits_under_a_date_filter_suggests_widening_it(root, monkeypatch):
+    monkeypatch.setattr(route, "search", lambda *a, **kw: [])
+    box = ToolBox(root, index=NoIndex(), sync=False)
+    dated = box.call("memory_search", {"query": "deploy", "since": "2026-08-01", "until": "2026-08-01"})
+    assert dated["hits"] == [] and "a wider since/until" in dated["note"]
+    assert "since/until" not in box.call("memory_search", {"query": "deploy"})["note"]
