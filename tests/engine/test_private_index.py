@@ -39,3 +39,16 @@ def test_an_existing_index_directory_keeps_its_mode(tmp_path):
 def test_a_query_that_is_not_text_is_named_so(tmp_path, query):
     with pytest.raises(InvalidArgument, match=r"the query must be text \(a string\), got "):
         check_search(tmp_path, query)
+
+
+def test_the_daemons_start_makes_the_index_directory_private(make_tree, tmp_path):
+    from memsearch.location import IndexLocation
+
+    root = make_tree({"MEMORY.md": "# M\n\nm\n"})
+    os.chmod(root, 0o700)
+    old = os.umask(0o022)
+    try:
+        made = IndexLocation.of(root, tmp_path / "db").ensure_state()  # what starting a daemon makes first
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(made).st_mode) == 0o700
