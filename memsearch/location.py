@@ -156,7 +156,7 @@ class IndexLocation(NamedTuple):
         """The location of ``root``'s index: ``db`` (a ``--db`` value), else ``MEMSEARCH_DB``, else ``ROOT/.memsearch``.
 
         ``resolved``: ``root`` is already the resolved memory root (skips :func:`resolve_root`).
-        Raises :class:`InvalidArgument` for a malformed address.
+        Raises :class:`InvalidArgument` for a malformed address, or a local one that is a file.
         """
         base = Path(root) if resolved else resolve_root(root)
         if isinstance(db, IndexLocation):
@@ -168,7 +168,12 @@ class IndexLocation(NamedTuple):
             address = parse_remote(target)
             return cls(base, Path(os.path.abspath(state_root() / "remote" / _digest(address.uri.encode(), 16))),
                        address.uri)
-        return cls(base, Path(os.path.abspath(Path(target).expanduser())))
+        state = Path(os.path.abspath(Path(target).expanduser()))
+        if os.path.exists(state) and not os.path.isdir(state):  # never "damaged, rebuild it": that cannot help
+            raise InvalidArgument(f"index directory {shown(str(target))} is a file, not a folder: give --db (or "
+                                  "MEMSEARCH_DB) a folder, which is created if missing, or leave both out for "
+                                  "ROOT/.memsearch")
+        return cls(base, state)
 
     @classmethod
     def at(cls, where: "IndexLocation | str | os.PathLike[str]") -> "IndexLocation":

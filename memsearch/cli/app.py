@@ -22,7 +22,7 @@ from .options import JsonOpt, RootArg
 from .render import emit_json, out, print_core, print_error, print_hits, print_listing, print_read, warn
 from .spec import typer_param as P
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "usage_message"]
 
 app = typer.Typer(
     add_completion=False,
@@ -182,7 +182,8 @@ def _search_all(where, model, items, local: bool, no_sync: bool, start, *, comin
         return nullcontext(opened[0])
 
     for item in items:
-        args = check_search(where.root, item["query"], k, item.get("scope", scope), mode, since, until)
+        args = check_search(where.root, item["query"], k, item.get("scope", scope), mode, since, until,
+                            scope_must_exist=True)  # a mistyped --scope is an error, not "no hits"
         sync = not no_sync and not opened  # the index opened here is synced once
         yield (
             item,
@@ -253,18 +254,58 @@ _register_check(app)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console entry point: run the app, turning library errors into one-line messages.
+    """Console entry point: run the app, turning library errors and usage mistakes into one-line messages.
 
     Warnings from libraries (numpy's RuntimeWarning over a damaged vector, LanceDB's) stay off the
     user's terminal, here at the edge only; ``python -W ...`` or ``PYTHONWARNINGS`` still shows them."""
+    click = _click_exceptions()
     try:
         with warnings.catch_warnings():
             if not sys.warnoptions:
                 warnings.simplefilter("ignore")
-            app(args=argv, prog_name="memsearch")  # standalone: usage errors print and exit 2
+            code = app(args=argv, prog_name="memsearch", standalone_mode=False)
     except MemsearchError as exc:
         print_error(exc)
         return exc.exit_code
+    except click.UsageError as exc:
+        if isinstance(exc, getattr(click, "NoArgsIsHelpError", ())):  # a bare group: its help, as typer shows it
+            from typer import rich_utils
+
+            rich_utils.rich_format_error(exc)
+        else:
+            print_error(usage_message(exc))
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except typer.Abort:  # a prompt answered with Ctrl-C or end of input
+        print_error("aborted: nothing was written")
+        return 1
     except KeyboardInterrupt:
         return 130
-    return 0
+    return code if isinstance(code, int) else 0
+
+
+def usage_message(exc) -> str:
+    """One line for a usage mistake (an unknown option or command, a missing argument, a bad value) that names
+    ``COMMAND --help``; an unknown option is answered with the visible options it resembles (``--k``: ``-k``),
+    never with a hidden one."""
+    import difflib
+
+    click = _click_exceptions()
+    message = exc.format_message()
+    ctx = exc.ctx
+    if isinstance(exc, click.NoSuchOption) and ctx is not None:
+        names = [name for p in ctx.command.params if p.param_type_name == "option" and not p.hidden
+                 for name in (*p.opts, *p.secondary_opts)]
+        close = [n for n in names if n.lstrip("-") == exc.option_name.lstrip("-") and n != exc.option_name]
+        close = close or difflib.get_close_matches(exc.option_name, [n for n in names if n.startswith("--")])
+        message = exc.message + (f" (did you mean {' or '.join(close)}?)" if close else "")
+    message = message.rstrip(".")
+    command = ctx.command_path if ctx is not None else "memsearch"
+    return f"{message}{' ' if message.endswith('?') else ': '}see `{command} --help`"
+
+
+def _click_exceptions():
+    """The exceptions module of the click that typer runs on (its own copy since typer 0.29, click before)."""
+    return sys.modules[typer.BadParameter.__module__]

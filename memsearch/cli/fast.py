@@ -93,6 +93,10 @@ def run(argv: list[str]) -> int | None:
         common = dict(warn=render.warn)
         if command == "search":  # the daemon checks the arguments (a bad one comes back as its typed error)
             args = {name: v[name] for name in ("query", "k", "scope", "mode", "since", "until")}
+            if v["scope"] not in (None, "", "."):  # a mistyped --scope is an error, not "no hits", as in the full CLI
+                from ..engine.search.args import check_search
+
+                check_search(where.root, **args, scope_must_exist=True)
             start = False if v["no_daemon"] else None
             hits = route.search(where, args, model=v["model"], using=None, start=start, **common)
             answer = None if hits is None else {"hits": hits}

@@ -193,9 +193,14 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
     if info["last_compaction"]:
         out.print(f"last compaction: {info['last_compaction']}")
     if not info["indexed"]:
-        out.print(
-            f"index: none yet at {escape(info['db'])} (`memsearch index {escape(info['root'])}` or `memsearch watch`)"
-        )
+        from ..memory.tree import INDEX_NAME
+
+        base = escape(info["root"])
+        if not (Path(info["root"]) / INDEX_NAME).is_file():  # a typo'd or wrong folder: never "index it"
+            out.print(f"index: none; {base} has no MEMORY.md, so it is no memory root: check the path, or see what "
+                      f"a memory root needs with `memsearch validate {base}`")
+            return
+        out.print(f"index: none yet at {escape(info['db'])} (`memsearch index {base}` or `memsearch watch {base}`)")
         return
     pending = info["pending"]
     out.print(

@@ -87,3 +87,19 @@ def test_edit_with_an_s3_db_never_writes_a_local_folder_named_after_it(examples_
     # the write went to the memory; the index is the s3 one, unreachable here, and says so
     assert (examples_copy / "notes" / "zz.md").is_file()
     assert "cannot reach the object store" in done.stderr and "s3://bucket/p" in done.stderr
+
+
+def test_a_db_that_is_a_file_is_refused_and_left_alone(make_tree, tmp_path, monkeypatch):
+    """``--db notes.txt`` (a file) is a usage mistake naming the fix, not an index "damaged: rebuild it"."""
+    root = make_tree(TREE)
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    with pytest.raises(InvalidArgument, match="is a file, not a folder"):
+        IndexLocation.of(root, precious)
+    monkeypatch.setenv("MEMSEARCH_DB", str(precious))
+    with pytest.raises(InvalidArgument, match="MEMSEARCH_DB"):
+        IndexLocation.of(root)
+    done = subprocess.run([sys.executable, "-m", "memsearch", "index", str(root), "--db", str(precious), "--rebuild"],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 2 and done.stderr.startswith("error: ") and "is a file" in done.stderr, done.stderr
+    assert "rebuild" not in done.stderr and precious.read_text() == "keep me\n"

@@ -1,0 +1,120 @@
+"""Usage mistakes as a new user makes them: one line ``error: ...`` naming the command's ``--help``, exit 2;
+output piped into a reader that stops early ends quietly; a mistyped ``--scope`` is an error, not "no hits"."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import stop_service
+
+MEMORY = {"MEMORY.md": "# Memory\n\nCore.\n", "notes/MEMORY.md": "# Notes\n\nDaily notes.\n",
+          "notes/a.md": "# Atlas\n\nWe chose ClickHouse for the warehouse.\n"}
+
+
+def run(*args: str, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "memsearch", *args], capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+def one_error_line(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def test_an_unknown_option_names_the_one_meant_never_a_hidden_one(make_tree):
+    root = make_tree(MEMORY)
+    message = one_error_line(run("search", str(root), "atlas", "--k", "3"))
+    assert "--k" in message and "did you mean -k?" in message and "`memsearch search --help`" in message
+    assert "--asked" not in message  # the fast path's hidden mark is no option of the user's
+    message = one_error_line(run("stop", "--al"))
+    assert "did you mean --all?" in message and "`memsearch stop --help`" in message
+
+
+@pytest.mark.parametrize("args, words", [
+    (("search",), "Missing argument 'root'"),
+    (("serch", "x"), "No such command 'serch'"),
+    (("search", "{root}", "atlas", "-k", "0"), "'-k'"),
+    (("index", "{root}", "--wait", "-1"), "'--wait'"),
+    (("validate", "{root}", "--budget", "many"), "'--budget'"),
+])
+def test_usage_mistakes_get_one_line(make_tree, args, words):
+    root = make_tree(MEMORY)
+    message = one_error_line(run(*(a.format(root=root) for a in args)))
+    assert words in message and "--help`" in message
+
+
+def test_exit_statuses_and_help_are_kept(make_tree):
+    invalid = make_tree({"notes/a.md": "a"})
+    assert run("validate", str(invalid)).returncode == 1
+    assert run("validate", str(make_tree(MEMORY))).returncode == 0
+    bare = run()
+    assert bare.returncode == 2 and "Usage" in bare.stdout + bare.stderr and "Traceback" not in bare.stderr
+    helped = run("search", "--help")
+    assert helped.returncode == 0 and "--scope" in helped.stdout
+
+
+def test_a_scope_that_is_no_folder_is_an_error(make_tree):
+    root = make_tree(MEMORY)
+    message = one_error_line(run("search", str(root), "atlas", "--scope", "notse", "--no-daemon"))
+    assert "scope 'notse' is not a directory" in message and "memsearch ls" in message
+    message = one_error_line(run("search", str(root), "atlas", "--scope", "notes/a.md", "--no-daemon"))
+    assert "is not a directory" in message
+
+
+def closed_reader(*args: str, env=None) -> subprocess.CompletedProcess:
+    """``memsearch ARGS | true``: stdout's reader is gone before the command writes."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "memsearch", *args], stdout=write, stderr=subprocess.PIPE,
+                              text=True, env=env, timeout=300)
+    finally:
+        os.close(write)
+    return proc
+
+
+@pytest.mark.parametrize("command", [("core",), ("ls",), ("read", "notes/a.md"), ("validate",)])
+def test_a_reader_that_went_away_ends_the_command_quietly(make_tree, command):
+    root = make_tree(MEMORY)
+    result = closed_reader(command[0], str(root), *command[1:])
+    assert result.stderr == "" and result.returncode == 1
+
+
+@pytest.mark.slow
+def test_service_answered_commands_keep_those_rules(make_tree, autostart, private_service):
+    """Through the running service (the fast path): a mistyped scope is refused, a closed pipe is quiet."""
+    root = make_tree(MEMORY)
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    first = run("search", str(root), "clickhouse warehouse", env=env)
+    assert first.returncode == 0 and "notes/a.md" in first.stdout, first.stderr
+    try:
+        deadline = time.monotonic() + 120
+        while str(root) not in run("status", "--json", env=env).stdout:  # served: the fast path answers
+            assert time.monotonic() < deadline, "the service did not load the root"
+            time.sleep(0.5)
+        message = one_error_line(run("search", str(root), "atlas", "--scope", "notse", env=env))
+        assert "scope 'notse' is not a directory" in message
+        for args in (("search", str(root), "clickhouse warehouse", "-k", "1"), ("core", str(root))):
+            result = closed_reader(*args, env=env)
+            assert result.stderr == "" and result.returncode == 1
+    finally:
+        stop_service(private_service)
+
+
+def test_status_of_a_folder_that_is_no_memory_root_says_so(tmp_path, make_tree):
+    folder = tmp_path / "code"
+    folder.mkdir()
+    result = run("status", str(folder))
+    assert result.returncode == 0 and "has no MEMORY.md" in result.stdout, result.stdout
+    assert f"`memsearch validate {folder}`" in result.stdout and "memsearch index" not in result.stdout
+    assert list(folder.iterdir()) == []  # asking wrote nothing there
+    root = make_tree(MEMORY)
+    assert f"`memsearch index {root}`" in run("status", str(root)).stdout  # a memory root not indexed yet
