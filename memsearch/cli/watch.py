@@ -224,8 +224,8 @@ def _service_status(as_json: bool) -> None:
 
     info = service_status()
     if as_json:
-        sys.stdout.write(json.dumps(info or {"running": False, "socket": str(service_socket()), "roots": []},
-                                    indent=2) + "\n")
+        running = {"running": True, **info} if info else {"running": False, "socket": str(service_socket()), "roots": []}
+        sys.stdout.write(json.dumps(running, indent=2) + "\n")
         return
     if info is None:
         out.print(f"memsearch service: not running (it starts with the first search; socket {escape(str(service_socket()))})")

@@ -24,7 +24,7 @@ __all__ = ["run_service", "run_watch", "WatchThread", "EMPTY_GRACE_S"]
 
 log = logging.getLogger("memsearch.service")
 
-#: A service with no root loaded (started bare, or its last root unloaded) exits after this long.
+#: A service whose last root was unloaded exits after this long (one started bare, by hand, waits ``idle_exit``).
 EMPTY_GRACE_S = 2.0
 
 
@@ -72,7 +72,8 @@ def run_service(*, root=None, db=None, model: str | None = None, idle_exit: floa
                 debounce: int | None = None, start_fd: int | None = None) -> int:
     """Serve this user's memory roots on :func:`~memsearch.location.service_socket` until stopped or empty.
 
-    ``root`` (with ``db``, ``model``): load that root at once (the auto-starting client's).
+    ``root`` (with ``db``, ``model``): load that root at once (the auto-starting client's); without it (started
+    by hand) the service waits ``idle_exit`` seconds for a first root before it exits as empty.
     ``start_fd``: the start file's descriptor, flocked by the client that started this process.
     Returns 0; another service already running is not an error (this one exits at once).
     """
@@ -94,20 +95,23 @@ def run_service(*, root=None, db=None, model: str | None = None, idle_exit: floa
         os.close(fd)
         raise _serve_failed(exc) from None
     log.info("memsearch service (pid %d) serving on %s, idle exit %s s", os.getpid(), path, idle_exit)
+    grace: float | None = EMPTY_GRACE_S
     try:
         with _signals(stop):
             if root is not None:
                 roots.load(IndexLocation.of(root, db), model)
-            else:
+            else:  # started by hand: it waits for its first root as long as a root waits for a request
                 empty.set()
+                grace = idle_exit or None  # 0: never
             while not stop.wait(0.5):
                 if empty.is_set() and not len(roots):
-                    if stop.wait(EMPTY_GRACE_S):
+                    if stop.wait(grace):
                         break
                     if not len(roots):
                         log.info("no memory root is loaded: exiting")
                         break
                     empty.clear()
+                    grace = EMPTY_GRACE_S
     finally:
         ran = stop.is_set() or roots.served  # stopped on purpose, or served a root: not a failed start
         server.close()  # no new requests, then every root finishes its batch and releases its lock
