@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from . import settings
 from .errors import InvalidArgument, shown
+from .memory.files import make_index_dir
 from .memory.root import resolve_root
 
 __all__ = ["IndexLocation", "RemoteAddress", "parse_remote", "is_remote", "state_root", "service_dir", "service_socket",
@@ -198,11 +199,12 @@ class IndexLocation(NamedTuple):
         return parse_remote(self.remote) if self.remote else None
 
     def ensure_state(self) -> Path:
-        """:attr:`state`, created when missing (owner-only for a remote index's private directory)."""
+        """:attr:`state`, created when missing: owner-only for a remote index's private directory, a local index's
+        with the mode of a new memory directory (it holds the memory's text; see :func:`make_index_dir`)."""
         if self.remote:
             self.state.mkdir(parents=True, exist_ok=True, mode=0o700)
         else:
-            self.state.mkdir(parents=True, exist_ok=True)
+            make_index_dir(self.state, self.root)
         return self.state
 
     # --- the files beside it ------------------------------------------------------------

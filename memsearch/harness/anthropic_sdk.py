@@ -38,8 +38,15 @@ class MemsearchMemoryTool(BetaAbstractMemoryTool):
             box = ToolBox(root, db=db, writable=True)
         self.box = box
 
+    def call(self, input: object) -> str:
+        """Claude's call as sent, through the memory tool's own checks: an unknown or missing command, a wrong type
+        or a missing argument comes back as an error saying how to fix the call, never a Python exception's repr
+        (the SDK's own ``call`` builds the command unchecked and answers an unknown one with NotImplementedError)."""
+        return self._run(input)
+
     def _run(self, command) -> str:
-        result = self.box.dispatch("memory", command.model_dump(exclude_none=True))
+        arguments = command.model_dump(exclude_none=True) if hasattr(command, "model_dump") else command
+        result = self.box.dispatch("memory", arguments)
         if "error" in result:
             raise ToolError(result["error"]["message"])
         return result["result"]

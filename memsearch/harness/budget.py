@@ -84,7 +84,8 @@ class Budget:
         what = [f'{_plural(cut, "snippet")} cut (marked "cut")'] if cut else []
         if dropped:
             what.append(f"{_plural(dropped, 'lower-ranked hit')} dropped")
-        result["note"] = (
+        before = f"{result['note']}. " if result.get("note") else ""  # a partial search says so still
+        result["note"] = before + (
             f"{' and '.join(what)} to fit the {self.limit}-token budget. Read a hit in full with "
             "memory_read(path, start_line, end_line); for other hits, ask for fewer (k) or narrow scope/since/until"
         )

@@ -252,7 +252,8 @@ def spec_of(tool: Any, *, writable: bool = True) -> ToolSpec:
     """The spec of tool ``tool``; :class:`~memsearch.errors.UnknownTool` names the tools there are."""
     spec = _SPECS.get(tool) if isinstance(tool, str) else None
     if spec is None:
-        raise UnknownTool(f"unknown tool {shown(tool)}: the memory tools are {', '.join(TOOL_NAMES)}")
+        offered = ", ".join(t.name for t in specs_for(writable))
+        raise UnknownTool(f"unknown tool {shown(tool)}: the memory tools are {offered}")
     if spec is MEMORY_TOOL and not writable:
         raise UnknownTool(
             f"the memory tool writes, and these tools are read-only ({', '.join(TOOL_NAMES)})", hint=Hint("writable")

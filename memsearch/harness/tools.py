@@ -66,6 +66,11 @@ __all__ = [
 TOOLS_AUDIENCE = "tools"
 #: A result repeats at most this much of its query.
 QUERY_ECHO_CHARS = 200
+#: The note of a search answered while the memory is still being indexed (some hits ``partial``).
+PARTIAL_NOTE = (
+    "partial results: the memory is still being indexed, so the hits marked partial were found by their words "
+    "only, not yet by meaning; search again in a few seconds for a complete answer"
+)
 
 
 def error_object(exc: BaseException) -> dict:
@@ -259,14 +264,25 @@ class ToolBox:
         ]
         result = {"query": query if len(query) <= QUERY_ECHO_CHARS else query[:QUERY_ECHO_CHARS] + "...", "hits": items}
         if not items:
+            dates = ", a wider since/until (only dated files match them)" if since or until else ""
             result["note"] = (
-                "no hits: try other words, mode 'keyword' for exact names, a wider scope, or browse with memory_list"
+                f"no hits: try other words, mode 'keyword' for exact names, a wider scope{dates}, or browse with "
+                "memory_list"
             )
+        elif any(h["partial"] for h in items):
+            result["note"] = PARTIAL_NOTE
         return result
 
     def _read(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
+        if start_line is not None and end_line is not None and end_line < start_line:
+            raise InvalidArgument(f"memory_read: end_line {end_line} is before start_line {start_line}: lines are "
+                                  "1-based and inclusive; give start_line <= end_line, or leave end_line out")
         lines = None if start_line is None and end_line is None else (start_line, end_line)
-        r = read(self.root, path, lines)
+        try:
+            r = read(self.root, path, lines)
+        except InvalidArgument as exc:  # a start past the end: the model's argument is start_line
+            raise InvalidArgument(f"memory_read: {exc.text.replace('start at a line', 'give a start_line')}",
+                                  hint=exc.hint) from None
         return {
             "path": r.path,
             "start_line": r.start_line,

@@ -149,7 +149,8 @@ def check_call(arguments: Any) -> dict:
     global _VALIDATOR
     if _VALIDATOR is None:
         _VALIDATOR = validator_for(CHECK_SCHEMA)
-    return _check("memory", CHECK_SCHEMA, arguments, _VALIDATOR, render=lambda errors: _render(arguments, errors))
+    given = arguments if isinstance(arguments, dict) else {}  # None (no arguments at all) is checked as {}
+    return _check("memory", CHECK_SCHEMA, arguments, _VALIDATOR, render=lambda errors: _render(given, errors))
 
 
 def check_arguments(command: Any, arguments: dict) -> dict:

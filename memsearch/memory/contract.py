@@ -269,6 +269,7 @@ def read(root: str | os.PathLike[str], path: str, lines=None, *, foreign=None) -
         return ReadResult(path=rel, text=text, start_line=1 if total else 0, end_line=total, total_lines=total)
     start, end = span
     if start > max(total, 1):
-        raise InvalidArgument(f"{shown(rel)} has {total} lines; line {start} is past the end")
+        fix = f"start at a line from 1 to {total}" if total else "read it without a line range"
+        raise InvalidArgument(f"{shown(rel)} has {total} lines; line {start} is past the end: {fix}")
     end = total if end is None else min(end, total)
     return ReadResult(path=rel, text="".join(all_lines[start - 1 : end]), start_line=start, end_line=end, total_lines=total)

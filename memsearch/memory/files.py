@@ -16,7 +16,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "read_json", "private_modes", "make_dir",
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "read_json", "private_modes", "make_dir", "make_index_dir",
            "PRIVATE_FILE_MODE", "PRIVATE_DIR_MODE"]
 
 _TMP_ATTEMPTS = 16
@@ -40,6 +40,24 @@ def private_modes(root_mode: int) -> tuple[int, int]:
         return PRIVATE_FILE_MODE, PRIVATE_DIR_MODE
     return (PRIVATE_FILE_MODE | (root_mode & _SHARED_FILE_BITS),
             PRIVATE_DIR_MODE | (root_mode & _SHARED_DIR_BITS))
+
+
+def make_index_dir(path: Path, root=None) -> None:
+    """A local index's directory, made when missing with the mode of a new memory directory (the index holds the
+    memory's text): owner-only, or with the read bits of a ``root`` shared for reading. Parents are made as usual."""
+    if path.is_dir():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        root_mode = os.stat(root).st_mode if root is not None else 0
+    except OSError:
+        root_mode = 0
+    mode = private_modes(root_mode)[1]
+    try:
+        os.mkdir(path, mode)
+    except FileExistsError:
+        return
+    os.chmod(path, mode)  # whatever the umask
 
 
 def make_dir(name: str, *, dir_fd: int, mode: int) -> bool:

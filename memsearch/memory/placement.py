@@ -20,6 +20,7 @@ import os
 import re
 import stat
 import time
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -38,6 +39,24 @@ MEMORIES_PREFIX = "/memories"
 #: How long a write waits for another writer of the same root before giving up.
 LOCK_TIMEOUT_S = 30.0
 _LOCK_POLL_S = 0.005
+
+
+#: Unicode categories never given to a new name: controls (a newline splits a line of a listing), format
+#: characters that reorder or hide text (U+202E, U+200B, U+FEFF) and line or paragraph separators.
+ODD_CATEGORIES = ("Cc", "Cf", "Zl", "Zp")
+#: Format characters a name may hold: the zero-width non-joiner and joiner that Persian words and emoji need.
+JOINERS = "\u200c\u200d"
+
+
+def _require_plain(names: list[str], shown: str) -> None:
+    """Refuse a new file or folder name holding a control or invisible character (existing names stay reachable)."""
+    for name in names:
+        odd = next((c for c in name if c not in JOINERS and unicodedata.category(c) in ODD_CATEGORIES), None)
+        if odd is not None:
+            what = unicodedata.name(odd, "a control character")
+            raise InvalidArgument(f"path {ascii(shown)[:120]} has U+{ord(odd):04X} ({what}) in the new name {ascii(name)[:80]}: "
+                                  "control and invisible characters garble or disguise a name; choose one of visible "
+                                  "characters, e.g. '/memories/notes/today.md'")
 
 
 @dataclass(frozen=True)
@@ -135,6 +154,7 @@ def locate(root: Path, path: str, *, foreign: tuple[str, ...] = (), protect: tup
         try:
             st = os.lstat(current)
         except FileNotFoundError:
+            _require_plain(parts[i:], shown)
             break
         except OSError as exc:
             raise NotMemoryFile(f"{shown!r} cannot be checked ({exc.strerror}): fix the permissions of {current}") from None

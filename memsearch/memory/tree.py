@@ -295,9 +295,11 @@ def path_parts(path: str | os.PathLike[str]) -> list[str]:
         )
     size = len(os.fsencode(text))
     if os.path.isabs(text) or text.startswith("~"):
-        raise PathOutsideRoot(
-            f"path {shown(text)} is absolute: give a path relative to the memory root, e.g. 'notes/2026-08-12.md'"
-        )
+        from .placement import MEMORIES_PREFIX  # the memory tool's paths: name the same file relative to the root
+
+        inner = text[len(MEMORIES_PREFIX):].strip("/") or "." if text.startswith(MEMORIES_PREFIX) else ""
+        inner = inner if inner and (inner == "." or text[len(MEMORIES_PREFIX)] == "/") else "notes/2026-08-12.md"
+        raise PathOutsideRoot(f"path {shown(text)} is absolute: give a path relative to the memory root, e.g. {shown(inner)}")
     parts = [p for p in PurePosixPath(text.replace(os.sep, "/")).parts if p != "."]
     if ".." in parts:
         raise PathOutsideRoot(f"path {shown(text)} leaves the memory root: '..' is not allowed")

@@ -55,6 +55,8 @@ async def _first_then_warm(client) -> dict:
 
 def _hits(result: dict) -> list[tuple[str, bool]]:
     assert "error" not in result, result  # the first call of a session is never "the service is starting"
+    partial = any(h["partial"] for h in result["hits"])
+    assert result.get("note", "").startswith("partial results: the memory is still being indexed") is partial, result
     return [(h["path"], h["partial"]) for h in result["hits"]]
 
 

@@ -311,7 +311,7 @@ def test_validation_does_not_import_jsonschema_at_import_time():
         ("memory_read", {"path": "projects/atlas/diagram.txt"}, NotMemoryFile, "not a Markdown"),
         ("memory_read", {"path": "notes/2030-01-01.md"}, MemoryFileNotFound, "no memory file"),
         ("memory_read", {"path": "notes/MEMORY.md", "start_line": 500}, InvalidArgument, "past the end"),
-        ("memory_read", {"path": "notes/MEMORY.md", "start_line": 5, "end_line": 2}, InvalidArgument, "start <= end"),
+        ("memory_read", {"path": "notes/MEMORY.md", "start_line": 5, "end_line": 2}, InvalidArgument, "start_line <= end_line"),
         ("memory_list", {"path": ".."}, PathOutsideRoot, "leaves the memory root"),
         ("memory_list", {"path": "skills"}, NotMemoryFile, "foreign"),
         ("memory_list", {"path": "projects", "offset": 99}, InvalidArgument, "past the end"),

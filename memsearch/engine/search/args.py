@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ...errors import Hint, InvalidArgument, MemoryFileNotFound
 from ...memory.document import parse_date
-from ...memory.tree import safe_path
+from ...memory.tree import classify, foreign_dirs, safe_path
 
 __all__ = ["SearchArgs", "check_search", "MODES", "MAX_K"]
 
@@ -45,7 +45,9 @@ def check_search(root: Path, query, k=10, scope=None, mode="hybrid", since=None,
     """The checked arguments of a search of the resolved memory ``root``; :class:`InvalidArgument` (or
     :class:`PathOutsideRoot` for a scope outside the root) for anything wrong. ``scope_must_exist``:
     a scope that is no directory of the memory is :class:`MemoryFileNotFound` (else it finds nothing)."""
-    if not isinstance(query, str) or not query.strip():
+    if not isinstance(query, str):
+        raise InvalidArgument(f"the query must be text (a string), got {type(query).__name__}: give some words to search for")
+    if not query.strip():
         raise InvalidArgument("the query is empty: give some words to search for")
     if mode not in MODES:
         raise InvalidArgument(f"unknown search mode {mode!r}: choose one of {', '.join(MODES)}")
@@ -56,6 +58,9 @@ def check_search(root: Path, query, k=10, scope=None, mode="hybrid", since=None,
         full, rel = safe_path(root, str(scope).strip().rstrip("/"))
         if scope_must_exist and not full.is_dir():
             raise MemoryFileNotFound(f"scope {rel!r} is not a directory of the memory", hint=Hint("list", "."))
+        if scope_must_exist and classify(f"{rel}/x.md", foreign=foreign_dirs()) == "foreign":  # never indexed
+            raise MemoryFileNotFound(f"scope {rel!r} is a directory of another format (e.g. Agent Skills), not memory, "
+                                     "and is never searched", hint=Hint("list", "."))
         rel = None if rel == "." else rel
     since_s, until_s = parse_date(since, "since"), parse_date(until, "until")
     if since_s and until_s and since_s > until_s:

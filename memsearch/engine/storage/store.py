@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...location import META_FILE
+from ...memory.files import make_index_dir
 from . import meta
 from .damage import reason_of, translated
 from .filter import Filter, sql_str
@@ -66,10 +67,8 @@ def _in_list(column: str, values: Sequence[str]) -> Iterable[str]:
 
 
 class Store:
-    """One LanceDB database: a directory, or an object-store prefix (``s3://...``, see :mod:`.remote`).
-
-    ``root`` (the memory root it indexes) only goes into the fixes its errors name.
-    """
+    """One LanceDB database: a directory, or an object-store prefix (``s3://...``, see :mod:`.remote`). ``root``:
+    the memory root it indexes (in the fixes its errors name; a new local directory takes its mode from it)."""
 
     def __init__(self, path, root=None):
         import lancedb
@@ -85,7 +84,7 @@ class Store:
                 except (OSError, ValueError, RuntimeError) as exc:
                     raise translate(exc, self.remote) from exc
             else:
-                self.path.mkdir(parents=True, exist_ok=True)
+                make_index_dir(self.path, root)  # it holds the memory's text: owner-only unless the root shares reading
                 self.db = lancedb.connect(str(self.path))
         self._chunks = self._files = None
         self._versions_dirs = [] if self.remote else [os.path.join(self.path, f"{n}.lance", "_versions") for n in (CHUNKS, FILES)]
