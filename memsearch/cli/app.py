@@ -57,10 +57,21 @@ def validate(
     raise typer.Exit(0 if report.valid else 1)
 
 
-def _where(root: Path, db: Optional[str]):
+def _where(root: Path, db: Optional[str], command: str = "", then: Optional[str] = None):
+    """The index location of ``root``; a root that does not exist, given before an argument that is a folder
+    (``memsearch search 'atlas' ~/memory``), is refused naming the order: the memory root comes first."""
+    import shlex
+
+    from ..errors import NotAMemoryRoot
     from ..location import IndexLocation
 
-    return IndexLocation.of(root, db)
+    try:
+        return IndexLocation.of(root, db)
+    except NotAMemoryRoot as exc:
+        if then in (None, ".") or root.expanduser().exists() or not Path(then).expanduser().is_dir():
+            raise
+        raise NotAMemoryRoot(f"{exc.text}; the memory root comes first: "
+                             f"`memsearch {command} {shlex.quote(then)} {shlex.quote(str(root))}`") from None
 
 
 def _start(no_daemon: bool) -> Optional[bool]:
@@ -90,7 +101,7 @@ def list_command(
     asked: bool = P("ls", "asked"),
 ) -> None:
     """List a memory directory: its child memory directories (with their MEMORY.md summary) and files."""
-    data = route.ls(_where(root, db), directory, local=local or asked, warn=warn)
+    data = route.ls(_where(root, db, "ls", directory), directory, local=local or asked, warn=warn)
     if as_json:
         emit_json(data)
         return
@@ -109,7 +120,7 @@ def read_command(
     asked: bool = P("read", "asked"),
 ) -> None:
     """Print one memory file, or a line range of it. Nothing outside the root is ever read."""
-    data = route.read(_where(root, db), path, lines, local=local or asked, warn=warn)
+    data = route.read(_where(root, db, "read", path), path, lines, local=local or asked, warn=warn)
     if as_json:
         emit_json(data)
         return
@@ -142,7 +153,7 @@ def search_command(
     batch = _read_queries(queries) if queries is not None else None
     items = batch if batch is not None else [{"query": query}]
     results = _search_all(
-        _where(root, db),
+        _where(root, db, "search", query),
         model,
         items,
         local or asked,

@@ -83,7 +83,7 @@ def run(argv: list[str]) -> int | None:
     if parsed is None:
         return None
     command, v = parsed
-    from ..errors import MemsearchError
+    from ..errors import MemsearchError, NotAMemoryRoot
     from ..location import IndexLocation
     from ..service import route
     from . import render
@@ -106,6 +106,8 @@ def run(argv: list[str]) -> int | None:
             answer = route.ls(where, v["directory"], fallback=False, **common)
         else:
             answer = route.core(where, fallback=False, **common)
+    except NotAMemoryRoot:
+        return None  # the full CLI words it (naming the order when the root and the next argument were swapped)
     except MemsearchError as exc:
         render.print_error(exc)
         return exc.exit_code

@@ -4,6 +4,7 @@ output piped into a reader that stops early ends quietly; a mistyped ``--scope``
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -118,3 +119,14 @@ def test_status_of_a_folder_that_is_no_memory_root_says_so(tmp_path, make_tree):
     assert list(folder.iterdir()) == []  # asking wrote nothing there
     root = make_tree(MEMORY)
     assert f"`memsearch index {root}`" in run("status", str(root)).stdout  # a memory root not indexed yet
+
+
+@pytest.mark.parametrize("args", [("search", "warehouse choice", "{root}"), ("read", "notes/a.md", "{root}"),
+                                  ("ls", "notes", "{root}")])
+def test_the_root_given_second_is_answered_with_the_order(make_tree, args):
+    """`memsearch search 'atlas' ~/memory`: the memory root comes first, and the error says so as a command."""
+    root = make_tree(MEMORY).resolve()
+    message = one_error_line(run(*(a.format(root=root) for a in args)))
+    expected = shlex.join(["memsearch", args[0], str(root), args[1]])
+    assert message.endswith(f"the memory root comes first: `{expected}`"), message
+    assert "comes first" not in run("ls", "nope").stderr  # no folder after it: the plain refusal
