@@ -12,6 +12,8 @@ Two questions need the kernel's help, and each system answers them its own way:
   the lock file fails while a writer holds it (the record's pid is then trusted if alive), and
   succeeds when nobody does (a record left by a killed writer: stale). The probe holds the
   lock for microseconds, during which another writer's non-blocking acquire may fail as busy.
+* **Which process has a file open** (:func:`opened_by`): Linux lists each process's descriptors
+  under ``/proc/PID/fd``. Elsewhere the answer is unknown (None), and the caller says less.
 
 The choice is a :class:`Platform` value (``current()`` by default), passed in, so each fallback
 is tested on any system.
@@ -32,7 +34,7 @@ except ImportError:  # Windows: the index refuses to open there anyway (storage.
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["Platform", "LINUX", "BSD", "BARE", "current", "peer", "peer_uid", "holds_flock", "flock_pids", "flock_taken",
-           "pid_alive"]
+           "pid_alive", "opened_by"]
 
 _UCRED = struct.Struct("3i")  # Linux struct ucred: pid, uid, gid
 _XUCRED = struct.Struct("IIh")  # macOS struct xucred head: cr_version, cr_uid, cr_ngroups (16 gids follow)
@@ -156,3 +158,28 @@ def pid_alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return True  # no /proc (macOS): it exists
+
+
+def opened_by(path: str | os.PathLike[str]) -> set[int] | None:
+    """Pids of this user's processes (other than this one) with ``path`` open, read from ``/proc/PID/fd``
+    (Linux); None without ``/proc``. Costs a ``readlink`` per descriptor of every such process: for a
+    failure path (a service holding its start file that does not answer), not for every call."""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        return None
+    target, me, pids = os.path.realpath(path), os.getpid(), set()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            fds = os.listdir(entry / "fd")
+        except OSError:  # gone, or another user's
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(entry / "fd" / fd) == target:
+                    pids.add(int(entry.name))
+                    break
+            except OSError:
+                continue
+    return pids

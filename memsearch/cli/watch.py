@@ -220,12 +220,19 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
 
 def _service_status(as_json: bool) -> None:
     from ..location import service_socket
-    from ..service.process import service_status
+    from ..service.process import service_status, silent_service
 
     info = service_status()
+    silent = silent_service() if info is None else None
     if as_json:
-        running = {"running": True, **info} if info else {"running": False, "socket": str(service_socket()), "roots": []}
+        running = {"running": True, **info} if info else {"running": silent is not None, "socket": str(service_socket()),
+                                                          "roots": []} | ({"pid": silent, "answering": False} if silent else {})
         sys.stdout.write(json.dumps(running, indent=2) + "\n")
+        return
+    if silent is not None:
+        out.print(f"memsearch service: [red]not answering[/red], pid {silent} (stopped, hung, or still starting), "
+                  f"socket {escape(str(service_socket()))}")
+        out.print(f"  commands answer in-process meanwhile; {_end_silent(silent)}")
         return
     if info is None:
         out.print(f"memsearch service: not running (it starts with the first search; socket {escape(str(service_socket()))})")
@@ -245,6 +252,11 @@ def _service_status(as_json: bool) -> None:
                   f" ({escape(str(r.get('state') or r['phase']))}, model {escape(str(r['model']))})")
 
 
+def _end_silent(pid: int) -> str:
+    return (f"`kill {pid}` ends it (`kill -CONT {pid}` first if it was stopped, `kill -9 {pid}` if it stays), and the "
+            "next search starts a fresh one")
+
+
 def stop_command(
     root: Optional[Path] = typer.Argument(None, help="The memory root whose serving to stop.", show_default=False),
     db: Optional[str] = DbOpt,
@@ -259,10 +271,14 @@ def stop_command(
 ) -> None:
     """Stop serving a root: the service unloads it, a daemon of its own (`watch`) exits; `--all` stops the service.
     Either finishes the batch in hand and releases the index's lock."""
-    from ..service.process import holder_text, stop, stop_service
+    from ..service.process import holder_text, silent_service, stop, stop_service
 
     if all_roots:
         stopped = stop_service(timeout)
+        silent = silent_service() if stopped is None else None
+        if silent is not None:
+            err.print(f"[red]error:[/red] the memsearch service (pid {silent}) does not answer: {_end_silent(silent)}")
+            raise typer.Exit(1)
         if stopped is None:
             out.print("the memsearch service is not running")
         else:

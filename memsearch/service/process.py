@@ -17,12 +17,12 @@ from pathlib import Path
 
 from ..errors import DaemonFailed, DaemonUnavailable, IndexLocked, shown
 from ..launch import DETACHED_CWD, python_argv
-from ..location import IndexLocation, service_log_file, service_socket
+from ..location import IndexLocation, service_log_file, service_socket, service_start_file
 from ..memory.files import read_json
-from ..platforms import Platform, holds_flock, pid_alive
+from ..platforms import Platform, flock_taken, holds_flock, opened_by, pid_alive
 
 __all__ = ["holder_text", "verified_holder", "detach", "daemon_status", "stop", "Started", "Stopped",
-           "service_status", "stop_service", "START_TIMEOUT_S"]
+           "service_status", "stop_service", "silent_service", "START_TIMEOUT_S"]
 
 #: How long ``watch --detach`` waits for the daemon to load its model, take the lock and listen.
 START_TIMEOUT_S = 60.0
@@ -212,6 +212,17 @@ def service_status(timeout: float = STATUS_TIMEOUT_S) -> dict | None:
     from .client import ask_service
 
     return ask_service("status", timeout=timeout)
+
+
+def silent_service() -> int | None:
+    """The pid of this user's service when it runs but did not answer (stopped with SIGSTOP, hung, or still
+    starting): a live process holding the start file, which the service keeps open and locked for its life.
+    None when the start file's lock is free (no service), or where processes' open files cannot be listed."""
+    path = service_start_file()
+    if not flock_taken(path):
+        return None
+    pids = {pid for pid in opened_by(path) or () if pid_alive(pid)}
+    return min(pids) if pids else None
 
 
 def stop_service(timeout: float = 60.0) -> dict | None:

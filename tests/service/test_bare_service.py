@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -55,5 +56,34 @@ def test_a_bare_service_still_exits_idle(private_service):
         assert "no memory root is loaded: exiting" in proc.stderr.read()
     finally:
         if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="naming the silent service's pid needs /proc")
+def test_a_service_that_does_not_answer_is_named_with_the_kill_that_ends_it(private_service):
+    """A stopped (SIGSTOP) or hung service used to read as "not running" to `status` and `stop --all`, while it
+    kept the start lock (so no fresh one could start) and every command waited for it before working alone."""
+    proc = memsearch("service", "--idle-exit", "120", stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not service_status()["running"]:
+            assert proc.poll() is None and time.monotonic() < deadline, "the service did not start"
+            time.sleep(0.2)
+        os.kill(proc.pid, signal.SIGSTOP)
+        silent = service_status()
+        assert silent["running"] is True and silent["answering"] is False and silent["pid"] == proc.pid
+        shown = subprocess.run([sys.executable, "-m", "memsearch", "status"], capture_output=True, text=True, timeout=60)
+        assert "not answering" in shown.stdout and f"`kill {proc.pid}`" in shown.stdout, shown.stdout
+        stop = subprocess.run([sys.executable, "-m", "memsearch", "stop", "--all"], capture_output=True, text=True,
+                              timeout=60)
+        assert stop.returncode == 1 and stop.stderr.startswith("error: ") and f"`kill {proc.pid}`" in stop.stderr
+        os.kill(proc.pid, signal.SIGCONT)
+        assert service_status().get("answering", True) is True  # answering again: the plain report
+        assert subprocess.run([sys.executable, "-m", "memsearch", "stop", "--all"], timeout=60).returncode == 0
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGCONT)
             proc.kill()
             proc.wait()

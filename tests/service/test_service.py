@@ -63,7 +63,10 @@ def raw(path: Path, *lines: bytes, timeout: float = 5.0) -> list[dict]:
         replies = []
         with sock.makefile("rb") as stream:
             for line in lines:
-                sock.sendall(line)
+                try:
+                    sock.sendall(line)
+                except (BrokenPipeError, ConnectionResetError):  # refused at once (busy): its reply is there to read
+                    pass
                 if line.strip():
                     replies.append(json.loads(stream.readline()))
         return replies
