@@ -65,6 +65,10 @@ def file_uri(rel: str) -> str:
     return FILE_URI_PREFIX + quote(rel, safe="/")
 
 
+#: What a model can still use when a tool fails on a bug of memsearch (they read the files, no index involved).
+BUG_FALLBACK = "memory_list and memory_read"
+
+
 def run_tool(toolbox: ToolBox, name: str, arguments) -> dict:
     """Run a tool; every failure becomes an error object (a bug also goes to the log)."""
     if name == REFUSED_TOOL:  # the stand-in for a request too large or too deep to parse (see bounds)
@@ -72,9 +76,13 @@ def run_tool(toolbox: ToolBox, name: str, arguments) -> dict:
         return {"error": {"type": "InvalidArgument", "message": f"{reason}: send a smaller, flatter request"}}
     try:
         return toolbox.dispatch(name, arguments)
-    except Exception as exc:  # a bug: the model gets an error, the operator a traceback
+    except Exception as exc:  # a bug: the model gets an error saying what to do, the operator a traceback
         log.exception("memsearch tool %s failed", str(name)[:80])
-        return bounded_error(error_object(exc), str(toolbox.root))
+        said = error_object(exc)["error"]
+        said["message"] = (f"memsearch failed on this call ({said['type']}: {said['message']}), a fault of memsearch, "
+                           f"not of the call: call it once more, or go on with {BUG_FALLBACK}; the details are in the "
+                           "server's log")
+        return bounded_error({"error": said}, str(toolbox.root))
 
 
 def memory_resources(root) -> list[dict]:

@@ -100,3 +100,18 @@ def test_no_hits_under_a_date_filter_suggests_widening_it(root, monkeypatch):
     dated = box.call("memory_search", {"query": "deploy", "since": "2026-08-01", "until": "2026-08-01"})
     assert dated["hits"] == [] and "a wider since/until" in dated["note"]
     assert "since/until" not in box.call("memory_search", {"query": "deploy"})["note"]
+
+
+def test_a_bug_reaches_the_model_as_an_error_saying_what_to_do(root, monkeypatch, caplog):
+    from memsearch.harness.mcp import run_tool
+
+    def broken(*args, **kwargs):
+        raise RuntimeError(f"boom in {root}/projects")
+
+    monkeypatch.setattr(route, "search", broken)
+    result = run_tool(ToolBox(root, index=NoIndex(), sync=False), "memory_search", {"query": "deploy"})
+    kind, message = _error(result)
+    assert kind == "RuntimeError" and message.startswith("memsearch failed on this call (RuntimeError: boom in projects)")
+    assert "not of the call: call it once more, or go on with memory_list and memory_read" in message
+    assert str(root) not in message and "Traceback" not in message
+    assert "memsearch tool memory_search failed" in caplog.text  # the operator's log has the traceback
