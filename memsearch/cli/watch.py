@@ -91,11 +91,31 @@ def watch_command(
     if detach:
         _detach(root, db, model, debounce, wait, idle_exit)
         return
+    from ..errors import IndexLocked
     from ..service.host import run_watch
 
     _configure_logging(log_file)
-    raise typer.Exit(run_watch(root, db=db, model=model, debounce=debounce, wait=None if standby else wait,
-                                     idle_exit=idle_exit))
+    try:
+        code = run_watch(root, db=db, model=model, debounce=debounce, wait=None if standby else wait,
+                         idle_exit=idle_exit)
+    except IndexLocked:
+        _refuse_if_served(root, db)
+        raise
+    raise typer.Exit(code)
+
+
+def _refuse_if_served(root: Path, db: Optional[str]) -> None:
+    """Raise the refusal of a ``watch`` whose root the per-user service keeps already (the first search started it):
+    its pid, and the commands that hand the root over, instead of a writer to wait for."""
+    from ..errors import IndexLocked
+    from ..location import service_socket
+
+    info = daemon_status(root, db)
+    if info["running"] and info["socket"] == str(service_socket()):
+        base = info["root"]
+        raise IndexLocked(f"the memsearch service (pid {info['pid']}) already keeps {base} fresh and answers for it: "
+                          f"nothing to start. For a daemon of its own instead: `memsearch stop {base}`, then "
+                          f"`memsearch watch {base}`") from None
 
 
 def service_command(

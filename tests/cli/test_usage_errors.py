@@ -130,3 +130,24 @@ def test_the_root_given_second_is_answered_with_the_order(make_tree, args):
     expected = shlex.join(["memsearch", args[0], str(root), args[1]])
     assert message.endswith(f"the memory root comes first: `{expected}`"), message
     assert "comes first" not in run("ls", "nope").stderr  # no folder after it: the plain refusal
+
+
+@pytest.mark.slow
+def test_watch_of_a_root_the_service_keeps_names_the_service_and_the_hand_over(make_tree, autostart, private_service):
+    """The README's order: a search (which starts the service), then `memsearch watch ROOT`. It used to name
+    "process N (watch, ...)" and `memsearch stop ROOT` for a daemon; it names the service and the two commands."""
+    root = make_tree(MEMORY).resolve()
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    assert run("search", str(root), "clickhouse", env=env).returncode == 0
+    try:
+        deadline = time.monotonic() + 120
+        while str(root) not in run("status", "--json", env=env).stdout:
+            assert time.monotonic() < deadline, "the service did not load the root"
+            time.sleep(0.5)
+        watched = run("watch", str(root), env=env)
+        assert watched.returncode == 2 and "Traceback" not in watched.stderr
+        last = watched.stderr.strip().splitlines()[-1]
+        assert last.startswith("error: the memsearch service (pid ") and f"`memsearch stop {root}`" in last, last
+        assert f"`memsearch watch {root}`" in last
+    finally:
+        stop_service(private_service)
