@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except typer.Abort:  # a prompt answered with Ctrl-C or end of input
+    except typer.Abort:  # end of input at a prompt (typer ends a Ctrl-C itself: exit 130)
         print_error("aborted: nothing was written")
         return 1
     except KeyboardInterrupt:

@@ -313,6 +313,11 @@ def stop_command(
     base, db_path = escape(str(result.root)), escape(str(result.db))
     if result.outcome == "not-running":
         out.print(f"no memsearch daemon is running for {base} (index {db_path})")
+        from ..service.process import service_status
+
+        if service_status():
+            out.print("  the memsearch service runs, but does not serve this root: `memsearch status` lists the roots "
+                      "it serves")
         if result.stale_pid:
             out.print(
                 f"  the lock's holder record names process {result.stale_pid}, which does not hold the index lock "

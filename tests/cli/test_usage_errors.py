@@ -151,3 +151,20 @@ def test_watch_of_a_root_the_service_keeps_names_the_service_and_the_hand_over(m
         assert f"`memsearch watch {root}`" in last
     finally:
         stop_service(private_service)
+
+
+@pytest.mark.parametrize(("raised", "code", "said"), [(KeyboardInterrupt, 130, ""),
+                                                      (EOFError, 1, "error: aborted: nothing was written")])
+def test_ctrl_c_exits_130_and_only_a_prompt_without_input_says_nothing_was_written(make_tree, monkeypatch, capsys,
+                                                                                   raised, code, said):
+    """Ctrl-C during a command (an index's batches may be committed already) is exit 130 and no claim about what
+    was written; end of input at a prompt (click's Abort) is exit 1 saying nothing was written."""
+    from memsearch.cli.app import main
+    from memsearch.memory import validator
+
+    def interrupted(*args, **kwargs):
+        raise raised
+
+    monkeypatch.setattr(validator, "validate", interrupted)
+    assert main(["validate", str(make_tree(MEMORY))]) == code
+    assert capsys.readouterr().err.strip() == said

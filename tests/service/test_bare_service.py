@@ -87,3 +87,18 @@ def test_a_service_that_does_not_answer_is_named_with_the_kill_that_ends_it(priv
             os.kill(proc.pid, signal.SIGCONT)
             proc.kill()
             proc.wait()
+
+
+def test_stop_of_a_root_the_running_service_does_not_serve_says_so(make_tree, autostart):
+    """``memsearch stop ROOT`` of a root the service does not hold says the service runs and where its roots are
+    listed, rather than only "no daemon is running"."""
+    served, other = make_tree({"MEMORY.md": "# Memory\n\nCore.\n"}), make_tree({"MEMORY.md": "# Other\n\nCore.\n"})
+    done = subprocess.run([sys.executable, "-m", "memsearch", "search", str(served), "core"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert service_status()["running"]
+    stopped = subprocess.run([sys.executable, "-m", "memsearch", "stop", str(other)], capture_output=True, text=True,
+                             timeout=60)
+    assert stopped.returncode == 0, stopped.stderr
+    assert "no memsearch daemon is running" in stopped.stdout and "`memsearch status` lists" in stopped.stdout
+    assert [r["root"] for r in service_status()["roots"]] == [str(served)]
