@@ -91,9 +91,7 @@ def _listcov(agg, colon_only=False):
         base = fusion.vector_weight(query, multilingual, None)
         if parts is None or keyword is None or base != fusion.VECTOR_WEIGHT:
             return fusion.vector_weight(query, multilingual, keyword)
-        cov = agg([fusion.keyword_coverage(p, keyword) for p in parts])
-        full, weak = fusion.FULL_COVERAGE, fusion.WEAK_KEYWORD_VECTOR_WEIGHT
-        return fusion.VECTOR_WEIGHT + (weak - fusion.VECTOR_WEIGHT) * max(0.0, full - cov) / full
+        return fusion.coverage_weight(agg([fusion.keyword_coverage(p, keyword) for p in parts]))
 
     return lambda q, vec, kw: fusion.hybrid("convex", q.query, vec, kw, weight=weight)
 

@@ -88,8 +88,7 @@ def idf_coverage(full=fusion.FULL_COVERAGE, weak=fusion.WEAK_KEYWORD_VECTOR_WEIG
             mass = {t: idf.get(t, unseen) for t in terms}
             cov = max((sum(m for t, m in mass.items() if t in {an.term(w) for w in an.words(r["text"])})
                        / sum(mass.values()) for r in kw[:rows]), default=0.0)
-            if cov < full:
-                weight = fusion.VECTOR_WEIGHT + (weak - fusion.VECTOR_WEIGHT) * (full - cov) / full
+            weight = fusion.coverage_weight(cov, weak, full)
         ranked = fusion.convex(vec, kw, weight)
         return reshape(own_words(fusion.date_boost(ranked, query_dates(q.query)), q.query), q.query)
 

@@ -297,9 +297,9 @@ def path_parts(path: str | os.PathLike[str]) -> list[str]:
     if os.path.isabs(text) or text.startswith("~"):
         from .placement import MEMORIES_PREFIX  # the memory tool's paths: name the same file relative to the root
 
-        inner = text[len(MEMORIES_PREFIX):].strip("/") or "." if text.startswith(MEMORIES_PREFIX) else ""
-        inner = inner if inner and (inner == "." or text[len(MEMORIES_PREFIX)] == "/") else "notes/2026-08-12.md"
-        raise PathOutsideRoot(f"path {shown(text)} is absolute: give a path relative to the memory root, e.g. {shown(inner)}")
+        styled = text == MEMORIES_PREFIX or text.startswith(MEMORIES_PREFIX + "/")  # as placement.to_relative reads it
+        example = (text[len(MEMORIES_PREFIX):].strip("/") or ".") if styled else "notes/2026-08-12.md"
+        raise PathOutsideRoot(f"path {shown(text)} is absolute: give a path relative to the memory root, e.g. {shown(example)}")
     parts = [p for p in PurePosixPath(text.replace(os.sep, "/")).parts if p != "."]
     if ".." in parts:
         raise PathOutsideRoot(f"path {shown(text)} leaves the memory root: '..' is not allowed")

@@ -44,6 +44,7 @@ __all__ = [
     "FULL_COVERAGE",
     "EVIDENCE_ROWS",
     "keyword_coverage",
+    "coverage_weight",
     "vector_weight",
     "hybrid",
     "STAGES",
@@ -136,7 +137,12 @@ def vector_weight(
         return IDENTIFIER_VECTOR_WEIGHT
     if keyword is None:
         return VECTOR_WEIGHT
-    coverage = keyword_coverage(query, keyword)
+    return coverage_weight(keyword_coverage(query, keyword), weak, full)
+
+
+def coverage_weight(coverage: float, weak: float = WEAK_KEYWORD_VECTOR_WEIGHT, full: float = FULL_COVERAGE) -> float:
+    """The vector weight for a keyword ``coverage`` (:func:`keyword_coverage`): VECTOR_WEIGHT from ``full`` up,
+    rising linearly to ``weak`` at none."""
     if coverage >= full:
         return VECTOR_WEIGHT
     return VECTOR_WEIGHT + (weak - VECTOR_WEIGHT) * (full - coverage) / full
