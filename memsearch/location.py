@@ -14,7 +14,8 @@ Beside the index (:attr:`IndexLocation.state`): ``writer.lock`` (the flock), ``w
 holder), ``daemon.json`` (the state of the process serving it), ``daemon.pid``, ``daemon.log``
 and ``run/daemon.sock`` (a daemon started by hand with ``memsearch watch ROOT``); the per-user
 service listens on :func:`service_socket`, in a 0700 folder under ``$XDG_RUNTIME_DIR`` or the
-temp dir, and records that path in each loaded root's ``daemon.json``. A socket path
+temp dir, and records that path in each loaded root's ``daemon.json``. The service's folder
+moves to the temp dir when ``$XDG_RUNTIME_DIR`` is too long for a socket. A daemon's socket path
 longer than :data:`MAX_SOCKET_PATH` bytes is replaced by ``$XDG_RUNTIME_DIR/memsearch/<hash>.sock``
 or ``<tempdir>/memsearch-<uid>/<hash>.sock``; the daemon records the path it bound in
 ``daemon.json``. Standard library only (and memsearch's settings, errors and memory-root
@@ -113,13 +114,22 @@ def _short_bases() -> list[Path]:
     return bases + [Path(tempfile.gettempdir()) / f"memsearch-{uid}", Path("/tmp") / f"memsearch-{uid}"]
 
 
+def _fits(folder: Path) -> bool:
+    """Whether the service's socket in ``folder`` fits ``sun_path``."""
+    return len(os.fsencode(folder / SERVICE_SOCKET)) <= MAX_SOCKET_PATH
+
+
 def service_dir() -> Path:
-    """The per-user service's folder (owner-only, 0700): ``$XDG_RUNTIME_DIR/memsearch``, else
-    ``<tempdir>/memsearch-<uid>``. Nothing is created here."""
+    """The per-user service's folder (owner-only, 0700): ``$XDG_RUNTIME_DIR/memsearch``, else (unset, or so
+    long that a socket there would not fit ``sun_path``) ``<tempdir>/memsearch-<uid>``, else
+    ``/tmp/memsearch-<uid>``. Nothing is created here."""
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):  # without tempfile (and shutil): a hook's import
-        return Path(runtime) / "memsearch"
-    return _short_bases()[0]
+        folder = Path(runtime) / "memsearch"
+        if _fits(folder):
+            return folder
+    bases = _short_bases()
+    return next((base for base in bases if _fits(base)), bases[-1])
 
 
 def service_socket() -> Path:

@@ -47,8 +47,10 @@ def _signals(stop: threading.Event):
 
 
 def _serve_failed(exc: OSError) -> DaemonFailed:
-    return DaemonFailed(f"cannot serve on {exc.filename or 'the socket'}: {exc.strerror or exc}. "
-                        "Fix the folder's owner or mode, or pass a shorter --db")
+    reason = exc.strerror or str(exc)
+    fix = ("Set XDG_RUNTIME_DIR (or TMPDIR) to a shorter folder" if "too long" in reason
+           else "Fix the folder's owner or mode")
+    return DaemonFailed(f"cannot serve on {exc.filename or 'the socket'}: {reason}. {fix}")
 
 
 def _take_start_lock(start_fd: int | None) -> int | None:

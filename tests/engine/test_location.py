@@ -103,3 +103,20 @@ def test_a_db_that_is_a_file_is_refused_and_left_alone(make_tree, tmp_path, monk
                           capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 2 and done.stderr.startswith("error: ") and "is a file" in done.stderr, done.stderr
     assert "rebuild" not in done.stderr and precious.read_text() == "keep me\n"
+
+
+def test_a_runtime_dir_too_long_for_a_socket_moves_the_service_to_the_temp_dir(tmp_path, monkeypatch):
+    import tempfile
+
+    from memsearch.location import service_dir, service_socket
+
+    long_runtime = tmp_path / ("r" * 120)
+    long_runtime.mkdir()
+    short = Path(tempfile.mkdtemp(prefix="ms-t-"))
+    monkeypatch.setattr(tempfile, "tempdir", str(short))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(long_runtime))
+    assert service_dir() == short / f"memsearch-{os.getuid()}"
+    assert len(os.fsencode(service_socket())) <= MAX_SOCKET_PATH
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))  # short enough: used as before
+    assert service_dir() == tmp_path / "memsearch"
+    short.rmdir()

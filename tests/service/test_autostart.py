@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -309,3 +310,30 @@ def test_a_service_stopped_on_purpose_is_started_again_at_once_a_failed_one_is_n
         assert ensure(where, enabled=True, idle_exit=120) is None
     finally:
         stop_service(timeout=60)
+
+
+def test_a_runtime_dir_too_long_for_a_socket_still_gets_the_service(examples_copy, tmp_path):
+    """XDG_RUNTIME_DIR too long for ``sun_path``: the service listens in the temp dir instead of failing to
+    start on every call (which left each search in-process, loading the model, with no word why)."""
+    import tempfile
+
+    long_runtime = tmp_path / ("r" * 120)
+    long_runtime.mkdir(mode=0o700)
+    short = Path(tempfile.mkdtemp(prefix="ms-t-"))  # a private temp dir, so the service is this test's own
+    env = _env(XDG_RUNTIME_DIR=str(long_runtime), TMPDIR=str(short))
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "memsearch", *args], capture_output=True, text=True,
+                              env=env, timeout=300)
+
+    try:
+        assert cli("search", str(examples_copy), "warehouse", "-k", "1").returncode == 0
+        status = _until(lambda: (s := cli("status", "--json")) and json.loads(s.stdout).get("running") and s)
+        info = json.loads(status.stdout)
+        assert info["socket"] == str(short / f"memsearch-{os.getuid()}" / "service.sock")
+        assert len(os.fsencode(info["socket"])) <= 100
+    finally:
+        cli("stop", "--all")
+        import shutil
+
+        shutil.rmtree(short, ignore_errors=True)
