@@ -72,7 +72,9 @@ def test_a_folder_swapped_in_after_the_check_is_never_deleted(tmp_path):
     finally:
         out, _ = swapper.communicate(timeout=RACE_SECONDS + 30)
     swaps, made = map(int, out.split())
-    assert swaps > 100 and deleted > 0 and refused > 0, (swaps, made, deleted, refused)  # the race was live
+    # the race was live: under load most of the swapper's turns go to re-making the deleted folder (78 swaps
+    # against 3,004 folders made in one run on a busy machine), so a few dozen exchanges is the bar
+    assert swaps > 20 and deleted > 0 and refused > 0, (swaps, made, deleted, refused)
     kept = [os.path.join(d, ".precious") for d, _, names in os.walk(root / "notes") if ".precious" in names]
     assert len(kept) == 1, f"the refused folder was deleted ({deleted} deletes, {refused} refusals)"
     assert open(kept[0]).read() == PRECIOUS
