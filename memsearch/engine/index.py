@@ -85,7 +85,7 @@ class MemoryIndex:
         self.encoding = encoding_name(encoding)
         self.keyword = settings.get("keyword", keyword)  # what runs BM25: "memory" (bm25.py) or "lancedb"
         self.lock = (RemoteWriterLock(self.db_path, self.remote, lock_purpose) if self.remote
-                     else WriterLock(self.db_path, lock_purpose))
+                     else WriterLock(self.db_path, lock_purpose, root=self.root))
         # --rebuild drops the tables inside the first sync, under the same hold of the lock
         self._rebuild_pending = rebuild
         meta = None if rebuild else self.store.read_meta()

@@ -52,3 +52,21 @@ def test_the_daemons_start_makes_the_index_directory_private(make_tree, tmp_path
     finally:
         os.umask(old)
     assert stat.S_IMODE(os.stat(made).st_mode) == 0o700
+
+
+@pytest.mark.parametrize("root_mode, lock_mode", [(None, 0o700), (0o755, 0o755), (0o777, 0o700)])
+def test_the_writer_lock_makes_its_folder_as_an_index_folder(tmp_path, root_mode, lock_mode):
+    """The lock may come first (a writer before the store): its folder is then made by make_index_dir too."""
+    from memsearch.engine.storage.lock import WriterLock
+
+    root = tmp_path / "memory"
+    root.mkdir()
+    if root_mode is not None:
+        os.chmod(root, root_mode)
+    old = os.umask(0o022)
+    try:
+        lock = WriterLock(tmp_path / "state" / "index", root=root if root_mode is not None else None).acquire(timeout=0)
+        lock.release()
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "state" / "index").st_mode) == lock_mode

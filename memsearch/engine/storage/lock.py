@@ -28,7 +28,7 @@ from typing import Iterator
 
 from ...errors import Hint, IndexLocked, UnsupportedPlatform
 from ...location import HOLDER_FILE, LOCK_FILE
-from ...memory.files import atomic_write_json, read_json
+from ...memory.files import atomic_write_json, make_index_dir, read_json
 from ...platforms import pid_alive
 
 try:
@@ -64,10 +64,12 @@ def _left(deadline: float | None) -> float | None:
 
 
 class WriterLock:
-    """Exclusive writer lock of one index. A ``timeout`` of None waits forever, 0 never waits."""
+    """Exclusive writer lock of one index. A ``timeout`` of None waits forever, 0 never waits. ``root``: the memory
+    root, whose read bits a folder the lock makes may share (:func:`~memsearch.memory.files.make_index_dir`)."""
 
-    def __init__(self, db_path: str | os.PathLike[str], purpose: str = "index"):
+    def __init__(self, db_path: str | os.PathLike[str], purpose: str = "index", root: str | os.PathLike[str] | None = None):
         self.db_path = Path(db_path)
+        self.root = root
         self.path = self.db_path / LOCK_FILE
         self.purpose = purpose
         self._restore: str | None = None  # the purpose to go back to when a hold taken with its own ends
@@ -168,7 +170,7 @@ class WriterLock:
         ``flock`` stays held until the process dies; a remote lease may lapse: :mod:`.remote`)."""
 
     def _lock_file(self, deadline: float | None) -> int:
-        self.db_path.mkdir(parents=True, exist_ok=True)
+        make_index_dir(self.db_path, self.root)  # the index's folder: owner-only unless the root shares reading
         fd = self._open()
         try:
             while True:
