@@ -2,8 +2,8 @@
 
 Every constant here is named with the measurement behind it (benchmarks/README.md). The
 hybrid ranking (:func:`hybrid`) is: convex fusion with a query-adaptive vector weight
-(:func:`vector_weight`: lower for identifier lookups and, with an English-only model, for
-CJK queries; higher when the keyword candidates share few of the query's words), then a boost
+(:func:`vector_weight`: lower for identifier lookups, for questions that list several things and, with an
+English-only model, for CJK queries; higher when the keyword candidates share few of the query's words), then a boost
 for memory dated in a range the query names (:func:`date_boost`), then, for a question about the
 asker, a lean towards the user's turns of a chat (:func:`own_words`), then the row both retrievers rank
 first put back first (:func:`agreed_first`), then the rules of the memory's shape (MEMORY.md files yield
