@@ -111,8 +111,8 @@ def run(what: str = "all", corpora=None, sizes=None, out: Path = Path("bench-res
                     try:
                         data_path(locomo)
                     except FileNotFoundError as err:
-                        if explicit:
-                            raise
+                        if explicit:  # asked for by name: say why, no traceback
+                            raise SystemExit(f"error: {err}") from None
                         notes.append(f"{name} skipped: {err}")
                         continue
                 use_peers = peer_list if name != "synthetic" else []

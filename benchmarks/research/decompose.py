@@ -20,7 +20,6 @@ weight) and the question's one vector is a blend of three events. Two variants o
 from __future__ import annotations
 
 import pickle
-import re
 import sys
 from pathlib import Path
 
@@ -31,25 +30,15 @@ from benchmarks.research import legs
 from benchmarks.research.tune_rules import POOL
 from memsearch.engine.search import fusion
 from memsearch.engine.search.order import rank_order
+from memsearch.engine.search.query import listed_items
 
 __all__ = ["items", "build", "VARIANTS", "main"]
 
-_SPLIT = re.compile(r",(?!\s*\d{4})\s*(?:and\s+|or\s+|then\s+)?|;\s*|\s+(?:and\s+)?then\s+")
-_LAST = re.compile(r"\s+(?:and|or)\s+")
 
 
 def items(query: str, colon_only: bool = False) -> list[str] | None:
-    """The things ``query`` lists (after a colon, two or more; otherwise three or more, split on commas,
-    semicolons and a last "and" / "or"; a comma before a year does not split), or None."""
-    m = re.search(r":\s*(.+)$", query)
-    if not m and colon_only:
-        return None
-    body = (m.group(1) if m else query).rstrip("?.! ")
-    parts = [p for p in _SPLIT.split(body) if p.strip()]
-    if len(parts) >= 2:
-        parts = parts[:-1] + _LAST.split(parts[-1])
-    parts = [p for p in parts if fusion._terms(p)]
-    return parts if (m and len(parts) >= 2) or len(parts) >= 3 else None
+    """The things ``query`` lists (:func:`memsearch.engine.search.query.listed_items`), or None."""
+    return listed_items(query, colon_only)
 
 
 def _flat(tree: dict, vector: np.ndarray) -> list[dict]:

@@ -251,6 +251,19 @@ def test_python_dash_m_benchmarks_runs_the_runner(tmp_path):
 
 
 
+def test_locomo_asked_for_but_missing_is_one_error_line_not_a_traceback(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "quality", "--corpus", "locomo", "--peers", "off",
+                           "--no-daemon", "--no-progress", "--out", str(tmp_path / "out"),
+                           "--locomo", str(tmp_path / "missing.json")],
+                          capture_output=True, text=True, cwd=REPO, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("error: LoCoMo data not found at ")
+    assert "--locomo PATH" in done.stderr
+
 def test_the_concurrency_benchmark_answers_to_its_short_name():
     import os
     import subprocess

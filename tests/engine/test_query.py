@@ -7,12 +7,13 @@ import pytest
 from memsearch.engine.search.fusion import (
     DATE_BOOST,
     IDENTIFIER_VECTOR_WEIGHT,
+    LIST_VECTOR_WEIGHT,
     VECTOR_WEIGHT,
     date_boost,
     hybrid,
     vector_weight,
 )
-from memsearch.engine.search.query import DateRange, has_identifier, is_identifier, query_dates
+from memsearch.engine.search.query import DateRange, has_identifier, is_identifier, listed_items, query_dates
 
 
 def test_query_dates_forms():
@@ -102,3 +103,37 @@ def test_a_brand_name_is_a_word_not_code_with_the_real_model(make_tree, tmp_path
         paths = [h.path for h in index.search(BRAND_QUESTION, k=5)]
         assert paths.index("pollen/howto/store-submit.md") < paths.index("pollen/bugs/keyboard-covers-notes.md")
         assert paths.index("pollen/howto/store-submit.md") < paths.index("pollen/bugs/camera-permission.md")
+
+
+def test_a_question_that_lists_things_is_told_from_one_that_does_not():
+    assert listed_items("In which order did these happen: getting the soil tested, planting out the tomatoes, "
+                        "losing tomatoes to blight?") == ["getting the soil tested", "planting out the tomatoes",
+                                                          "losing tomatoes to blight"]
+    assert listed_items("Which came first: the migration, or the outage?") == ["the migration", "the outage"]
+    assert listed_items("Did we pick Python, Go or Rust for the CLI?") == ["Did we pick Python", "Go",
+                                                                            "Rust for the CLI"]
+    for plain in ("If the deploy fails, what do I do?", "What happened on 9 November, 2022?",
+                  "why did we pick ClickHouse", "Note: why did we pick ClickHouse?", "a, b, 1"):
+        assert listed_items(plain) is None, plain
+    assert listed_items("Did we pick Python, Go or Rust?", colon_only=True) is None
+    listed = "In which order did these happen: handing in my notice, getting the offer, signing the contract?"
+    assert vector_weight(listed, keyword=[]) == LIST_VECTOR_WEIGHT  # however little of it one keyword row holds
+
+
+@pytest.mark.slow
+def test_a_question_that_lists_events_leans_on_their_words_with_the_real_model(tmp_path, real_embedder):
+    """"In which order did these happen: A, B, C?" (longchat-hard's order questions, LOG.md round eleven): its one
+    vector blends three events and matches none; at the adaptive weight (0.58 here: no passage holds all three) an
+    assistant's paragraph on the topic ranked first, at LIST_VECTOR_WEIGHT the user's line on one of the events."""
+    from benchmarks import longchat_hard
+    from benchmarks.metrics import Item, Span, covers
+    from memsearch import MemoryIndex
+
+    trees, planted, _ = longchat_hard.build(tmp_path / "corpus")
+    asked = next(p for p in planted if p.qid == "user-0-25")
+    assert listed_items(asked.query) and asked.category == "order"
+    with MemoryIndex(trees[asked.tree], db=tmp_path / "db", embedder=real_embedder) as index:
+        index.sync()
+        first = index.search(asked.query, k=5)[0]
+    hit = Span(first.path, first.start_line, first.end_line)
+    assert any(covers(hit, Item(path, (line, line))) for path, line in asked.items), (hit, asked.items)

@@ -2,8 +2,8 @@
 
 Every constant here is named with the measurement behind it (benchmarks/README.md). The
 hybrid ranking (:func:`hybrid`) is: convex fusion with a query-adaptive vector weight
-(:func:`vector_weight`: lower for identifier lookups and, with an English-only model, for
-CJK queries; higher when the keyword candidates share few of the query's words), then a boost
+(:func:`vector_weight`: lower for identifier lookups, for questions that list several things and, with an
+English-only model, for CJK queries; higher when the keyword candidates share few of the query's words), then a boost
 for memory dated in a range the query names (:func:`date_boost`), then, for a question about the
 asker, a lean towards the user's turns of a chat (:func:`own_words`), then the row both retrievers rank
 first put back first (:func:`agreed_first`), then the rules of the memory's shape (MEMORY.md files yield
@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 from .cjk import cjk_share
 from .order import rank_key, rank_order
-from .query import DateRange, has_identifier, query_dates
+from .query import DateRange, has_identifier, listed_items, query_dates
 from .shape import reshape
 from .speakers import own_words
 
@@ -38,6 +38,7 @@ __all__ = [
     "CJK_VECTOR_WEIGHT",
     "CJK_QUERY_SHARE",
     "IDENTIFIER_VECTOR_WEIGHT",
+    "LIST_VECTOR_WEIGHT",
     "DATE_BOOST",
     "DATE_SLACK_DAYS",
     "WEAK_KEYWORD_VECTOR_WEIGHT",
@@ -80,6 +81,12 @@ CJK_QUERY_SHARE = 0.5
 #: 0.96 / 0.87 at 0.4, 1.00 / 0.965 at 0.3, 1.00 / 0.985 at 0.2, 1.00 / 0.975 at 0.1 (BM25 alone
 #: 1.00 / 0.94). LoCoMo is unchanged (10 of 1,536 questions hold such a token: "YouTube", "CS:GO").
 IDENTIFIER_VECTOR_WEIGHT = 0.2
+#: Vector weight for a question that lists several things (query.listed_items: "in which order did these
+#: happen: A, B, C?"): no passage holds them all, so its one vector is a blend that matches none of them
+#: well, and the keyword coverage of the whole question is low, which would raise the vector weight
+#: instead; each item's own words are what find it. 0.0 / 0.1 / 0.2 gave the same hit@1 on the tuning
+#: halves of the long-chat corpora, 0.3 less, 0.5 none of the gain (benchmarks/research/LOG.md, round eleven).
+LIST_VECTOR_WEIGHT = 0.2
 #: A hybrid hit whose file date (front matter ``date:`` or an ISO date in the file name)
 #: falls in a date range the query names ("on 9 November, 2022", "in March 2024", "in June")
 #: gains DATE_BOOST x the best fused score, so memory written then comes first. Tuned on
@@ -135,6 +142,8 @@ def vector_weight(
         return CJK_VECTOR_WEIGHT
     if has_identifier(query):
         return IDENTIFIER_VECTOR_WEIGHT
+    if listed_items(query):
+        return LIST_VECTOR_WEIGHT
     if keyword is None:
         return VECTOR_WEIGHT
     return coverage_weight(keyword_coverage(query, keyword), weak, full)

@@ -7,7 +7,8 @@ embedding model blurs; a date ("on 9 November, 2022", "in March 2024", "2026-02-
 June") points at memory written then, which dated memory records in its front matter or file
 name (:func:`memsearch.memory.document.date_of`). Relative dates ("yesterday", "last week")
 are not resolved: "now" for the agent is not "now" for the memory; but a question for the newest
-state ("the latest X", "last time", "so far": :func:`wants_latest`) is recognised. A question about
+state ("the latest X", "last time", "so far": :func:`wants_latest`) is recognised, and so is one that lists
+several things ("in which order did these happen: A, B, C?": :func:`listed_items`). A question about
 the asker's own doings, words or tastes ("what do I prefer", "what did I ask you to") is told from
 one about what the other side said ("what did you suggest": :func:`asks_own_words`), which matters
 in a chat transcript where the two speak in turns (:mod:`.speakers`).
@@ -28,6 +29,7 @@ __all__ = [
     "asks_own_words",
     "is_identifier",
     "has_identifier",
+    "listed_items",
     "clean_text",
 ]
 
@@ -161,3 +163,25 @@ def clean_text(text: str) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+#: A list's separators: commas (not one before a year: "9 November, 2022"), semicolons, "then".
+_LIST_SPLIT = re.compile(r",(?!\s*\d{4})\s*(?:and\s+|or\s+|then\s+)?|;\s*|\s+(?:and\s+)?then\s+")
+#: ... and the last item's "and" / "or".
+_LIST_LAST = re.compile(r"\s+(?:and|or)\s+")
+_AFTER_COLON = re.compile(r":\s*(.+)$")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def listed_items(query: str, colon_only: bool = False) -> list[str] | None:
+    """The things ``query`` lists, or None: after a colon two or more, otherwise three or more, split on
+    commas, semicolons, "then" and a last "and" / "or"; each holds a word. ``colon_only``: a list after a colon only."""
+    after = _AFTER_COLON.search(query)
+    if not after and colon_only:
+        return None
+    body = (after.group(1) if after else query).rstrip("?.! ")
+    parts = [p for p in _LIST_SPLIT.split(body) if p.strip()]
+    if len(parts) >= 2:
+        parts = parts[:-1] + _LIST_LAST.split(parts[-1])
+    parts = [p for p in parts if _WORD.search(p)]
+    return parts if (after and len(parts) >= 2) or len(parts) >= 3 else None
