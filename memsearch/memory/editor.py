@@ -37,11 +37,11 @@ from ..errors import (
     MemoryFileNotFound,
     MemsearchError,
     NotMemoryFile,
-    NoUniqueMatch,
 )
 from . import rootfs
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .files import atomic_write_bytes, make_dir, private_modes
+from .matching import match_lines, not_unique
 from .placement import Target, check_growth, index_text, locate, require_markdown, write_lock
 from .tokens import count_tokens, encoding_name
 from .tree import (
@@ -56,7 +56,7 @@ from .tree import (
     valid_name,
 )
 from .validator import core_budget
-from .viewing import edit_lines, match_lines, render_file, render_listing, snippet
+from .viewing import edit_lines, render_file, render_listing, snippet
 
 __all__ = ["Editor", "EditResult", "COMMANDS", "ARGUMENTS", "index_text"]
 
@@ -304,15 +304,8 @@ class Editor:
         with write_lock(self.root, self.lock_timeout):
             text = self._file(target, "str_replace")
             count, exact, starts, lines = match_lines(text, old_str)
-            if not starts:
-                raise NoUniqueMatch(f"No replacement was performed: old_str did not appear verbatim in {target.shown}. It must "
-                                    "match exactly, spaces and line breaks included: view the file and copy the text")
-            if count > 1:
-                times = f"{count:,} times" if exact else f"at least {count:,} times"
-                first = "" if exact else f" (the first {len(lines)})"
-                raise NoUniqueMatch(f"No replacement was performed: old_str occurs {times} in {target.shown}, in lines "
-                                    f"{', '.join(map(str, lines))}{first}. Include more of the surrounding text so that it "
-                                    "occurs once", lines=tuple(lines))
+            if count != 1:
+                raise not_unique(target.shown, count, exact, lines)
             new_text = text[: starts[0]] + new_str + text[starts[0] + len(old_str):]
             core = self._check_budget({target.rel: new_text}, target, "str_replace")
             self._write(target.rel, new_text, bom=self._has_bom(target))

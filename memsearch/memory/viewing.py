@@ -19,8 +19,8 @@ from . import rootfs
 from .placement import Target
 from .tree import valid_name
 
-__all__ = ["render_file", "render_listing", "snippet", "split_lines", "edit_lines", "match_lines", "LINE_NUMBER_WIDTH", "VIEW_DEPTH",
-           "MATCH_LINES_SHOWN", "MAX_VIEW_LINES"]
+__all__ = ["render_file", "render_listing", "snippet", "split_lines", "edit_lines", "LINE_NUMBER_WIDTH", "VIEW_DEPTH",
+           "MAX_VIEW_LINES"]
 
 #: Line numbers are right-aligned to this width, then a tab (as Claude's memory tool shows them).
 LINE_NUMBER_WIDTH = 6
@@ -71,29 +71,6 @@ def snippet(text: str, first: int, last: int) -> str:
     lo = max(1, first - SNIPPET_CONTEXT)
     hi = min(len(lines), max(last, first) + SNIPPET_CONTEXT)
     return _numbered(lines, min(lo, len(lines)), hi)
-
-
-#: How many matching lines a ``str_replace`` refusal names (it says how many more there are).
-MATCH_LINES_SHOWN = 20
-
-
-def match_lines(text: str, old: str) -> tuple[int, bool, list[int], list[int]]:
-    """How often ``old`` occurs in ``text`` (overlapping matches count), whether that count is exact (else
-    a lower bound: past the first few, matches are counted without overlaps), where the first
-    :data:`MATCH_LINES_SHOWN` start and on which lines. At most that many searches, one count and one
-    pass for the lines: linear in the text, however many matches (a refusal runs under the write lock)."""
-    starts, at = [], text.find(old)
-    while at != -1 and len(starts) <= MATCH_LINES_SHOWN:
-        starts.append(at)
-        at = text.find(old, at + 1)
-    count, exact = len(starts), len(starts) <= MATCH_LINES_SHOWN
-    if not exact:
-        count, starts = max(text.count(old), len(starts)), starts[:MATCH_LINES_SHOWN]
-    lines, at = [], 0
-    for start in starts:  # each stretch between two matches is counted once
-        lines.append((lines[-1] if lines else 1) + text.count("\n", at, start))
-        at = start
-    return count, exact, starts, lines
 
 
 def human_size(size: int) -> str:

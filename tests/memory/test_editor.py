@@ -230,6 +230,20 @@ def test_str_replace_once_with_snippet(tree, editor):
     assert result.changed == ("notes/2026-08-12.md",)
 
 
+def test_str_replace_names_each_line_once_with_its_count(make_tree):
+    """Three matches on one line were reported as 'in lines 4, 4, 4': each line is named once, with its count."""
+    root = make_tree({"MEMORY.md": "# M\n", "notes/MEMORY.md": "# N\n",
+                      "notes/a.md": "# A\n\nintro\nab ab ab\nend ab\n"})
+    editor = Editor(root)
+    with pytest.raises(NoUniqueMatch, match=r"occurs 4 times in /memories/notes/a.md, in lines 4 \(3 times\), 5\. Include") as err:
+        editor.run("str_replace", path="/memories/notes/a.md", old_str="ab", new_str="x")
+    assert err.value.lines == (4, 5)
+    (root / "notes" / "b.md").write_text("x x x\n")
+    with pytest.raises(NoUniqueMatch, match=r"occurs 3 times in notes/b.md, in line 1 \(3 times\)\. Include") as err:
+        editor.run("str_replace", path="notes/b.md", old_str="x", new_str="y")
+    assert err.value.lines == (1,)
+
+
 def test_str_replace_errors_name_lines(tree, editor):
     before = (tree / "projects/atlas.md").read_text()
     with pytest.raises(NoUniqueMatch, match=r"occurs 2 times in /memories/projects/atlas.md, in lines 3, 5\. Include more") as err:

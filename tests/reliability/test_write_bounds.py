@@ -6,7 +6,7 @@ import pytest
 
 from memsearch.errors import InvalidArgument, NoUniqueMatch
 from memsearch.memory.editor import Editor
-from memsearch.memory.viewing import MATCH_LINES_SHOWN
+from memsearch.memory.matching import MATCH_LINES_SHOWN
 from memsearch.tools import ToolBox
 from tests.conftest import build
 
@@ -28,10 +28,10 @@ def test_a_refusal_over_350k_matches_is_bounded(tmp_path):
 def test_a_few_matches_are_all_named(tmp_path):
     root = build(tmp_path / "memory", {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n",
                                        "notes/a.md": "one\nalpha\ntwo\nalpha\nalpha beta alpha\n"})
-    message = r"occurs 4 times in /memories/notes/a.md, in lines 2, 4, 5, 5\. Include"
+    message = r"occurs 4 times in /memories/notes/a.md, in lines 2, 4, 5 \(2 times\)\. Include"
     with pytest.raises(NoUniqueMatch, match=message) as err:
         Editor(root).str_replace("/memories/notes/a.md", "alpha", "x")
-    assert err.value.lines == (2, 4, 5, 5)
+    assert err.value.lines == (2, 4, 5)
 
 
 @pytest.mark.parametrize("stem", ["n" * 252, "é" * 126, "n" + "é" * 125 + "n"], ids=["ascii", "two-byte", "odd-cut"])
