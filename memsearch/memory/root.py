@@ -7,11 +7,12 @@ Its own module, standard library and errors only, so that the daemon's thin clie
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from ..errors import NotAMemoryRoot, shown
 
-__all__ = ["resolve_root"]
+__all__ = ["resolve_root", "dir_identity"]
 
 
 def resolve_root(root: str | os.PathLike[str]) -> Path:
@@ -31,3 +32,13 @@ def resolve_root(root: str | os.PathLike[str]) -> Path:
     except (OSError, RuntimeError, ValueError) as err:
         raise NotAMemoryRoot(f"memory root {shown(str(root))} cannot be used ({getattr(err, 'strerror', None) or err})") from None
     return resolved
+
+
+def dir_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """The directory at ``path`` as ``(st_dev, st_ino)``, or None when nothing (or no directory) is there: a
+    serving process compares it with the one it loaded to tell a root moved, deleted or replaced."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None

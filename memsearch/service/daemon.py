@@ -27,6 +27,7 @@ from ..engine.ingest.sync import IndexReport
 from ..errors import IndexLocked, InvalidArgument, MemsearchError, SyncDeferred
 from ..location import IndexLocation
 from ..memory.files import atomic_write_json, read_json
+from ..memory.root import dir_identity
 from ..memory.tree import resolve_root
 from .events import MemoryFilter, ancestors
 
@@ -133,6 +134,9 @@ class Daemon:
         self.idle_exit = idle_exit or None
         self._idle = False
         self._last_request = time.monotonic()
+        self._identity = self._folders()  # the root's and the index's folders: moved or deleted, the daemon stops
+        #: The root's folder was moved, deleted or replaced: the daemon stopped (see :meth:`root_gone`).
+        self.gone = False
 
     # --- life cycle ---------------------------------------------------------------------
     def start(self, **state) -> "Daemon":
@@ -206,8 +210,20 @@ class Daemon:
         if self._state:
             self._set(state="failed", error=f"{type(exc).__name__}: {str(exc)[:300]}", force=True)
 
+    def root_gone(self) -> bool:
+        """Whether the root's path no longer leads to the folder this daemon started on (moved, deleted,
+        replaced): then it stops at once, with one log line, and writes nothing more (``gone``)."""
+        if not self.gone and (now := self._folders()) != self._identity:
+            self.gone = True
+            what = (f"memory root {self.root}" if now[0] != self._identity[0] else f"its index folder {self.db_path}")
+            logger.info("%s was moved or removed: stopping", what)
+        return self.gone
+
+    def _folders(self) -> tuple:
+        return dir_identity(self.root), dir_identity(self.db_path)
+
     def stopping(self) -> bool:
-        return self._closing or self._idle or bool(self.stop_event is not None and self.stop_event.is_set())
+        return self._closing or self._idle or self.gone or bool(self.stop_event is not None and self.stop_event.is_set())
 
     @contextmanager
     def exclusive(self):
@@ -259,7 +275,7 @@ class Daemon:
     def process(self, changes: Iterable[tuple[watchfiles.Change, str]] = ()) -> IndexReport | None:
         """Handle one batch of events (empty: a timer tick). Returns the sync's report, if any."""
         with self._busy:
-            if self._closing or not self._state:
+            if self._closing or not self._state or self.root_gone():
                 return None
             if not self._caught_up:
                 self._caught_up = True
@@ -339,11 +355,13 @@ class Daemon:
             logger.info("stop requested: the batch in hand is committed; the rest is indexed at the next start")
             self._set(state="stopping", force=True)
             return None
-        except MemsearchError as exc:
-            logger.error("sync failed: %s", exc)
-            self._set(state="failed", error=str(exc), force=True)
-            raise
-        except Exception as exc:  # noqa: BLE001 - keep watching; a full re-scan is retried
+        except Exception as exc:
+            if self.root_gone():  # a sync racing the root's removal: no error, no traceback, no rebuild
+                return None
+            if isinstance(exc, MemsearchError):
+                logger.error("sync failed: %s", exc)
+                self._set(state="failed", error=str(exc), force=True)
+                raise
             logger.exception("sync failed; a full re-scan follows in %.0f s", RETRY_S)
             self._needs_rescan, self._retry_at = True, time.monotonic() + RETRY_S
             self._set(state="retrying", error=f"{type(exc).__name__}: {exc}", force=True)
@@ -406,7 +424,7 @@ class Daemon:
         self._write_state(force)
 
     def _write_state(self, force: bool = False) -> None:
-        if self._state_path is None or not self._state:
+        if self._state_path is None or not self._state or self.gone:
             return
         now = time.monotonic()
         if not force and now - self._state_written < STATE_EVERY_S:

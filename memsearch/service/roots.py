@@ -25,6 +25,7 @@ from typing import Callable
 
 from ..errors import IndexLocked, MemsearchError
 from ..location import IndexLocation
+from ..memory.root import dir_identity
 from .answers import Answers
 from .daemon import Daemon
 from .protocol import PROTOCOL_VERSION, Refused
@@ -67,6 +68,7 @@ class Root:
         self.phase = "opening"
         self.error: BaseException | None = None
         self.loaded = time.monotonic()
+        self.identity = dir_identity(where.root)  # the folder loaded: a request or status finds it moved (gone())
         self._jobs = threading.Lock()  # one index or check job at a time
 
     # --- life cycle ---------------------------------------------------------------------
@@ -129,6 +131,12 @@ class Root:
 
     def stop(self) -> None:
         self.stop_event.set()
+
+    def gone(self) -> bool:
+        """Whether this root's folder was moved, deleted or replaced since it was loaded (its daemon stops on
+        its own at its next wake-up; a request or status looks at once, :meth:`Roots.sweep`)."""
+        daemon = self.daemon
+        return (daemon is not None and daemon.gone) or dir_identity(self.where.root) != self.identity
 
     def touch(self) -> None:
         if self.daemon is not None:
@@ -260,6 +268,10 @@ class Roots:
             root.open()
         except BaseException as exc:  # noqa: BLE001 - logged; its clients work in-process
             root.error, root.phase = exc, "closed"
+            if root.gone():
+                log.info("%s: root removed or moved while loading, unloaded", root.where.root)
+                self._forget(key, root)
+                return
             level = logging.INFO if isinstance(exc, MemsearchError) else logging.ERROR
             log.log(level, "cannot serve %s: %s: %s", root.where.root, type(exc).__name__, exc)
             with self._lock:
@@ -271,9 +283,20 @@ class Roots:
         try:
             root.follow()
         except Exception:  # noqa: BLE001 - the daemon recorded it in its state file
-            log.exception("the watcher of %s stopped", root.where.root)
-        log.info("unloaded %s", root.where.root)
+            if not root.gone():
+                log.exception("the watcher of %s stopped", root.where.root)
+        gone = root.gone()
+        log.info("%s: root removed or moved, unloaded" if gone else "unloaded %s", root.where.root)
         self._forget(key, root)
+
+    def sweep(self) -> None:
+        """Unload every root whose folder was moved or deleted (:meth:`Root.gone`): dropped from the registry at
+        once (status never lists a ghost, a request for its new path loads it), its lock released by its thread."""
+        with self._lock:
+            gone = [(key, root) for key, root in self._roots.items() if root.gone()]
+        for key, root in gone:
+            root.stop()
+            self._forget(key, root)
 
     def _forget(self, key, root: Root) -> None:
         with self._lock:
@@ -306,6 +329,7 @@ class Roots:
         """A request of the per-user service: ``stop``, ``status`` without a root, or a root's method."""
         if method == "stop":
             return self.stop_all()
+        self.sweep()
         if root is None:
             if method == "status":
                 return self.status()
