@@ -96,8 +96,8 @@ class Editor:
         return getattr(self, command)(**args)
 
     # --- shared checks ------------------------------------------------------------------------
-    def _locate(self, path: str) -> Target:
-        return locate(self.root, path, foreign=self.foreign, protect=self.protect)
+    def _locate(self, path: str, new: bool = False, itself: Target | None = None) -> Target:
+        return locate(self.root, path, foreign=self.foreign, protect=self.protect, new=new, itself=itself)
 
     def _scan(self) -> MemoryTree:
         return scan(self.root, foreign=self.foreign)
@@ -280,7 +280,7 @@ class Editor:
 
     def create(self, path: str, file_text: str) -> EditResult:
         """A new Markdown file; fails if it exists."""
-        target = self._locate(path)
+        target = self._locate(path, new=True)
         require_markdown(target)
         with write_lock(self.root, self.lock_timeout):
             if os.path.lexists(target.path):
@@ -372,7 +372,8 @@ class Editor:
 
     def rename(self, old_path: str, new_path: str) -> EditResult:
         """Move a memory file or directory; fails if ``new_path`` exists."""
-        source, dest = self._locate(old_path), self._locate(new_path)
+        source = self._locate(old_path)
+        dest = self._locate(new_path, new=True, itself=source)
         if "." in (source.rel, dest.rel):
             raise EditRefused("the memory root cannot be renamed, nor replaced: rename the files or directories inside it")
         with write_lock(self.root, self.lock_timeout):

@@ -20,15 +20,15 @@ import os
 import re
 import stat
 import time
-import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from .. import settings
-from ..errors import InvalidArgument, MemoryBusy, NotMemoryFile, PathOutsideRoot
+from ..errors import InvalidArgument, MemoryBusy, MemoryFileExists, NotMemoryFile, PathOutsideRoot
 from . import rootfs
+from .names import escape, lookalikes, require_plain, unescape
 from .tree import MARKDOWN_SUFFIX, printable, valid_name
 
 __all__ = ["MEMORIES_PREFIX", "Target", "index_text", "to_relative", "require_memories", "locate", "check_growth",
@@ -39,24 +39,6 @@ MEMORIES_PREFIX = "/memories"
 #: How long a write waits for another writer of the same root before giving up.
 LOCK_TIMEOUT_S = 30.0
 _LOCK_POLL_S = 0.005
-
-
-#: Unicode categories never given to a new name: controls (a newline splits a line of a listing), format
-#: characters that reorder or hide text (U+202E, U+200B, U+FEFF) and line or paragraph separators.
-ODD_CATEGORIES = ("Cc", "Cf", "Zl", "Zp")
-#: Format characters a name may hold: the zero-width non-joiner and joiner that Persian words and emoji need.
-JOINERS = "\u200c\u200d"
-
-
-def _require_plain(names: list[str], shown: str) -> None:
-    """Refuse a new file or folder name holding a control or invisible character (existing names stay reachable)."""
-    for name in names:
-        odd = next((c for c in name if c not in JOINERS and unicodedata.category(c) in ODD_CATEGORIES), None)
-        if odd is not None:
-            what = unicodedata.name(odd, "a control character")
-            raise InvalidArgument(f"path {ascii(shown)[:120]} has U+{ord(odd):04X} ({what}) in the new name {ascii(name)[:80]}: "
-                                  "control and invisible characters garble or disguise a name; choose one of visible "
-                                  "characters, e.g. '/memories/notes/today.md'")
 
 
 @dataclass(frozen=True)
@@ -73,9 +55,14 @@ class Target:
 
     def show(self, rel: str) -> str:
         """Another relative path in the caller's style (``/memories/...`` or relative)."""
-        if self.shown.startswith(MEMORIES_PREFIX):
-            return MEMORIES_PREFIX if rel == "." else f"{MEMORIES_PREFIX}/{rel}"
-        return rel
+        return _styled(rel, self.shown.startswith(MEMORIES_PREFIX))
+
+
+def _styled(rel: str, memories: bool) -> str:
+    """``rel`` as shown: escaped (:func:`~memsearch.memory.names.escape`), under ``/memories`` when ``memories``."""
+    if not memories:
+        return escape(rel)
+    return MEMORIES_PREFIX if rel == "." else f"{MEMORIES_PREFIX}/{escape(rel)}"
 
 
 def to_relative(path: str) -> tuple[str, str]:
@@ -94,15 +81,13 @@ def to_relative(path: str) -> tuple[str, str]:
     elif text.startswith(("/", "~")) or os.path.isabs(text):
         raise PathOutsideRoot(f"path {path!r} is outside the memory: give '/memories/...' (e.g. '/memories/notes/today.md') "
                               "or a path relative to the memory root")
-    if "\\" in text:
-        raise InvalidArgument(f"path {path!r} contains a backslash: separate directories with '/'")
     parts = [p for p in PurePosixPath(text.lstrip("/")).parts if p not in ("", ".")]
+    if "\\" in text:  # the escapes view shows odd names in (names.escape); any other backslash is refused
+        parts = [p for p in (unescape(p, path) for p in parts) if p not in ("", ".")]
     if ".." in parts:
         raise PathOutsideRoot(f"path {path!r} leaves the memory root: '..' is not allowed; give the path from the root down")
     rel = "/".join(parts) or "."
-    if not styled:
-        return rel, rel
-    return rel, MEMORIES_PREFIX if rel == "." else f"{MEMORIES_PREFIX}/{rel}"
+    return rel, _styled(rel, styled)
 
 
 def require_memories(path) -> None:
@@ -123,9 +108,14 @@ def _inside(path: Path, base: Path) -> bool:
     return path == base or base in path.parents
 
 
-def locate(root: Path, path: str, *, foreign: tuple[str, ...] = (), protect: tuple[Path, ...] = ()) -> Target:
+def locate(root: Path, path: str, *, foreign: tuple[str, ...] = (), protect: tuple[Path, ...] = (), new: bool = False,
+           itself: Target | None = None) -> Target:
     """Check ``path`` against the placement rules; ``root`` must be resolved.
 
+    A name that does not exist but is a look-alike of exactly one existing sibling (:mod:`.names`: equal in NFC)
+    is that sibling, and the rules are decided on the names so resolved. ``new``: the last name is to be made
+    (``create``, the new path of ``rename``): a look-alike of an existing sibling other than ``itself`` (the
+    entry being renamed) is refused (:class:`MemoryFileExists`), as are control and invisible characters.
     Raises :class:`PathOutsideRoot` (escapes, links) or :class:`NotMemoryFile` (hidden, foreign,
     the index, a file used as a directory). Whether it exists, and is Markdown, is the caller's concern.
     """
@@ -140,6 +130,38 @@ def locate(root: Path, path: str, *, foreign: tuple[str, ...] = (), protect: tup
     if any(len(p.encode("utf-8")) > rootfs.NAME_MAX for p in parts):
         raise InvalidArgument(f"path {shown[:80]!r}... has a name longer than {rootfs.NAME_MAX} bytes, the limit "
                               "of one file or folder name: choose a shorter name")
+    _check_names(parts, shown, foreign)
+    current = root
+    for i in range(len(parts)):
+        st = _lstat(current / parts[i], shown)
+        if st is None:
+            twin = _lookalike(root, parts, i, shown, new=new, itself=itself)
+            st = None if twin is None else _lstat(current / twin, shown)
+            if st is None:
+                require_plain(parts[i:], shown)
+                break
+            parts[i] = twin
+        current = current / parts[i]
+        if stat.S_ISLNK(st.st_mode):
+            where = "/".join(parts[: i + 1])
+            raise PathOutsideRoot(f"{shown!r} goes through the link {where!r}; memory writes never follow links "
+                                  "(one could lead outside the memory root): write to a real file or directory")
+        if i < len(parts) - 1 and not stat.S_ISDIR(st.st_mode):
+            where = "/".join(parts[: i + 1])
+            raise NotMemoryFile(f"{shown!r} needs {where!r} to be a directory, but it is a file: choose another path")
+    if "/".join(parts) != rel:  # a look-alike resolved: the rules again, on the real names
+        rel, shown = "/".join(parts), _styled("/".join(parts), shown.startswith(MEMORIES_PREFIX))
+        _check_names(parts, shown, foreign)
+    full = root.joinpath(*parts)
+    for guarded in protect:
+        if _inside(full, guarded) or _inside(guarded, full):
+            raise NotMemoryFile(f"{shown!r} is (or holds) the search index, which memory writes never touch: "
+                                "write memory files elsewhere under the root")
+    return Target(rel, full, shown)
+
+
+def _check_names(parts: list[str], shown: str, foreign: tuple[str, ...]) -> None:
+    """Refuse a hidden name, or a path inside a foreign directory."""
     for i, part in enumerate(parts):
         if part.startswith("."):
             raise NotMemoryFile(f"{shown!r} is hidden ({part!r} starts with '.'), and hidden names are never memory: "
@@ -148,29 +170,42 @@ def locate(root: Path, path: str, *, foreign: tuple[str, ...] = (), protect: tup
         if prefix in foreign:
             raise NotMemoryFile(f"{shown!r} is inside {prefix!r}, a directory governed by another format (e.g. Agent Skills), "
                                 "not memory: write memory elsewhere, e.g. '/memories/notes/...'")
-    current = root
-    for i, part in enumerate(parts):
-        current = current / part
-        try:
-            st = os.lstat(current)
-        except FileNotFoundError:
-            _require_plain(parts[i:], shown)
-            break
-        except OSError as exc:
-            raise NotMemoryFile(f"{shown!r} cannot be checked ({exc.strerror}): fix the permissions of {current}") from None
-        if stat.S_ISLNK(st.st_mode):
-            where = "/".join(parts[: i + 1])
-            raise PathOutsideRoot(f"{shown!r} goes through the link {where!r}; memory writes never follow links "
-                                  "(one could lead outside the memory root): write to a real file or directory")
-        if i < len(parts) - 1 and not stat.S_ISDIR(st.st_mode):
-            where = "/".join(parts[: i + 1])
-            raise NotMemoryFile(f"{shown!r} needs {where!r} to be a directory, but it is a file: choose another path")
-    full = root.joinpath(*parts)
-    for guarded in protect:
-        if _inside(full, guarded) or _inside(guarded, full):
-            raise NotMemoryFile(f"{shown!r} is (or holds) the search index, which memory writes never touch: "
-                                "write memory files elsewhere under the root")
-    return Target(rel, full, shown)
+
+
+def _lstat(path: Path, shown: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise NotMemoryFile(f"{shown!r} cannot be checked ({exc.strerror}): fix the permissions of {path}") from None
+
+
+def _lookalike(root: Path, parts: list[str], i: int, shown: str, *, new: bool, itself: Target | None) -> str | None:
+    """The existing sibling that missing name ``parts[i]`` resolves to (its one look-alike), or None. Where the
+    name is to be made (``new``), a look-alike other than ``itself`` is refused instead; a folder on the way
+    resolves to its one look-alike all the same (the write goes into the existing folder)."""
+    here = root.joinpath(*parts[:i])
+    try:
+        found = lookalikes(parts[i], os.listdir(here))
+    except OSError:
+        return None
+    rel = "/".join(parts[:i])
+    if new:
+        found = [f for f in found if itself is None or (f"{rel}/{f}" if rel else f) != itself.rel]
+        if not found or (i < len(parts) - 1 and len(found) == 1):
+            return found[0] if found else None
+        memories = shown.startswith(MEMORIES_PREFIX)
+        folder = _styled(rel or ".", memories)
+        kinds = ["folder" if os.path.isdir(here / f) else "file" for f in found]
+        named = " and ".join(f"a {kind} named {escape(f)!r}" for f, kind in zip(found, kinds))
+        edit = ("edit it (view, then str_replace or insert)" if kinds == ["file"] else
+                "write into it" if kinds == ["folder"] else "use one of them")
+        raise MemoryFileExists(f"{named} already exist{'s' if len(found) == 1 else ''} in {folder}: the name you gave, "
+                               "with its characters encoded another way (Unicode NFC/NFD), so the two would look alike: "
+                               f"{edit} at {_styled(f'{rel}/{found[0]}' if rel else found[0], memories)}, "
+                               "or choose another name")
+    return found[0] if len(found) == 1 else None
 
 
 def check_growth(root: Path, target: Target, directory: str) -> None:
