@@ -16,8 +16,9 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile, shown
 from .document import decode, parse_document, summary_of
+from .names import lookalike_path
 from .tokens import count_tokens, encoding_name
-from .tree import INDEX_NAME, MemoryTree, classify, foreign_dirs, read_memory, resolve_root, safe_path, scan
+from .tree import INDEX_NAME, MemoryTree, classify, foreign_dirs, path_parts, read_memory, resolve_root, safe_path, scan
 
 __all__ = [
     "CoreFile",
@@ -257,10 +258,17 @@ def read(root: str | os.PathLike[str], path: str, lines=None, *, foreign=None) -
     """Rule 4: read one memory file (or ``lines``, e.g. ``"10:40"``) inside the root.
 
     Refuses paths outside the root (:class:`PathOutsideRoot`), hidden, foreign and
-    non-Markdown files (:class:`NotMemoryFile`) and missing files (:class:`MemoryFileNotFound`).
+    non-Markdown files (:class:`NotMemoryFile`) and missing files (:class:`MemoryFileNotFound`). A name that
+    does not exist but has exactly one look-alike (:func:`~memsearch.memory.names.lookalikes`) reads that file.
     """
     base = resolve_root(root)
-    raw, rel = read_memory(base, path, foreign=foreign)
+    try:
+        raw, rel = read_memory(base, path, foreign=foreign)
+    except MemoryFileNotFound:  # a name typed in another Unicode form (NFC/NFD) than the file's: its one look-alike
+        twin = lookalike_path(base, path_parts(path))
+        if twin is None:
+            raise
+        raw, rel = read_memory(base, twin, foreign=foreign)
     text = decode(raw)
     all_lines = text.splitlines(keepends=True)
     total = len(all_lines)

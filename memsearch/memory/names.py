@@ -14,13 +14,16 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import unicodedata
+from pathlib import Path
 from typing import Iterable
 
 from ..errors import InvalidArgument
 
-__all__ = ["ODD_CATEGORIES", "JOINERS", "odd", "require_plain", "lookalikes", "escape", "unescape"]
+__all__ = ["ODD_CATEGORIES", "JOINERS", "odd", "require_plain", "lookalikes", "lookalike_path", "escape", "unescape"]
 
 #: Unicode categories never given to a new name, and always escaped when a name is shown: controls, format
 #: characters that reorder or hide text (U+202E, U+200B, U+FEFF) and line or paragraph separators.
@@ -54,6 +57,35 @@ def lookalikes(name: str, siblings: Iterable[str]) -> list[str]:
     """The ``siblings`` (names in one directory) other than ``name`` itself whose NFC form is ``name``'s, sorted."""
     key = unicodedata.normalize("NFC", name)
     return sorted(s for s in siblings if s != name and unicodedata.normalize("NFC", s) == key)
+
+
+def lookalike_path(root: Path, parts: list[str]) -> str | None:
+    """For a read of ``parts`` (below ``root``) that found nothing: the relative path with each missing name
+    replaced by its one look-alike, or None (nothing to resolve, several look-alikes, or a link on the way).
+    Only names are chosen here: the caller reads the path returned through its own gate, which decides on it."""
+    here, found = root, []
+    for part in parts:
+        try:
+            st = os.lstat(here / part)
+        except FileNotFoundError:
+            try:
+                twins = lookalikes(part, os.listdir(here))
+            except OSError:
+                return None
+            if len(twins) != 1:
+                return None
+            part = twins[0]
+            try:
+                st = os.lstat(here / part)
+            except OSError:
+                return None
+        except OSError:
+            return None
+        if stat.S_ISLNK(st.st_mode) and len(found) < len(parts) - 1:
+            return None  # a folder link is never passed (a file link is the read gate's to judge)
+        found.append(part)
+        here = here / part
+    return "/".join(found) if found != parts else None
 
 
 def _escaped(char: str) -> str:

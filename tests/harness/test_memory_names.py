@@ -1,7 +1,7 @@
-"""Names through the real ``memsearch serve --writable`` server and the ``mcp`` client, with the default model: a
-file named in one Unicode form (NFD, as macOS writes it) is found by memory_search and opened by the model typing
-the other form (NFC); a look-alike is never created; a name holding control characters shows escaped in ``view``
-and opens in that form (memory/names.py)."""
+"""Names through the real ``memsearch serve --writable`` server and the ``mcp`` client, with the default model:
+a file named in one Unicode form (NFD, as macOS writes it) is found by memory_search and opened (memory tool
+and memory_read) by the model typing the other form (NFC); a look-alike is never created; a name holding
+control characters shows escaped in ``view`` and opens in that form (memory/names.py)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ def test_lookalike_and_odd_names_end_to_end(tmp_path):
                 assert "error" not in made, made
                 hits = (await call(client, "memory_search", {"query": "who roasts their own coffee beans", "k": 3}))["hits"]
                 seen["hit"] = hits[0]["path"]
+                seen["read"] = await call(client, "memory_read", {"path": f"notes/{NFC}.md"})
                 seen["view"] = await call(client, "memory", {"command": "view", "path": f"/memories/notes/{NFC}.md"})
                 seen["twin"] = await call(client, "memory", {"command": "create", "path": f"/memories/notes/{NFC}.md",
                                                              "file_text": "# twin\n"})
@@ -49,6 +50,7 @@ def test_lookalike_and_odd_names_end_to_end(tmp_path):
     anyio.run(session)
     assert seen["hit"] == f"notes/{NFD}.md"  # the search names the file as it is on disk ...
     assert "roasts its own beans" in seen["view"]["result"]  # ... and the form the model types opens it
+    assert seen["read"]["path"] == f"notes/{NFD}.md" and "roasts its own beans" in seen["read"]["text"]
     assert seen["twin"]["error"]["type"] == "MemoryFileExists"
     assert f"a file named '{NFD}.md' already exists in /memories/notes" in seen["twin"]["error"]["message"]
     assert sorted(p.name for p in (root / "notes").iterdir()) == sorted(["MEMORY.md", f"{NFD}.md", "odd\n1K\tforged.md"])

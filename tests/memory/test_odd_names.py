@@ -152,3 +152,21 @@ def test_a_new_name_cannot_be_made_with_an_escaped_odd_character(make_tree):
     with pytest.raises(InvalidArgument, match="has a backslash in the new name"):
         Editor(root).run("create", path="/memories/notes/a\\x5cb.md", file_text="# x\n")
     assert sorted(p.name for p in (root / "notes").iterdir()) == ["MEMORY.md", "a.md"]
+
+
+def test_a_read_of_a_lookalike_name_reads_its_one_file(make_tree, tmp_path):
+    """memory_read (contract.read) resolves a retyped name as the memory tool does; the read gate decides on it."""
+    from memsearch.memory.contract import read
+
+    root = make_tree(BASE | {f"{NFD}/MEMORY.md": "# Cafe\n", f"{NFD}/menu.md": "# Menu\n\nespresso\n",
+                             "notes/A\u030a.md": "# one\n", "notes/\u212b.md": "# two\n"})
+    result = read(root, f"{NFC}/menu.md")
+    assert result.path == f"{NFD}/menu.md" and "espresso" in result.text
+    with pytest.raises(MemoryFileNotFound):
+        read(root, "notes/\u00c5.md")  # two look-alikes: neither is chosen
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "menu.md").write_text("# secret\n")
+    (root / "notes" / "bistro\u0301").symlink_to(outside)  # a folder link is never passed, look-alike or not
+    with pytest.raises(MemoryFileNotFound):
+        read(root, "notes/bistr\u00f3/menu.md")
