@@ -268,8 +268,11 @@ def _service_status(as_json: bool) -> None:
         chunks = "-" if r["chunks"] is None else f"{r['chunks']:,}"
         memory = "-" if r["memory_bytes"] is None else f"{r['memory_bytes'] / 1e6:,.1f} MB"
         pending = r["pending"] if r["pending"] is not None else 0
+        phase = "loading" if r.get("waiting_for") else escape(str(r.get("state") or r["phase"]))
+        model = f", model {escape(r['model'])}" if r.get("model") else ""
+        waits = f": waits for {escape(r['waiting_for'])}" if r.get("waiting_for") else ""
         out.print(f"  {escape(r['root'])}: {files} files, {chunks} chunks, {pending} pending, {memory} in memory"
-                  f" ({escape(str(r.get('state') or r['phase']))}, model {escape(str(r['model']))})")
+                  f" ({phase}{waits}{model})")
 
 
 def _end_silent(pid: int) -> str:

@@ -194,23 +194,45 @@ class Root:
                                          encoding=old.encoding, fusion=old.fusion)
 
     def info(self) -> dict:
-        """What ``memsearch status`` lists for a loaded root: path, files, chunks, pending, memory."""
+        """What ``memsearch status`` lists for a loaded root: path, files, chunks, pending, memory, and while it
+        loads what it waits for (``waiting_for``: its index, the model, or the writer lock and its holder)."""
         info = {"root": str(self.where.root), "db": self.where.label, "phase": self.phase, "model": None,
-                "files": None, "chunks": None, "pending": None, "memory_bytes": None}
+                "files": None, "chunks": None, "pending": None, "memory_bytes": None, "waiting_for": self.waiting_for()}
         daemon, answers = self.daemon, self.answers
-        if daemon is None or answers is None:
+        if answers is None:
             return info
-        state = daemon.state
-        info.update(model=daemon.index.embedder.name, state=state.get("state"), pending=state.get("pending"),
-                    last_sync=(state.get("last_sync") or {}).get("at"),
-                    idle_s=round(time.monotonic() - daemon._last_request, 1))
+        info["model"] = answers.index.embedder.name
+        if daemon is not None:
+            state = daemon.state
+            info.update(model=daemon.index.embedder.name, state=state.get("state"), pending=state.get("pending"),
+                        last_sync=(state.get("last_sync") or {}).get("at"),
+                        idle_s=round(time.monotonic() - daemon._last_request, 1))
         try:
             store = answers.index.store
             info.update(files=len(store.file_states()), chunks=store.row_count(),
-                        memory_bytes=int(answers.index.searcher.nbytes + daemon.index.searcher.nbytes))
+                        memory_bytes=int(answers.index.searcher.nbytes
+                                         + (daemon.index.searcher.nbytes if daemon is not None else 0)))
         except Exception:  # noqa: BLE001 - a status line never fails on one root
             log.debug("counting %s failed", self.where.root, exc_info=True)
         return info
+
+    def waiting_for(self) -> str | None:
+        """What a root still loading waits for, in words (None once it serves)."""
+        if self.phase == "opening":
+            return "its index to open"
+        if self.phase == "keyword":
+            name = self.answers.index.embedder.name if self.answers is not None else self.model
+            return f"the model {name} to load (searches answered by keyword)" if name else "the model to load"
+        if self.phase != "waiting":
+            return None
+        from .process import holder_text, verified_holder
+
+        holder = verified_holder(self.where)
+        if holder is None:
+            return "the writer lock of its index"
+        if holder.get("pid") == os.getpid():
+            return "the writer lock of its index, held by this service under another path (released within a second)"
+        return f"the writer lock of its index, held by {holder_text(holder)}"
 
 
 class Roots:
