@@ -19,7 +19,7 @@ from rich.table import Table
 from ..errors import InvalidArgument, MemsearchError
 from ..service import route
 from .options import JsonOpt, RootArg
-from .render import emit_json, out, print_core, print_error, print_hits, print_listing, print_read, warn
+from .render import emit_json, out, print_core, print_error, print_hits, print_listing, print_read, search_json, warn
 from .spec import typer_param as P
 
 __all__ = ["app", "main", "usage_message"]
@@ -172,9 +172,9 @@ def search_command(
         return
     [(_, hits)] = list(results)
     if as_json:
-        emit_json({"query": query, "hits": hits})
+        emit_json(search_json(query, hits))
     else:
-        print_hits(hits)
+        print_hits(hits, root)
 
 
 def _search_all(where, model, items, local: bool, no_sync: bool, start, *, coming, k, scope, mode, since, until):

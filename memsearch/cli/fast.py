@@ -116,9 +116,9 @@ def run(argv: list[str]) -> int | None:
         return None
     if command == "search":
         if v["as_json"]:
-            render.emit_json({"query": v["query"], "hits": answer["hits"]})
+            render.emit_json(render.search_json(v["query"], answer["hits"]))
         else:
-            render.print_hits(answer["hits"])
+            render.print_hits(answer["hits"], v["root"])
     elif v["as_json"]:
         render.emit_json(answer)
     else:

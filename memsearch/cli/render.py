@@ -51,6 +51,12 @@ def escape(text: str) -> str:
     return rich_escape(text)
 
 
+def search_json(query: str, hits: list[dict]) -> dict:
+    """``search --json``'s object: the query, its hits, and ``indexing`` while the root's index is still being built."""
+    building = getattr(hits, "indexing", None)
+    return {"query": query, "hits": list(hits)} | ({"indexing": building} if building else {})
+
+
 def emit_json(data) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
@@ -144,8 +150,14 @@ def print_read(data: dict) -> None:
 SNIPPET_LINES = 6
 
 
-def print_hits(hits: list[dict]) -> None:
-    if not hits:
+def print_hits(hits: list[dict], root=None) -> None:
+    """Ranked hits; an empty answer while ``root``'s index is still being built (``hits.indexing``,
+    :class:`~memsearch.service.firstbuild.Hits`) says so and when to ask again."""
+    building = getattr(hits, "indexing", None)
+    if not hits and building:
+        line((f"no hits yet: {root} is still being indexed ({building['embedded']:,} of {building['files']:,} files); "
+              "search again in a few seconds", "yellow"))
+    elif not hits:
         line(("no hits", "dim"))
     for rank, hit in enumerate(hits, 1):
         head = [(f"{rank}. {hit['path']}:{hit['start_line']}-{hit['end_line']}", "bold"), "  ",

@@ -71,6 +71,11 @@ PARTIAL_NOTE = (
     "partial results: the memory is still being indexed, so the hits marked partial were found by their words "
     "only, not yet by meaning; search again in a few seconds for a complete answer"
 )
+#: The note of a search with no hit while the memory is still being indexed (``{embedded}`` of ``{files}`` files).
+BUILDING_NOTE = (
+    "no hits yet: the memory is still being indexed ({embedded:,} of {files:,} files embedded; the rest are found by "
+    "their exact words only); call memory_search again in a few seconds, or browse with memory_list"
+)
 
 
 def error_object(exc: BaseException) -> dict:
@@ -263,7 +268,10 @@ class ToolBox:
             for h in hits
         ]
         result = {"query": query if len(query) <= QUERY_ECHO_CHARS else query[:QUERY_ECHO_CHARS] + "...", "hits": items}
-        if not items:
+        building = getattr(hits, "indexing", None)
+        if not items and building:
+            result["note"] = BUILDING_NOTE.format(**building)
+        elif not items:
             dates = ", a wider since/until (only dated files match them)" if since or until else ""
             result["note"] = (
                 f"no hits: try other words, mode 'keyword' for exact names, a wider scope{dates}, or browse with "

@@ -17,7 +17,7 @@ import time
 from typing import Callable, Protocol
 
 from . import protocol
-from .firstbuild import await_first_rows
+from .firstbuild import await_first_rows, indexing
 from .protocol import PROTOCOL_VERSION, Refused
 
 __all__ = ["Answers", "Writer", "ProgressSink"]
@@ -102,6 +102,8 @@ class Answers:
             await_first_rows(self.root, rows, self.status_of)
         hits = self.index.search(query, k=k, scope=scope, mode=mode, since=since, until=until)
         out = {"hits": [hit.to_dict() for hit in hits]}
+        if (progress := indexing(self.index, hits)) is not None:  # a build under way: "no hits yet", not "no hits"
+            out["indexing"] = progress
         spent = time.thread_time() - started
         with self._counts:
             self.searches += 1

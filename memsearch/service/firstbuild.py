@@ -27,7 +27,7 @@ from ..location import IndexLocation, service_start_file
 from ..memory.files import read_json
 from ..platforms import flock_taken
 
-__all__ = ["daemon_coming", "building", "still_building", "await_rows", "await_daemon", "await_first_rows",
+__all__ = ["daemon_coming", "building", "indexing", "Hits", "still_building", "await_rows", "await_daemon", "await_first_rows",
            "FIRST_ROWS_WAIT_S", "SERVED_ROWS_WAIT_S"]
 
 #: Longest wait of a client (an in-process search, the CLI's, the library's) for the first rows another writer
@@ -49,6 +49,35 @@ def daemon_coming(where: IndexLocation) -> bool:
     holds the start file's flock for its whole life, from before it waits for the writer lock
     (:mod:`.autostart`), and loads a root on the first request naming it."""
     return not where.remote and flock_taken(service_start_file()) is True
+
+
+class Hits(list):
+    """A search's hits (JSON-ready dicts), with ``indexing``: how far the root's build still under way is (see
+    :func:`indexing`), or None; so that an empty answer can say "no hits yet" rather than "no hits"."""
+
+    def __init__(self, hits=(), indexing: dict | None = None):
+        super().__init__(hits)
+        self.indexing = indexing
+
+
+def indexing(index, hits=()) -> dict | None:
+    """``{"files": N, "embedded": E}`` (the tree's files to index, those embedded) while a build is under way: some
+    recorded file searchable by its words only (a first build's text rows, the hits' ``partial`` flag); else None.
+    Looked at for an empty answer only (``hits``), which then says "no hits yet" rather than "no hits"."""
+    from ..engine.storage.schema import is_incomplete
+    from ..memory.tree import scan
+
+    if hits:
+        return None
+    try:
+        states = index.store.file_states()
+        if not any(is_incomplete(s.mtime_ns, s.size) for s in states.values()):
+            return None
+        wanted = set(scan(index.root, foreign=index.foreign).indexed_files(index.include_core))
+    except Exception:  # noqa: BLE001 - a note, never a failed search
+        return None
+    done = sum(1 for path, s in states.items() if path in wanted and not is_incomplete(s.mtime_ns, s.size))
+    return {"files": len(wanted), "embedded": done}
 
 
 def building(state: dict | None) -> bool:

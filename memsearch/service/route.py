@@ -58,7 +58,8 @@ def sync_quietly(index, warn: Warn | None = None, *, defer: bool = False) -> boo
 def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[], ContextManager] | None, model=None,
            local: bool = False, sync: bool = True, guard=None, warn: Warn | None = None,
            start: bool | None = None, wait: float | None = None, coming: bool | None = None) -> list[dict] | None:
-    """Hits (JSON-ready dicts) of a checked search: from the daemon, else from the index ``using()``
+    """Hits (JSON-ready dicts, a :class:`~.firstbuild.Hits` whose ``indexing`` says how far a build under way is)
+    of a checked search: from the daemon, else from the index ``using()``
     yields (synced first unless ``sync`` is False, the sync under ``guard``, a lock, when given). ``using``
     None: the daemon's answer or None (the CLI's fast path, whose ``args`` may be the unchecked
     dict of :class:`SearchArgs`'s fields: the daemon checks them before it searches). On a tree never
@@ -75,7 +76,7 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
     except IndexBuilding as exc:  # the daemon's first build has no row yet: wait for its first ones
         answer = firstbuild.await_daemon(lambda: ask(where.root, "search", params, db=where, warn=warn), exc, wait)
     if answer is not None:
-        return answer["hits"]
+        return firstbuild.Hits(answer["hits"], answer.get("indexing"))
     if using is None:
         return None
     with using() as index:
@@ -86,7 +87,8 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
                 coming = asked and firstbuild.daemon_coming(where)
                 locked = sync_quietly(index, warn, defer=coming)
         def here() -> list[dict]:
-            return [hit.to_dict() for hit in index.search(args)]
+            hits = [hit.to_dict() for hit in index.search(args)]
+            return firstbuild.Hits(hits, firstbuild.indexing(index, hits))
 
         hits = here()
         if hits or not locked or index.searcher.snapshot()[1]:
@@ -94,7 +96,7 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
 
         def daemon():
             answer = ask(where.root, "search", params, db=where)  # quiet: asked again and again
-            return None if answer is None else answer["hits"]
+            return None if answer is None else firstbuild.Hits(answer["hits"], answer.get("indexing"))
 
         return firstbuild.await_rows(where, here, lambda: index.searcher.snapshot()[1], None if local else daemon,
                                      firstbuild.FIRST_ROWS_WAIT_S if wait is None else wait)
