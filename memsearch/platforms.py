@@ -34,7 +34,7 @@ except ImportError:  # Windows: the index refuses to open there anyway (storage.
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["Platform", "LINUX", "BSD", "BARE", "current", "peer", "peer_uid", "holds_flock", "flock_pids", "flock_taken",
-           "pid_alive", "opened_by"]
+           "pid_alive", "opened_by", "process_age"]
 
 _UCRED = struct.Struct("3i")  # Linux struct ucred: pid, uid, gid
 _XUCRED = struct.Struct("IIh")  # macOS struct xucred head: cr_version, cr_uid, cr_ngroups (16 gids follow)
@@ -183,3 +183,16 @@ def opened_by(path: str | os.PathLike[str]) -> set[int] | None:
             except OSError:
                 continue
     return pids
+
+
+def process_age(pid: int) -> float | None:
+    """Seconds since process ``pid`` started, from ``/proc/PID/stat`` and ``/proc/uptime`` (Linux); None elsewhere
+    or when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            started = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime, in clock ticks since boot
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return max(0.0, uptime - started / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None

@@ -240,17 +240,23 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
 
 def _service_status(as_json: bool) -> None:
     from ..location import service_socket
-    from ..service.process import service_status, silent_service
+    from ..service.process import service_starting, service_status, silent_service
 
     info = service_status()
     silent = silent_service() if info is None else None
+    starting = silent is not None and service_starting(silent)
     if as_json:
         running = {"running": True, **info} if info else {"running": silent is not None, "socket": str(service_socket()),
-                                                          "roots": []} | ({"pid": silent, "answering": False} if silent else {})
+                                                          "roots": []} | (
+            {"pid": silent, "answering": False, "starting": starting} if silent else {})
         sys.stdout.write(json.dumps(running, indent=2) + "\n")
         return
+    if starting:
+        out.print(f"memsearch service: [yellow]starting[/yellow], pid {silent} (not listening on "
+                  f"{escape(str(service_socket()))} yet); commands answer in-process meanwhile")
+        return
     if silent is not None:
-        out.print(f"memsearch service: [red]not answering[/red], pid {silent} (stopped, hung, or still starting), "
+        out.print(f"memsearch service: [red]not answering[/red], pid {silent} (stopped or hung), "
                   f"socket {escape(str(service_socket()))}")
         out.print(f"  commands answer in-process meanwhile; {_end_silent(silent)}")
         return

@@ -19,13 +19,17 @@ from ..errors import DaemonFailed, DaemonUnavailable, IndexLocked, shown
 from ..launch import DETACHED_CWD, python_argv
 from ..location import IndexLocation, service_log_file, service_socket, service_start_file
 from ..memory.files import read_json
-from ..platforms import Platform, flock_taken, holds_flock, opened_by, pid_alive
+from ..platforms import Platform, flock_taken, holds_flock, opened_by, pid_alive, process_age
 
 __all__ = ["holder_text", "verified_holder", "detach", "daemon_status", "stop", "Started", "Stopped",
-           "service_status", "stop_service", "silent_service", "START_TIMEOUT_S"]
+           "service_status", "stop_service", "silent_service", "service_starting", "START_TIMEOUT_S", "START_GRACE_S"]
 
 #: How long ``watch --detach`` waits for the daemon to load its model, take the lock and listen.
 START_TIMEOUT_S = 60.0
+#: A service that holds its start file but does not listen on its socket yet is taken for starting (not hung) while
+#: its process is younger than this: Python's start and the imports before it listens took up to 5 s on 2 busy
+#: cores; ``stop --all`` waits that long for it to listen, then stops it.
+START_GRACE_S = 30.0
 #: ``status`` waits this long for the daemon to answer on its socket before reporting it not serving.
 STATUS_TIMEOUT_S = 1.0
 
@@ -225,16 +229,42 @@ def silent_service() -> int | None:
     return min(pids) if pids else None
 
 
+def service_starting(pid: int) -> bool:
+    """Whether this user's service ``pid`` (:func:`silent_service`'s) is still starting rather than hung: nothing
+    listens on its socket yet and its process is younger than :data:`START_GRACE_S`."""
+    import socket
+
+    age = process_age(pid)
+    if age is None or age >= START_GRACE_S:
+        return False
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(STATUS_TIMEOUT_S)
+    try:
+        sock.connect(str(service_socket()))  # a stopped or hung process that listens still accepts
+    except OSError:
+        return True  # no socket yet, or one left by a killed service: not bound by this one yet
+    finally:
+        sock.close()
+    return False
+
+
 def stop_service(timeout: float = 60.0) -> dict | None:
     """Stop the per-user service (each root finishes its batch in hand and releases its lock): its last
-    status, or None when none ran. Raises :class:`DaemonFailed` when it is still running after ``timeout``."""
+    status, or None when none ran (or one runs that does not answer: :func:`silent_service`). A service still
+    starting (:func:`service_starting`) is waited for, within ``timeout``, then stopped. Raises
+    :class:`DaemonFailed` when it is still running after ``timeout``."""
     from .client import ask_service
 
+    deadline = time.monotonic() + timeout
     status = service_status()
-    if status is None or ask_service("stop", timeout=timeout) is None:
+    while status is None and (pid := silent_service()) is not None and service_starting(pid):
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.2)
+        status = service_status()
+    if status is None or ask_service("stop", timeout=max(1.0, deadline - time.monotonic())) is None:
         return None
     pid = status.get("pid")
-    deadline = time.monotonic() + timeout
     while isinstance(pid, int) and pid_alive(pid):
         if time.monotonic() > deadline:
             raise DaemonFailed(f"the memsearch service (pid {pid}) is still running after {timeout:.0f} s: "
