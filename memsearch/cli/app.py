@@ -19,7 +19,18 @@ from rich.table import Table
 from ..errors import InvalidArgument, MemsearchError
 from ..service import route
 from .options import JsonOpt, RootArg
-from .render import emit_json, out, print_core, print_error, print_hits, print_listing, print_read, search_json, warn
+from .render import (
+    counted,
+    emit_json,
+    out,
+    print_core,
+    print_error,
+    print_hits,
+    print_listing,
+    print_read,
+    search_json,
+    warn,
+)
 from .spec import typer_param as P
 
 __all__ = ["app", "main", "usage_message"]
@@ -49,7 +60,8 @@ def validate(
     else:
         status = "[green]valid[/green]" if report.valid else "[red]invalid[/red]"
         out.print(f"{escape(report.root)}: {status} Agent Memory "
-                  f"({len(report.memory_dirs)} memory directories, core memory {report.core_tokens:,} / {report.core_budget:,} tokens)")
+                  f"({counted(len(report.memory_dirs), 'memory directory', 'memory directories')}, "
+                  f"core memory {report.core_tokens:,} / {counted(report.core_budget, 'token')})")
         for issue in report.errors:
             out.print(f"  [red]error[/red]   {issue.code:<20} {escape(issue.path)}: {escape(issue.message)}")
         for issue in report.warnings:

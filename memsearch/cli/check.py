@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import IndexDamaged
-from .render import emit_json, err, out
+from .render import counted, emit_json, err, out
 
 __all__ = ["register", "print_check"]
 
@@ -35,11 +35,11 @@ def print_check(report, root, *, as_json: bool, location: str) -> None:
     stale = (f", {len(report.stale)} changed since indexed (`memsearch index {root}` updates them)"
              if report.stale else "")
     if report.ok:
-        out.print(f"checked {report.rows} rows of {report.files} files in {escape(location)}: ok{escape(stale)}")
+        out.print(f"checked {counted(report.rows, 'row')} of {counted(report.files, 'file')} in {escape(location)}: ok{escape(stale)}")
         return
-    out.print(f"checked {report.rows} rows of {report.files} files in {escape(location)}: "
-              f"{report.findings_total} problems in {len(report.damaged_files) or 'the index itself'}"
-              f"{' files' if report.damaged_files else ''}{escape(stale)}\n"
+    out.print(f"checked {counted(report.rows, 'row')} of {counted(report.files, 'file')} in {escape(location)}: "
+              f"{counted(report.findings_total, 'problem')} in "
+              f"{counted(len(report.damaged_files), 'file') if report.damaged_files else 'the index itself'}{escape(stale)}\n"
               f"  fix: `memsearch check {escape(str(root))} --repair` (re-indexes the damaged files, or rebuilds) "
               f"or `memsearch index {escape(str(root))} --rebuild`")
 

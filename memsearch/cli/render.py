@@ -17,7 +17,7 @@ import os
 import sys
 
 __all__ = ["out", "err", "console", "escape", "emit_json", "ns", "line", "styled", "warn",  # noqa: F822 (out, err)
-           "print_error", "print_core", "print_listing", "print_read", "print_hits"]
+           "print_error", "counted", "print_core", "print_listing", "print_read", "print_hits"]
 
 _CONSOLES: dict = {}
 #: The styles the plain printer knows, as ANSI SGR parameters (what rich writes for them).
@@ -49,6 +49,11 @@ def escape(text: str) -> str:
     from rich.markup import escape as rich_escape
 
     return rich_escape(text)
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, singular or plural as ``n`` asks ("1 file", "2 files", "1,024 chunks")."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def search_json(query: str, hits: list[dict]) -> dict:
@@ -118,7 +123,7 @@ def print_error(exc: Exception) -> None:
 
 def print_core(data: dict) -> None:
     sys.stdout.write(data["rendered"] + "\n")
-    line((f"{len(data['files'])} core files, {data['total_tokens']:,} tokens ({data['encoding']})", "dim"),
+    line((f"{counted(len(data['files']), 'core file')}, {counted(data['total_tokens'], 'token')} ({data['encoding']})", "dim"),
          stderr=True)
 
 
@@ -155,7 +160,7 @@ def print_hits(hits: list[dict], root=None) -> None:
     :class:`~memsearch.service.firstbuild.Hits`) says so and when to ask again."""
     building = getattr(hits, "indexing", None)
     if not hits and building:
-        line((f"no hits yet: {root} is still being indexed ({building['embedded']:,} of {building['files']:,} files); "
+        line((f"no hits yet: {root} is still being indexed ({building['embedded']:,} of {counted(building['files'], 'file')}); "
               "search again in a few seconds", "yellow"))
     elif not hits:
         line(("no hits", "dim"))
@@ -176,4 +181,4 @@ def print_hits(hits: list[dict], root=None) -> None:
             line("   │ " + text)
         if len(snippet) > SNIPPET_LINES:
             more = f"memsearch read ROOT {hit['path']} --lines {hit['start_line']}:{hit['end_line']}"
-            line("   │ ", (f"… {len(snippet) - SNIPPET_LINES} more lines ({more})", "dim"))
+            line("   │ ", (f"… {counted(len(snippet) - SNIPPET_LINES, 'more line')} ({more})", "dim"))

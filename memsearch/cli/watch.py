@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 
 from .options import DbOpt, JsonOpt, ModelOpt, RootArg
-from .render import err, out
+from .render import counted, err, out
 
 __all__ = ["register", "daemon_status"]
 
@@ -207,7 +207,7 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
     if sync:
         out.print(
             f"last sync: {sync.get('at')}: {sync['files_added']} added, {sync['files_changed']} changed, "
-            f"{sync['files_removed']} removed; {sync['chunks_embedded']} chunks embedded, "
+            f"{sync['files_removed']} removed; {counted(sync['chunks_embedded'], 'chunk')} embedded, "
             f"{sync['chunks_reused']} reused; {sync['seconds']:.2f} s"
         )
     if info["last_compaction"]:
@@ -224,14 +224,14 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
         return
     pending = info["pending"]
     out.print(
-        f"index: {escape(info['db'])}: {info['files']:,} files, {info['chunks']:,} chunks, "
+        f"index: {escape(info['db'])}: {counted(info['files'], 'file')}, {counted(info['chunks'], 'chunk')}, "
         f"model {escape(str(info['model']))}, {info['disk_bytes'] / 1e6:,.1f} MB on disk"
     )
     if info["partial_files"] or info["partial_chunks"]:
-        out.print(f"  [yellow]partial:[/yellow] {info['partial_files']:,} files still being indexed, "
-                  f"{info['partial_chunks']:,} chunks found by keyword only until embedded")
+        out.print(f"  [yellow]partial:[/yellow] {counted(info['partial_files'], 'file')} still being indexed, "
+                  f"{counted(info['partial_chunks'], 'chunk')} found by keyword only until embedded")
     out.print(
-        f"pending: {pending['total']} changes not yet indexed ({pending['added']} added, "
+        f"pending: {counted(pending['total'], 'change')} not yet indexed ({pending['added']} added, "
         f"{pending['changed']} changed, {pending['removed']} removed)"
     )
     if info["log"]:
@@ -246,9 +246,12 @@ def _service_status(as_json: bool) -> None:
     silent = silent_service() if info is None else None
     starting = silent is not None and service_starting(silent)
     if as_json:
-        running = {"running": True, **info} if info else {"running": silent is not None, "socket": str(service_socket()),
-                                                          "roots": []} | (
-            {"pid": silent, "answering": False, "starting": starting} if silent else {})
+        if info is not None:  # the service answered: its own report
+            running = {"running": True, **info}
+        else:  # none answered: say whether a silent one holds the lock, and on which socket it would serve
+            running = {"running": silent is not None, "socket": str(service_socket()), "roots": []}
+            if silent is not None:
+                running.update(pid=silent, answering=False, starting=starting)
         sys.stdout.write(json.dumps(running, indent=2) + "\n")
         return
     if starting:
@@ -270,14 +273,14 @@ def _service_status(as_json: bool) -> None:
         out.print("  no memory root loaded")
         return
     for r in info["roots"]:
-        files = "-" if r["files"] is None else f"{r['files']:,}"
-        chunks = "-" if r["chunks"] is None else f"{r['chunks']:,}"
+        files = "- files" if r["files"] is None else counted(r["files"], "file")
+        chunks = "- chunks" if r["chunks"] is None else counted(r["chunks"], "chunk")
         memory = "-" if r["memory_bytes"] is None else f"{r['memory_bytes'] / 1e6:,.1f} MB"
         pending = r["pending"] if r["pending"] is not None else 0
         phase = "loading" if r.get("waiting_for") else escape(str(r.get("state") or r["phase"]))
         model = f", model {escape(r['model'])}" if r.get("model") else ""
         waits = f": waits for {escape(r['waiting_for'])}" if r.get("waiting_for") else ""
-        out.print(f"  {escape(r['root'])}: {files} files, {chunks} chunks, {pending} pending, {memory} in memory"
+        out.print(f"  {escape(r['root'])}: {files}, {chunks}, {pending} pending, {memory} in memory"
                   f" ({phase}{waits}{model})")
 
 
@@ -311,7 +314,7 @@ def stop_command(
         if stopped is None:
             out.print("the memsearch service is not running")
         else:
-            out.print(f"stopped the memsearch service (pid {stopped['pid']}, {len(stopped['roots'])} roots unloaded)")
+            out.print(f"stopped the memsearch service (pid {stopped['pid']}, {counted(len(stopped['roots']), 'root')} unloaded)")
         if root is None:
             return
     if root is None:
