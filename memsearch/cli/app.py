@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from ..errors import InvalidArgument, MemsearchError
@@ -22,6 +21,7 @@ from .options import JsonOpt, RootArg
 from .render import (
     counted,
     emit_json,
+    escape,
     out,
     print_core,
     print_error,

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.markup import escape
 
 from ..errors import IndexDamaged
-from .render import counted, emit_json, err, out
+from .render import counted, emit_json, err, escape, out
 
 __all__ = ["register", "print_check"]
 

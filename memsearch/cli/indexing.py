@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.markup import escape
 
 from ..service import route
 from .check import print_check
 from .options import DbOpt, JsonOpt, ModelOpt, RootArg
-from .render import emit_json, err, out, warn
+from .render import emit_json, err, escape, out, warn
 
 __all__ = ["register", "ProgressBar", "print_notes"]
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 __all__ = ["out", "err", "console", "escape", "emit_json", "ns", "line", "styled", "warn",  # noqa: F822 (out, err)
-           "print_error", "counted", "print_core", "print_listing", "print_read", "print_hits"]
+           "print_error", "counted", "visible", "print_core", "print_listing", "print_read", "print_hits"]
 
 _CONSOLES: dict = {}
 #: The styles the plain printer knows, as ANSI SGR parameters (what rich writes for them).
@@ -44,11 +45,39 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+#: What a terminal would obey rather than show: C0 controls but newline and tab, DEL, C1 controls, and the
+#: bidirectional overrides and isolates that reorder what follows (a file name that reads backwards).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(match: re.Match) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return "^" + chr(code + 64)  # ESC -> ^[, as less and git show it
+    return "^?" if code == 0x7F else f"<U+{code:04X}>"
+
+
+def visible(text: str) -> str:
+    """Untrusted text (memory text, file names, messages quoting them) made safe for a terminal: every control
+    code but newline and tab, and every bidi override, shown as visible characters instead of obeyed. The one
+    place human output is made safe; ``--json`` output stays exact (JSON escapes controls itself)."""
+    return _UNSAFE.sub(_shown, text)
+
+
+def _for(stream, text: str) -> str:
+    """``text`` as written when ``stream`` is a pipe or file (content stays exact), :func:`visible` on a terminal."""
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    return visible(text) if terminal else text
+
+
 def escape(text: str) -> str:
-    """``text`` with rich markup escaped."""
+    """``text`` for rich's printer: :func:`visible`, with rich markup escaped."""
     from rich.markup import escape as rich_escape
 
-    return rich_escape(text)
+    return rich_escape(visible(text))
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -101,7 +130,7 @@ def line(*parts: str | tuple[str, str], stderr: bool = False) -> None:
     column, written = 0, []
     for part in parts:
         text, style = (part, None) if isinstance(part, str) else part
-        text = text.translate(_STRIP)
+        text = visible(text.translate(_STRIP))
         if "\t" in text:  # tab stops count from the start of the line, across parts
             text = (" " * column + text).expandtabs(TAB_SIZE)[column:]
         column = len(text) - text.rfind("\n") - 1 if "\n" in text else column + len(text)
@@ -122,7 +151,7 @@ def print_error(exc: Exception) -> None:
 
 
 def print_core(data: dict) -> None:
-    sys.stdout.write(data["rendered"] + "\n")
+    sys.stdout.write(_for(sys.stdout, data["rendered"]) + "\n")
     line((f"{counted(len(data['files']), 'core file')}, {counted(data['total_tokens'], 'token')} ({data['encoding']})", "dim"),
          stderr=True)
 
@@ -147,7 +176,7 @@ def print_listing(data: dict) -> None:
 
 
 def print_read(data: dict) -> None:
-    text = data["text"]
+    text = _for(sys.stdout, data["text"])
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
 

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.markup import escape
 
 from .options import DbOpt, JsonOpt, ModelOpt, RootArg
-from .render import counted, err, out
+from .render import counted, err, escape, out
 
 __all__ = ["register", "daemon_status"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 
@@ -45,4 +46,61 @@ def test_status_of_a_one_file_root_says_one_file(make_tree, autostart):
     assert status.returncode == 0, status.stderr
     assert ": 1 file, 1 chunk," in status.stdout
     assert "1 files" not in status.stdout and "1 chunks" not in status.stdout
+    assert run("stop", "--all").returncode == 0
+
+
+HOSTILE = "clip\x1b]52;c;cm0gLXJmIH4=\x07 clear\x1b[2J link\x1b]8;;http://x\x1b\\ c1\x9b31m nul\x00 del\x7f"
+SHOWN = "clip^[]52;c;cm0gLXJmIH4=^G clear^[[2J link^[]8;;http://x^[\\ c1<U+009B>31m nul^@ del^?"
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_visible_shows_controls_and_bidi_overrides_and_keeps_newlines_and_tabs():
+    assert render.visible(HOSTILE) == SHOWN
+    assert render.visible("a\tb\nc") == "a\tb\nc"
+    assert render.visible("evil\u202egpj.md \u2066x\u2069") == "evil<U+202E>gpj.md <U+2066>x<U+2069>"
+    assert render.escape("[b]\x1b[2J") == "\\[b]^[[2J"
+
+
+def test_hits_listings_and_errors_never_write_escape_codes(capsys, monkeypatch):
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    hit = {"path": "n/\x1b[2Jx.md", "start_line": 1, "end_line": 2, "score": 0.5, "heading": HOSTILE, "date": None,
+           "memory_md": {"path": "n/MEMORY.md", "title": HOSTILE}, "text": HOSTILE, "stale": False, "partial": False}
+    render.print_hits([hit])
+    render.print_listing({"path": ".", "title": HOSTILE, "summary": HOSTILE, "dirs": [],
+                          "files": [{"path": "\u202eevil.md", "tokens": 3, "title": HOSTILE}]})
+    render.print_error(ValueError("no memory file 'a\x1b]52;c;x\x07.md'"))
+    out, err = capsys.readouterr()
+    assert "\x1b" not in out + err and "\x07" not in out + err and "\u202e" not in out
+    assert SHOWN in out and "n/^[[2Jx.md:1-2" in out and "<U+202E>evil.md" in out
+    assert "no memory file 'a^[]52;c;x.md'" in err  # bell and the like are dropped, as rich dropped them
+
+
+def test_read_and_core_are_exact_through_a_pipe_and_visible_on_a_terminal(capsys, monkeypatch):
+    render.print_read({"text": HOSTILE})
+    render.print_core({"rendered": HOSTILE, "files": ["MEMORY.md"], "total_tokens": 5, "encoding": "cl100k_base"})
+    assert capsys.readouterr().out == HOSTILE + "\n" + HOSTILE + "\n"
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    render.print_read({"text": HOSTILE})
+    render.print_core({"rendered": HOSTILE, "files": ["MEMORY.md"], "total_tokens": 5, "encoding": "cl100k_base"})
+    assert terminal.getvalue() == SHOWN + "\n" + SHOWN + "\n"
+
+
+@pytest.mark.slow
+def test_search_shows_escape_codes_and_json_keeps_them(make_tree, autostart):
+    import json
+
+    root = make_tree({"MEMORY.md": "# Memory\n", "notes/MEMORY.md": "# Notes\n",
+                      "notes/evil.md": f"# Atlas\n\natlas deploy notes {HOSTILE}\n"})
+    assert run("index", str(root)).returncode == 0
+    human = run("search", str(root), "atlas deploy")
+    assert human.returncode == 0, human.stderr
+    assert "notes/evil.md" in human.stdout and "\x1b" not in human.stdout and "^[]52;c;" in human.stdout
+    exact = json.loads(run("search", str(root), "atlas deploy", "--json").stdout)
+    assert any(HOSTILE in hit["text"] for hit in exact["hits"])
+    assert run("read", str(root), "notes/evil.md").stdout.endswith(f"{HOSTILE}\n")  # a pipe: the file as written
     assert run("stop", "--all").returncode == 0
