@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
                 warnings.simplefilter("ignore")
             code = app(args=argv, prog_name="memsearch", standalone_mode=False)
     except MemsearchError as exc:
-        print_error(exc)
+        print_error(exc, _root_of(sys.argv[1:] if argv is None else argv))
         return exc.exit_code
     except click.UsageError as exc:
         if isinstance(exc, getattr(click, "NoArgsIsHelpError", ())):  # a bare group: its help, as typer shows it
@@ -307,6 +307,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return code if isinstance(code, int) else 0
+
+
+def _root_of(argv: list[str]):
+    """The memory root ``argv`` names, where the command is one the fast path parses (else None: hints keep ROOT)."""
+    from .fast import parse
+
+    parsed = parse([token for token in argv if token not in ("--local", "--asked")])  # flags the fast path leaves
+    return None if parsed is None else parsed[1].get("root")
 
 
 def usage_message(exc) -> str:

@@ -109,7 +109,7 @@ def run(argv: list[str]) -> int | None:
     except NotAMemoryRoot:
         return None  # the full CLI words it (naming the order when the root and the next argument were swapped)
     except MemsearchError as exc:
-        render.print_error(exc)
+        render.print_error(exc, v["root"])
         return exc.exit_code
     if answer is None:
         argv.insert(1, "--asked")

@@ -124,4 +124,4 @@ def test_printing_hits_loads_no_rich():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().splitlines()[-1] == "[]"
-    assert "more lines (memsearch read ROOT notes/n12.md --lines 3:9)" in result.stdout
+    assert "more lines (memsearch read ROOT notes/n12.md --lines 3:9)" in result.stdout  # no root given: ROOT

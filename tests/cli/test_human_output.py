@@ -104,3 +104,21 @@ def test_search_shows_escape_codes_and_json_keeps_them(make_tree, autostart):
     assert any(HOSTILE in hit["text"] for hit in exact["hits"])
     assert run("read", str(root), "notes/evil.md").stdout.endswith(f"{HOSTILE}\n")  # a pipe: the file as written
     assert run("stop", "--all").returncode == 0
+
+
+def test_hints_name_the_root_given_shell_quoted(capsys, monkeypatch):
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    long = {"path": "my notes/a.md", "start_line": 3, "end_line": 12, "score": 0.5, "heading": "h", "date": None,
+            "memory_md": None, "text": "\n".join(f"line {n}" for n in range(9)), "stale": False, "partial": False}
+    render.print_hits([long], "/home/me/my memory")
+    assert "(memsearch read '/home/me/my memory' 'my notes/a.md' --lines 3:12)" in capsys.readouterr().out
+    render.print_error(ValueError("no memory file 'n': see what is there with `memsearch ls ROOT n`"), "/m")
+    assert "`memsearch ls /m n`" in capsys.readouterr().err
+
+
+def test_a_refused_read_names_the_real_root(make_tree, capsys):
+    from tests.conftest import run_cli
+
+    root = make_tree({"MEMORY.md": "# M\n", "notes/MEMORY.md": "# N\n", "notes/a.md": "a\n"})
+    code, _, err = run_cli(["read", str(root), "notes", "--local"], capsys)
+    assert code == 2 and f"`memsearch ls {root} notes`" in err and "ROOT" not in err
