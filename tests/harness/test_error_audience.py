@@ -73,7 +73,7 @@ def test_the_cli_prints_the_commands(root, capsys, path):
     except SystemExit as exc:
         code = exc.code
     err = capsys.readouterr().err
-    assert code != 0 and "`memsearch ls ROOT notes`" in err and "memory_list" not in err
+    assert code != 0 and f"`memsearch ls {root} notes`" in err and "memory_list" not in err  # the root given
     assert "Markdown" not in err
 
 
