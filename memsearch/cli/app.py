@@ -157,8 +157,7 @@ def search_command(
     no_daemon: bool = P("search", "no_daemon"),
     asked: bool = P("search", "asked"),
 ) -> None:
-    """Search external memory: answered by the daemon when one serves the index, else in-process
-    after syncing changed files (unless a daemon holds the index)."""
+    """Search external memory; answered by this user's memsearch service, which the first search starts."""
 
     if (query is None) == (queries is None):
         raise InvalidArgument("give either a QUERY or --queries FILE.jsonl (not both)")

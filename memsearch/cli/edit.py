@@ -120,7 +120,7 @@ def register(app: typer.Typer) -> None:
             min=1,
         ),
         no_sync: bool = typer.Option(
-            False, "--no-sync", help="Leave the index alone (a daemon or the next search catches up)."
+            False, "--no-sync", help="Leave the index alone (the memsearch service or the next search catches up)."
         ),
         as_json: bool = typer.Option(
             False, "--json", help="Print the whole result as JSON (result, changed, created, index)."

@@ -39,17 +39,18 @@ class Param(NamedTuple):
 
 ROOT = Param("root", default=REQUIRED, help="The memory root: the directory holding the root MEMORY.md.")
 JSON = Param("as_json", ("--json",), False, "Print one JSON object instead of a readable report.", flag=True)
-LOCAL = Param("local", ("--local",), False, "Work in-process even when a daemon serves this index.", flag=True,
+LOCAL = Param("local", ("--local",), False,
+              "Work in-process even when the memsearch service (or a watch daemon) serves this index.", flag=True,
               fast=False)
 #: The fast path's mark on a command line it hands to typer after asking the service (none answered): the full CLI
 #: does not ask again, but, unlike ``--local``, a search still leaves the embedding of a never-indexed tree to the
 #: service that ask started.
 ASKED = Param("asked", ("--asked",), False, "The fast path asked the service already.", flag=True, fast=False,
               hidden=True)
-NO_DAEMON = Param("no_daemon", ("--no-daemon",), False, "Do not start a daemon in the background for the calls that "
-                  "follow (default: $MEMSEARCH_AUTOSTART).", flag=True)
+NO_DAEMON = Param("no_daemon", ("--no-daemon",), False, "Do not start the memsearch service in the background if none "
+                  "runs (default: $MEMSEARCH_AUTOSTART).", flag=True)
 #: read, ls and core never start a daemon (they need no model): ``--no-daemon`` is still accepted there, and does nothing.
-NO_DAEMON_KEPT = NO_DAEMON._replace(help="Accepted, and does nothing: this command never starts a daemon.", hidden=True)
+NO_DAEMON_KEPT = NO_DAEMON._replace(help="Accepted, and does nothing: this command never starts the service.", hidden=True)
 DB = Param("db", ("--db",), None, "Index directory, or s3://bucket/prefix "
            "(default: $MEMSEARCH_DB, else ROOT/.memsearch).")
 MODEL = Param("model", ("--model",), None, "Embedding model: a name from models.toml or a local model directory.")

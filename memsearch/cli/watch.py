@@ -190,14 +190,16 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
     from ..service.process import holder_text
 
     if info["running"]:
-        out.print(f"daemon: [green]running[/green], pid {info['pid']} since {info['since']} ({info['state']})")
+        by = "the memsearch service" if info["by"] == "service" else "a watch daemon"
+        out.print(f"served by {by}: [green]running[/green], pid {info['pid']} since {info['since']} ({info['state']})")
         out.print(
             f"  serving on {escape(info['socket'])}"
             if info["serving"]
             else f"  [yellow]not answering[/yellow] on {escape(info['socket'])}: clients work in-process"
         )
     else:
-        out.print(f"daemon: [yellow]{escape(info['state'])}[/yellow]")
+        last = info["state"].removeprefix("not running").strip()  # "(last: stopped)", and why it matters
+        out.print(f"served by: [yellow]no memsearch process[/yellow]{' ' + escape(last) if last else ''}")
         if info["writer"]:
             out.print(f"  the index is being written by {escape(holder_text(info['writer']))}")
     if info["error"]:

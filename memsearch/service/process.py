@@ -165,8 +165,9 @@ def daemon_status(root, db=None) -> dict:
                   "error": state.get("error"), "log": str(where.log_file) if where.log_file.exists() else None,
                   "indexed": False, "files": 0, "chunks": 0, "model": None, "disk_bytes": 0, "pending": None,
                   "partial_files": 0, "partial_chunks": 0}
+    info["by"] = "watch" if running else None  # who serves it: this user's service, or a `watch` daemon of its own
     if answer and answer.get("socket") == str(service_socket()):  # the per-user service keeps it: its log
-        info["log"] = str(service_log_file())
+        info.update(log=str(service_log_file()), by="service")
     if not running and state and state.get("state") not in ("stopped", None):
         info["state"] += ": it did not stop cleanly; the next start catches up"
     remote = where.remote

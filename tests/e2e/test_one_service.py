@@ -69,6 +69,7 @@ def test_one_service_serves_every_root_and_carries_out_their_writes(tmp_path):
     assert f"pid {pid}" in text and all(f"{os.path.realpath(r)}: 3 files" in text for r in roots)
     one = json.loads(memsearch("status", roots[1], "--json").stdout)  # a root's status names the service's log
     assert one["running"] and one["pid"] == pid and one["log"] == os.path.join(os.path.dirname(status["socket"]), "service.log")
+    assert one["by"] == "service" and f"served by the memsearch service: running, pid {pid}" in memsearch("status", roots[1]).stdout
 
     # writes while the service holds the index: carried out by it, same report and exit status as in-process
     with open(os.path.join(roots[0], "notes", "c.md"), "w") as f:

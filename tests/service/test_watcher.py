@@ -538,7 +538,8 @@ def test_cli_daemon_end_to_end_with_the_real_model(make_tree, real_embedder):
     try:
         status = json.loads(cli("status", str(root), "--json").stdout)
         pid = status["pid"]
-        assert status["running"] and pid and pid == read_state(db)["pid"]
+        assert status["running"] and pid and pid == read_state(db)["pid"] and status["by"] == "watch"
+        assert f"served by a watch daemon: running, pid {pid}" in cli("status", str(root)).stdout
         again = cli("watch", str(root))
         assert again.returncode == 2 and f"process {pid} (watch" in again.stderr  # a second writer is refused
         until(lambda: (read_state(db) or {}).get("syncs"), timeout=120, what="the daemon's catch-up")
@@ -559,6 +560,7 @@ def test_cli_daemon_end_to_end_with_the_real_model(make_tree, real_embedder):
     assert stopped.returncode == 0 and "stopped" in stopped.stdout, stopped.stderr
     assert lock_holder(db) is None and read_state(db)["state"] == "stopped"
     assert not json.loads(cli("status", str(root), "--json").stdout)["running"]
+    assert cli("status", str(root)).stdout.startswith("served by: no memsearch process (last: stopped)")
     log = (db / watcher.LOG_FILE).read_text()
     assert "sync (catch-up)" in log and "SIGTERM received" in log and "lock is released" in log
 
