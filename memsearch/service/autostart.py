@@ -76,9 +76,11 @@ def command(where: IndexLocation, *, model: str | None = None, idle_exit: int | 
 def ensure(where: IndexLocation, *, model: str | None = None, enabled: bool | None = None,
            idle_exit: int | None = None) -> int | None:
     """Start this user's service in the background if the module docstring's rules allow; the pid
-    started, or None. Never waits for the service and never raises for it."""
+    started, or None. Never waits for the service; raises only :class:`~memsearch.errors.InvalidArgument` for a
+    setting in the environment that the service would refuse (the caller says it, rather than the service's log)."""
     if fcntl is None or where.remote or not settings.get("autostart", enabled) or not _writable(where):
         return None
+    settings.check_all()
     from .process import verified_holder
     from .protocol import secure_dir
 
