@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ...errors import Hint, IndexLocked, UnsupportedPlatform
-from ...location import HOLDER_FILE, LOCK_FILE
+from ...location import HOLDER_FILE, LOCK_FILE, open_private
 from ...memory.files import atomic_write_json, make_index_dir, read_json
 from ...platforms import pid_alive
 
@@ -203,9 +203,8 @@ class WriterLock:
 
     def _open(self) -> int:
         """The lock file's descriptor; a directory or link in its place (damage) is replaced by a file."""
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
-            return os.open(self.path, flags, 0o644)
+            return open_private(self.path, os.O_RDWR)
         except OSError as exc:
             if not (isinstance(exc, IsADirectoryError) or self.path.is_symlink()):
                 raise
@@ -213,7 +212,7 @@ class WriterLock:
             self.path.unlink(missing_ok=True)
         else:
             shutil.rmtree(self.path, ignore_errors=True)
-        return os.open(self.path, flags, 0o644)
+        return open_private(self.path, os.O_RDWR)
 
     def _record(self) -> None:
         record = {"pid": os.getpid(), "purpose": self.purpose, "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
