@@ -12,9 +12,10 @@ Both hooks start the index's daemon in the background when none serves (:mod:`me
 so prompts are answered by a warm model: the session-start hook starts it before the first prompt. The service
 answers a prompt from the moment it has opened the root's index, by keyword while it loads the model (hits
 ``partial``), as it answers the MCP server's first search (:mod:`memsearch.service.roots`). A prompt no service
-can answer yet (none listens, it is still opening the index, or its first build has no row yet) is answered
-in-process by keyword, the routed path of every first call (:func:`memsearch.service.route.search`): on a tree
-never indexed its text rows are written first and the hits say ``partial``; nothing waits for the model.
+can answer yet (none listens, it is still opening the index, or no build has begun: the service loads its model
+before it takes the index) is answered in-process by keyword, the routed path of every first call
+(:func:`memsearch.service.route.search`): on a tree never indexed its text rows are written first, without
+loading the model, and the hits say ``partial``; nothing waits for the model.
 """
 
 from __future__ import annotations
@@ -127,8 +128,16 @@ def _cut_bytes(text: str, limit: int) -> str:
 
 
 def _recall(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> list[dict]:
-    """The hits for ``prompt``: the daemon's (hybrid) when it answers, else keyword hits found in-process."""
+    """The hits for ``prompt``: the daemon's (hybrid) when it answers, else keyword hits found in-process.
+
+    A root whose index has no row yet (no parameters file: no build has begun) is answered in-process, which
+    writes its text rows first, even while the service runs: the service session start started loads its model
+    before it takes the index (seconds to a minute on a new machine), and until then it has nothing to answer."""
+    from ..location import META_FILE
+
     client = Client(root, db, timeout=ASK_TIMEOUT_S)
+    where = client.where
+    built = (where.state / META_FILE).exists()
 
     def ask() -> dict | None:
         try:
@@ -136,27 +145,21 @@ def _recall(root: Path, prompt: str, db: str | None, k: int, deadline: float) ->
         except DaemonUnavailable:
             return None  # none listens (a stale socket), or it does not answer in time: answered here
 
-    if client.path is not None:
+    if client.path is not None and built:
         try:
             answer = ask()
-        except IndexBuilding as exc:  # its first build has no row yet: its first text rows come within seconds
-            from ..service import firstbuild
-
-            try:
-                answer = firstbuild.await_daemon(ask, exc, max(0.0, deadline - time.monotonic()))
-            except IndexBuilding:
-                return []
+        except IndexBuilding:  # its first build has begun, no row committed yet: read from disk below
+            answer, built = None, False
         if answer is not None:
             return answer["hits"]
     from ..engine.search.args import check_search
-    from ..location import META_FILE
     from ..service import route
     from .api import using_index
 
-    where = IndexLocation.of(root, db)
     _start_daemon(root, db)  # for the prompts that follow (session start has started it, usually)
     args = check_search(where.root, prompt, k, mode="keyword")  # keyword: no model loads in the hook
-    built = (where.state / META_FILE).exists()  # then the daemon syncs: nothing is embedded here
+    # built: the daemon syncs, nothing is embedded here; else the text rows are written here (or, when another
+    # writer holds the index, its first rows awaited) and the daemon embeds them
     return route.search(where, args, local=True, sync=not built, coming=True, wait=max(0.0, deadline - time.monotonic()),
                         using=lambda: using_index(where.root, db=where))
 
