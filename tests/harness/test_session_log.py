@@ -15,7 +15,7 @@ import pytest
 from memsearch.harness import claude_code, session_log
 from memsearch.harness.secrets import mask
 from memsearch.memory.validator import validate
-from tests.harness.test_claude_code import ENV, FILES, run_hook
+from tests.harness.test_claude_code import FILES, env_now, run_hook
 
 #: Realistic credentials (the issuers' formats; none is live), each with the part that must never reach memory.
 SECRETS = {
@@ -151,7 +151,7 @@ def test_the_next_prompt_recalls_the_logged_session(make_tree, tmp_path):
     (project / ".git").mkdir(parents=True)
     install = [sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project", str(project),
                "--log-sessions", "--yes"]
-    subprocess.run(install, capture_output=True, text=True, timeout=120, env=ENV, stdin=subprocess.DEVNULL, check=True)
+    subprocess.run(install, capture_output=True, text=True, timeout=120, env=env_now(), stdin=subprocess.DEVNULL, check=True)
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     command = {event: settings["hooks"][event][-1]["hooks"][0]["command"] for event in settings["hooks"]}
     assert shlex.split(command["Stop"])[4] == "session-log" and command["Stop"] == command["SessionEnd"]
@@ -173,7 +173,7 @@ def test_the_next_prompt_recalls_the_logged_session(make_tree, tmp_path):
         context = json.loads(recalled)["hookSpecificOutput"]["additionalContext"]
         assert "billing-service/2026-11-03.md" in context and "credit note" in context
     finally:
-        subprocess.run([sys.executable, "-m", "memsearch", "stop", str(root)], capture_output=True, env=ENV,
+        subprocess.run([sys.executable, "-m", "memsearch", "stop", str(root)], capture_output=True, env=env_now(),
                        timeout=60)
     assert claude_code.LOG_EVENTS.keys() <= settings["hooks"].keys()
 
