@@ -180,9 +180,11 @@ def test_a_hung_daemon_does_not_block_the_prompt(make_tree, tmp_path):
     import socket
     import threading
 
+    from memsearch.engine.index import MemoryIndex
     from memsearch.location import IndexLocation
 
     root = make_tree(FILES)
+    MemoryIndex(root).sync(defer=True)  # an index with rows (text only: no model loads), which the hook asks for
     path = IndexLocation.of(root).socket
     path.parent.mkdir(parents=True)
     held = []

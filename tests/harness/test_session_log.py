@@ -133,6 +133,19 @@ def test_a_long_session_is_cut_to_its_budget(make_tree, tmp_path, monkeypatch):
     assert "and 30 more" in section  # 60 changed files, 30 listed
 
 
+def test_a_huge_session_costs_what_its_kept_turns_do(monkeypatch):
+    """20,000 turns (a 30 MB transcript): only the turns that fit are rendered and masked. Before, every turn was
+    masked and the section cut by joining what was left once per turn dropped: the hook ran past its 8 s bound
+    and the session was never written."""
+    masked = []
+    monkeypatch.setattr(session_log, "mask", lambda text: masked.append(text) or text)
+    turns = tuple(session_log.Turn(f"prompt {i} " + "x" * 400, f"answer {i} " + "y" * 900) for i in range(20_000))
+    section = session_log.render_section(session_log.Session("s-huge", turns=turns))
+    assert len(section.encode()) <= session_log.SECTION_BYTES
+    assert "prompt 0 " in section and "answer 19999 " in section and "turns left out here" in section
+    assert len(masked) < 20  # the first turn and the latest few that fit, each prompt and answer once
+
+
 def test_nothing_is_written_for_a_session_without_a_prompt_or_a_transcript(make_tree, tmp_path):
     root = make_tree({"MEMORY.md": "# Memory\n"})
     empty = tmp_path / "t.jsonl"
