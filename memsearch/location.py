@@ -35,7 +35,7 @@ from .memory.files import make_index_dir
 from .memory.root import resolve_root
 
 __all__ = ["IndexLocation", "RemoteAddress", "parse_remote", "is_remote", "state_root", "service_dir", "service_socket",
-           "service_start_file", "service_log_file", "DB_DIRNAME", "SCHEMES", "META_FILE", "LEASE_FILE", "MAX_SOCKET_PATH"]
+           "service_start_file", "service_log_file", "open_private", "DB_DIRNAME", "SCHEMES", "META_FILE", "LEASE_FILE", "MAX_SOCKET_PATH"]
 
 #: The index directory inside a memory root (hidden, so never memory) when no ``--db`` is given.
 DB_DIRNAME = ".memsearch"
@@ -145,6 +145,19 @@ def service_start_file() -> Path:
 def service_log_file() -> Path:
     """The per-user service's log."""
     return service_dir() / SERVICE_LOG
+
+
+def open_private(path: Path | str, flags: int = os.O_WRONLY | os.O_APPEND) -> int:
+    """A descriptor of the state file ``path`` (a log, a lock), created owner-only (0600) whatever the umask,
+    and narrowed to 0600 when an older memsearch left it wider; not a link (``O_NOFOLLOW``)."""
+    fd = os.open(path, flags | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        info = os.fstat(fd)
+        if info.st_mode & 0o077 and info.st_uid == os.getuid():
+            os.fchmod(fd, 0o600)
+    except OSError:
+        pass  # a file we cannot narrow (another owner's) still serves
+    return fd
 
 
 class IndexLocation(NamedTuple):

@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 from .errors import InvalidArgument
 
-__all__ = ["Setting", "SETTINGS", "get", "env_name", "describe", "cache_dir"]
+__all__ = ["Setting", "SETTINGS", "get", "check_all", "env_name", "describe", "cache_dir"]
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -250,6 +250,14 @@ def get(name: str, value: Any = None, *, environ: Mapping[str, str] | None = Non
     except (TypeError, ValueError):
         shown = source if source.startswith(setting.env) else f"{source} {value!r}"
         raise InvalidArgument(f"{shown} is not valid: {setting.name} accepts {setting.accepts}") from None
+
+
+def check_all(environ: Mapping[str, str] | None = None) -> None:
+    """Parse every setting the environment sets: :class:`InvalidArgument` for the first bad value. Checked before
+    a process inherits this environment (the service, which reads them over its life and would refuse it there,
+    out of the user's sight)."""
+    for name in SETTINGS:
+        get(name, environ=environ)
 
 
 def cache_dir(value: Any = None, *, environ: Mapping[str, str] | None = None) -> Path:

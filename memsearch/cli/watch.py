@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import logging.handlers
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -27,6 +28,15 @@ LOG_BACKUPS = 2
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+class PrivateLog(logging.handlers.RotatingFileHandler):
+    """A rotating log whose files are owner-only (0600), the fresh one after each rollover too."""
+
+    def _open(self):
+        from ..location import open_private
+
+        return os.fdopen(open_private(self.baseFilename), self.mode, encoding=self.encoding, errors=self.errors)
+
+
 def _configure_logging(log_file: Optional[Path]) -> None:
     """Log ``memsearch.*`` at INFO to stderr, or to a rotating ``log_file`` (a detached daemon)."""
     logger = logging.getLogger("memsearch")
@@ -34,7 +44,7 @@ def _configure_logging(log_file: Optional[Path]) -> None:
         logger.removeHandler(handler)
         handler.close()
     if log_file is not None:
-        handler = logging.handlers.RotatingFileHandler(log_file, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS)
+        handler = PrivateLog(log_file, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS)
     else:
         handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(LOG_FORMAT))

@@ -216,6 +216,7 @@ class MemoryIndex:
 
     def rebuild(self, reason: str, progress: Progress | None = None) -> IndexReport:
         """Drop the index and build it again from the Markdown (the writer lock must be held)."""
+        self.lock.check()  # never a new index in a folder removed meanwhile (the root being deleted)
         logger.warning("rebuilding the index at %s: %s", self.db_path, reason)
         self._indexes_checked = False
         self.searcher.forget()
@@ -229,10 +230,10 @@ class MemoryIndex:
         wanted = list(tree.indexed_files(self.include_core))
         self.follow_build()
         self.store.refresh()
+        self.lock.check()  # a writer whose lease lapsed (paused, cut off) or whose folder went writes nothing more
         if self.store.read_meta() is None:  # a new build: record the parameters before the first write
             self._build = uuid.uuid4().hex
             self._write_meta()
-        self.lock.check()  # a writer whose lease lapsed (paused, cut off) commits nothing more
         report = Sync(tree, Fenced(self.store, self.lock.check), self.embedder, config=self.chunker,
                       encoding=self.encoding, progress=progress).run(wanted, only, defer=defer)
         if not self._indexes_checked:  # once per process: repairs a build killed mid-way

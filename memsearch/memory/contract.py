@@ -190,11 +190,14 @@ def _dir_summary(tree: MemoryTree, directory: str) -> DirSummary:
 
 
 def list_dir(root: str | os.PathLike[str], path: str = ".", *, encoding: str | None = None, foreign=None) -> Listing:
-    """Rule 3: the immediate child memory directories of ``path`` and its files."""
+    """Rule 3: the immediate child memory directories of ``path`` and its files. A directory name that does not
+    exist but has exactly one look-alike (:func:`~memsearch.memory.names.lookalikes`) lists that directory."""
     base = resolve_root(root)
     _, rel = safe_path(base, path)
     rel = rel.rstrip("/") or "."
     tree = scan(base, foreign=foreign)
+    if rel != "." and rel not in tree.memory_dirs:  # a name typed in another Unicode form: its one look-alike
+        rel = next((twin for twin in [lookalike_path(base, rel.split("/"))] if twin in tree.memory_dirs), rel)
     if rel != "." and rel not in tree.memory_dirs:
         kind = classify(rel + "/x.md", foreign=foreign_dirs(foreign))
         if kind in ("hidden", "foreign"):

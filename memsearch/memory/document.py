@@ -1,7 +1,7 @@
 """One Markdown memory file decoded and parsed: text, front matter, title, summary paragraph, dates.
 
 The one decoder of memory bytes (:func:`decode`) and the one parser of a given day
-(:func:`parse_date`); the heading and fence patterns the chunker shares live here too.
+(:func:`parse_date`); the heading and fence patterns the chunker shares, and the marks of a user's turn in a saved chat, live here too.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ __all__ = [
     "parse_date",
     "HEADING",
     "FENCE",
+    "USER_MARK",
+    "USER_HEADING",
     "split_front_matter",
     "parse_document",
     "title_of",
@@ -34,6 +36,12 @@ _ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 #: A line opening or closing a fenced code block (group 1 the fence).
 FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+#: A line a transcript marks as the user's: "User:", "**User:**", "> Human:", "- [me]:", "User (10:32):"
+#: (the role names chat exports and agent transcripts give the person, in a quote, a list item, bold, or
+#: with a time; a named speaker, as in LoCoMo, is not one).
+USER_MARK = re.compile(r"^[ \t>*_\[-]*(?:user|human|me)[\]*_ \t]*(?:[(\[][^)\]\n]{0,40}[)\]][*_ \t]*)?:", re.I | re.M)
+#: ... or a heading that opens the user's turn: "## User", "### Human".
+USER_HEADING = re.compile(r"(?:^|>)\s*[*_]*(?:user|human|me)[*_:]*\s*$", re.I)
 _SUMMARY_CHARS = 400
 
 

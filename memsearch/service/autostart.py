@@ -28,7 +28,7 @@ import time
 
 from .. import settings
 from ..launch import DETACHED_CWD, python_argv
-from ..location import IndexLocation, service_dir, service_log_file, service_start_file
+from ..location import IndexLocation, open_private, service_dir, service_log_file, service_start_file
 
 try:
     import fcntl
@@ -76,16 +76,17 @@ def command(where: IndexLocation, *, model: str | None = None, idle_exit: int | 
 def ensure(where: IndexLocation, *, model: str | None = None, enabled: bool | None = None,
            idle_exit: int | None = None) -> int | None:
     """Start this user's service in the background if the module docstring's rules allow; the pid
-    started, or None. Never waits for the service and never raises for it."""
+    started, or None. Never waits for the service; raises only :class:`~memsearch.errors.InvalidArgument` for a
+    setting in the environment that the service would refuse (the caller says it, rather than the service's log)."""
     if fcntl is None or where.remote or not settings.get("autostart", enabled) or not _writable(where):
         return None
+    settings.check_all()
     from .process import verified_holder
     from .protocol import secure_dir
 
     try:
         secure_dir(service_dir(), create=True)
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(service_start_file(), flags, 0o600)
+        fd = open_private(service_start_file(), os.O_RDWR)
     except OSError:
         return None
     try:
@@ -101,7 +102,7 @@ def ensure(where: IndexLocation, *, model: str | None = None, enabled: bool | No
         import subprocess  # here, not at import: only a call that starts the service needs it (and threading)
         import threading
 
-        with open(service_log_file(), "ab") as log:
+        with os.fdopen(open_private(service_log_file()), "ab") as log:  # owner-only, as the folder
             proc = subprocess.Popen(command(where, model=model, idle_exit=idle_exit, start_fd=fd),
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                     close_fds=True, pass_fds=(fd,), cwd=DETACHED_CWD)

@@ -24,7 +24,7 @@ import watchfiles
 
 from .. import settings
 from ..engine.ingest.sync import IndexReport
-from ..errors import IndexLocked, InvalidArgument, MemsearchError, SyncDeferred
+from ..errors import IndexDamaged, IndexLocked, InvalidArgument, MemsearchError, SyncDeferred
 from ..location import IndexLocation
 from ..memory.files import atomic_write_json, read_json
 from ..memory.root import dir_identity
@@ -59,6 +59,10 @@ VERSION_KEEP_S = 30.0
 KEEP_MARGIN_S = 2.0
 #: After a failed sync, a full re-scan is retried this long after.
 RETRY_S = 5.0
+#: Damage a sync finds is repaired (rebuilt from the Markdown) this long after, at the next wake-up, unless the
+#: root or its index folder is gone by then: a file vanishing mid-sync is most often ``rm -rf`` at work, and a
+#: rebuild would write a new index into the folder being deleted (and make that ``rm`` fail).
+REPAIR_DELAY_S = 1.0
 #: A standby writer asks for the lock this often, checking between asks whether it was told to stop.
 STANDBY_STEP_S = 1.0
 #: ``daemon.json`` is rewritten at most this often during a long sync (progress).
@@ -122,6 +126,7 @@ class Daemon:
         self._closing = False
         self._needs_rescan = False
         self._retry_at = 0.0
+        self._repair = False  # the next full re-scan may rebuild a damaged index (damage found REPAIR_DELAY_S ago)
         self._writes: deque[tuple[float, float]] = deque()  # (start, end) of syncs that committed
         self._dirty = False
         self._syncs_since_compact = 0
@@ -349,14 +354,21 @@ class Daemon:
     def _sync(self, only: list[str] | None, label: str) -> IndexReport | None:
         started = time.monotonic()
         self._set(state="syncing", pending=len(only) if only is not None else None, force=True)
+        repair = self._repair and only is None
         try:
-            report = self.index.sync(only=only, progress=self._progress)
+            report = self.index.sync(only=only, progress=self._progress, repair=repair)
         except _Stopped:
             logger.info("stop requested: the batch in hand is committed; the rest is indexed at the next start")
             self._set(state="stopping", force=True)
             return None
         except Exception as exc:
             if self.root_gone():  # a sync racing the root's removal: no error, no traceback, no rebuild
+                return None
+            if isinstance(exc, IndexDamaged) and not repair:
+                logger.warning("%s: rebuilt from the Markdown in %.0f s unless the root is removed meanwhile", exc.reason,
+                               REPAIR_DELAY_S)
+                self._needs_rescan, self._retry_at, self._repair = True, time.monotonic() + REPAIR_DELAY_S, True
+                self._set(state="retrying", error=str(exc), force=True)
                 return None
             if isinstance(exc, MemsearchError):
                 logger.error("sync failed: %s", exc)
@@ -367,7 +379,7 @@ class Daemon:
             self._set(state="retrying", error=f"{type(exc).__name__}: {exc}", force=True)
             return None
         if only is None:
-            self._needs_rescan = False
+            self._needs_rescan = self._repair = False
             self.filter.known_dirs = {d for p in self.index.store.file_states() for d in ancestors(p)}
         if report.changed:
             self._writes.append((started, time.monotonic()))

@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 
 from ..errors import DaemonFailed
-from ..location import IndexLocation, service_socket, service_start_file
+from ..location import IndexLocation, open_private, service_socket, service_start_file
 from .protocol import secure_dir
 from .roots import LOCK_WAIT_S, Root, Roots
 from .server import Server
@@ -61,7 +61,7 @@ def _take_start_lock(start_fd: int | None) -> int | None:
     import fcntl
 
     path = service_start_file()
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    fd = open_private(path, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

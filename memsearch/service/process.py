@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import DaemonFailed, DaemonUnavailable, IndexLocked, shown
 from ..launch import DETACHED_CWD, python_argv
-from ..location import IndexLocation, service_log_file, service_socket, service_start_file
+from ..location import IndexLocation, open_private, service_log_file, service_socket, service_start_file
 from ..memory.files import read_json
 from ..platforms import Platform, flock_taken, holds_flock, opened_by, pid_alive, process_age
 
@@ -109,7 +109,7 @@ def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
     if idle_exit:
         cmd += ["--idle-exit", str(idle_exit)]
     offset = log_path.stat().st_size if log_path.exists() else 0
-    with open(log_path, "ab") as log:  # output before logging is set up (and crashes) land here too
+    with os.fdopen(open_private(log_path), "ab") as log:  # output before logging is set up (and crashes) land here too
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                     close_fds=True, cwd=DETACHED_CWD)

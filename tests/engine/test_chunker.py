@@ -113,8 +113,9 @@ def test_paragraphs_in_long_lines_stay_whole_and_short_turns_keep_the_budget():
 
 
 def test_settings_recorded_before_the_factor_read_as_factor_one():
-    assert ChunkerConfig.recorded({"max_tokens": 128, "overlap_lines": 2}) == ChunkerConfig(long_line_factor=1)
-    assert ChunkerConfig(long_line_factor=1).to_dict() == {"max_tokens": 128, "overlap_lines": 2}
+    old = ChunkerConfig(long_line_factor=1, turn_opens_chunk=False)
+    assert ChunkerConfig.recorded({"max_tokens": 128, "overlap_lines": 2}) == old
+    assert old.to_dict() == {"max_tokens": 128, "overlap_lines": 2}
     assert ChunkerConfig.recorded(ChunkerConfig().to_dict()) == ChunkerConfig()
 
 
@@ -150,3 +151,69 @@ def test_examples_chunk_cleanly(max_tokens):
         for c in chunks:
             assert 1 <= c.start_line <= c.end_line <= len(lines)
             assert c.tokens <= max_tokens or c.start_line == c.end_line, (rel, c)
+
+
+ANSWER = "There is no single right answer here: keep a short log of the beds and check it weekly. " * 2
+WEDDING = "A lot of what works for planning the wedding depends on how much time you can give the caterer. " * 2
+SUN = "**User:** The neighbours cut down their walnut tree, so the plot gets about nine hours of sun now."
+
+
+def test_a_users_turn_opens_the_chunk_of_its_answer():
+    """Greedy packing closed a chunk on the user's line, after the end of the assistant's answer on another topic,
+    and the user's own answer opened the next chunk; a user's turn now opens a chunk, with the answer after it."""
+    chat = f"# Chat\n\n**User:** What about plus-ones?\n\n{WEDDING}\n\n{WEDDING}\n\n{SUN}\n\n**Assistant:** {ANSWER}\n"
+    lines = chat.splitlines()
+    sun, answer = lines.index(SUN) + 1, lines.index(f"**Assistant:** {ANSWER}") + 1
+    budget = count_tokens(f"{WEDDING}\n\n{SUN}") + 2  # the wedding paragraph and the user's line fit, the answer not
+    _, old = chunks_of(chat, "chats/2026-03-10.md", max_tokens=budget, turn_opens_chunk=False)
+    assert any(c.end_line == sun and c.start_line < sun for c in old)  # as before: the turn closed a chunk
+    _, chunks = chunks_of(chat, "chats/2026-03-10.md", max_tokens=budget)
+    assert ChunkerConfig().turn_opens_chunk
+    holding = [c for c in chunks if c.start_line <= sun <= c.end_line]
+    assert [(c.start_line, c.end_line) for c in holding] == [(sun, answer)]
+    assert all(c.tokens <= budget for c in chunks)
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    assert all(n in covered for n, line in enumerate(lines, 1) if line.strip())  # no line lost
+
+
+def test_a_users_turn_stays_where_it_is_when_it_cannot_open_the_next_chunk():
+    """When the turn and the paragraph after it do not fit together, packing is as before; named speakers (LoCoMo)
+    and notes are no user's turn and pack as before."""
+    chat = f"# Chat\n\n{WEDDING}\n\n{SUN}\n\n**Assistant:** {ANSWER}{ANSWER}{ANSWER}\n"
+    budget = count_tokens(f"{WEDDING}\n\n{SUN}") + 2
+    assert chunks_of(chat, max_tokens=budget) == chunks_of(chat, max_tokens=budget, turn_opens_chunk=False)
+    named = "# Chat\n\n" + "\n\n".join(f"Caroline: line {i} about the plot and the sun." for i in range(40)) + "\n"
+    assert chunks_of(named, max_tokens=48) == chunks_of(named, max_tokens=48, turn_opens_chunk=False)
+    assert chunks_of(DOC, max_tokens=24) == chunks_of(DOC, max_tokens=24, turn_opens_chunk=False)
+
+
+def test_settings_recorded_before_turns_opened_chunks_read_as_off():
+    before = {"max_tokens": 128, "overlap_lines": 2, "long_line_factor": 2}
+    assert ChunkerConfig.recorded(before) == ChunkerConfig(turn_opens_chunk=False)
+    assert ChunkerConfig(turn_opens_chunk=False).to_dict() == before  # an old index still matches its own settings
+    assert ChunkerConfig().to_dict() == before | {"turn_opens_chunk": True}
+
+
+@pytest.mark.slow
+def test_a_users_update_is_found_with_its_answer_with_the_real_model(tmp_path, real_embedder):
+    """`longchat`'s user 1 tells of a sunnier plot in a line that followed the end of an answer on another topic:
+    chunked there, the line ranked below the older statement (LOG.md round twelve); opening the chunk of its own
+    answer, it ranks first."""
+    from benchmarks import longchat
+    from benchmarks.metrics import Item, Span, covers
+    from memsearch import MemoryIndex
+
+    trees, planted, _ = longchat.build(tmp_path / "corpus")
+    asked = next(p for p in planted if p.qid == "user-1-20")
+    assert asked.category == "update" and "sun" in asked.query
+
+    def first(chunker):
+        with MemoryIndex(trees[asked.tree], db=tmp_path / str(chunker.turn_opens_chunk), embedder=real_embedder,
+                         chunker=chunker) as index:
+            index.sync()
+            hit = index.search(asked.query, k=5)[0]
+        return any(covers(Span(hit.path, hit.start_line, hit.end_line), Item(path, (line, line)))
+                   for path, line in asked.items)
+
+    assert first(ChunkerConfig())
+    assert not first(ChunkerConfig(turn_opens_chunk=False))  # the chunking before: the older value first

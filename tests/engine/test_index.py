@@ -180,14 +180,15 @@ def test_index_recorded_before_long_line_factor_keeps_chunking_alike_until_rebui
     paragraph = " ".join(["The taper starts three weeks out and volume drops to about eighty percent."] * 10)
     chat = "# Chat\n\n**User:** Any advice?\n\n" + paragraph + "\n\n" + paragraph + "\n"
     root = make_tree({"MEMORY.md": "", "chats/2026-03-01.md": chat})
-    old = MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder(), chunker=ChunkerConfig(max_tokens=80,
-                                                                                                long_line_factor=1))
+    old = MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder(),
+                      chunker=ChunkerConfig(max_tokens=80, long_line_factor=1, turn_opens_chunk=False))
     old.sync()
     assert old.store.read_meta()["chunker"] == {"max_tokens": 80, "overlap_lines": 2}  # as before the factor
     assert not any(h.text == paragraph for h in old.search("taper volume", k=5))  # cut at 80 tokens
     old.close()
     reopened = MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder(), chunker=None)
     assert reopened.chunker.long_line_factor == 1  # no mismatch, no silent change of chunking
+    assert not reopened.chunker.turn_opens_chunk  # nor of where a user's turn goes
     reopened.close()
     with pytest.raises(IndexMismatch, match="chunker"):
         MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder(), chunker=ChunkerConfig(max_tokens=80))

@@ -170,3 +170,23 @@ def test_a_read_of_a_lookalike_name_reads_its_one_file(make_tree, tmp_path):
     (root / "notes" / "bistro\u0301").symlink_to(outside)  # a folder link is never passed, look-alike or not
     with pytest.raises(MemoryFileNotFound):
         read(root, "notes/bistr\u00f3/menu.md")
+
+
+def test_a_listing_of_a_lookalike_folder_name_lists_its_one_folder(make_tree):
+    """memory_list (contract.list_dir) resolves a retyped folder name as memory_read does for files (NFD on disk,
+    as macOS writes it; NFC as an agent types it), through the same look-alike rule; the tree decides on it."""
+    from memsearch.harness.tools import ToolBox
+    from memsearch.memory.contract import list_dir
+
+    root = make_tree(BASE | {f"{NFD}/MEMORY.md": "# Cafe\n\nThe cafe.\n", f"{NFD}/menu.md": "# Menu\n\nespresso\n",
+                             f"notes/{NFD}/MEMORY.md": "# Deep\n\nd\n", "notes/A\u030a/MEMORY.md": "# one\n",
+                             "notes/\u212b/MEMORY.md": "# two\n"})
+    listing = list_dir(root, NFC)
+    assert listing.path == NFD and listing.title == "Cafe" and f"{NFD}/menu.md" in [f.path for f in listing.files]
+    assert list_dir(root, f"notes/{NFC}").path == f"notes/{NFD}"
+    assert list_dir(root, f"{NFC}/").path == NFD
+    assert ToolBox(root).call("memory_list", {"path": NFC})["path"] == NFD  # the tool a model calls
+    with pytest.raises(MemoryFileNotFound):
+        list_dir(root, "notes/\u00c5")  # two look-alikes: neither is chosen
+    with pytest.raises(MemoryFileNotFound):
+        list_dir(root, "tea")  # no look-alike: the error as before

@@ -37,15 +37,18 @@ SENTENCE = st.lists(WORDS, min_size=1, max_size=14).map(" ".join)
 LONG_LINE = st.lists(SENTENCE, min_size=12, max_size=30).map(lambda s: ". ".join(s) + ".")
 HEADING = st.tuples(st.integers(1, 4), st.lists(WORDS, min_size=1, max_size=4).map(" ".join)).map(lambda t: f"{'#' * t[0]} {t[1]}")
 PARAGRAPH = st.lists(st.one_of(SENTENCE, SENTENCE, SENTENCE, LONG_LINE), min_size=1, max_size=5)
+#: A chat turn: a paragraph whose first line is the user's ("**User:** ..."), which may open the next chunk.
+TURN = st.tuples(st.sampled_from(["**User:** ", "User: ", "> Human: ", "**Assistant:** "]), PARAGRAPH).map(
+    lambda t: [t[0] + t[1][0], *t[1][1:]])
 CODE_LINE = st.lists(WORDS, min_size=0, max_size=8).map(lambda w: "    " + " ".join(w) + " = 1" if w else "")
 FENCE = st.lists(CODE_LINE, min_size=0, max_size=12).map(lambda body: ["```python", *body, "```"])
 TABLE = st.lists(st.tuples(WORDS, WORDS), min_size=1, max_size=8).map(
     lambda rows: ["| key | value |", "|---|---|", *[f"| {a} | {b} |" for a, b in rows]])
 LIST = st.lists(SENTENCE.map(lambda s: f"- {s}"), min_size=1, max_size=8)
-BLOCK = st.one_of(HEADING.map(lambda h: [h]), PARAGRAPH, PARAGRAPH, FENCE, TABLE, LIST, st.just([""]))
+BLOCK = st.one_of(HEADING.map(lambda h: [h]), PARAGRAPH, PARAGRAPH, TURN, TURN, FENCE, TABLE, LIST, st.just([""]))
 DOCUMENT = st.lists(BLOCK, min_size=1, max_size=16).map(lambda blocks: "\n".join(line for b in blocks for line in [*b, ""]))
 CONFIG = st.builds(ChunkerConfig, max_tokens=st.sampled_from([32, 64, 128, 256]), overlap_lines=st.integers(0, 3),
-                   long_line_factor=st.sampled_from([1, 2]))
+                   long_line_factor=st.sampled_from([1, 2]), turn_opens_chunk=st.booleans())
 
 
 def _chunks(text: str, config: ChunkerConfig):

@@ -30,3 +30,6 @@ def test_an_auto_started_service_keeps_a_private_roots_index_private(tmp_path, p
     assert done.returncode == 0 and int(done.stdout.split()[-1]) > 0, done.stderr[-2000:]
     assert stat.S_IMODE(os.stat(db).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(tmp_path / "indexes").st_mode) == 0o755  # its parents are made as usual
+    for private in (db / "writer.lock", private_service / "memsearch" / "service.log",
+                    private_service / "memsearch" / "service.start.lock"):  # under umask 022: 0644 before
+        assert stat.S_IMODE(os.stat(private).st_mode) == 0o600, private

@@ -8,7 +8,8 @@ never cut when they fit. Where a section must be cut, the next piece repeats the
 ``overlap_lines`` lines of the previous one (when they are small), so a fact on the
 boundary is whole in at least one chunk. A section written in long lines (paragraphs or whole chat
 turns a line) is packed at ``long_line_factor`` x the budget, so a paragraph stays whole; a line too
-long even for that is cut into pieces of the usual budget. Front matter is metadata and never chunk text.
+long even for that is cut into pieces of the usual budget. In a saved chat a user's turn opens a chunk (with
+the answer after it) rather than closing one. Front matter is metadata and never chunk text.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from typing import Callable, Iterable, Iterator
 
 from ...memory.document import FENCE as _FENCE
 from ...memory.document import HEADING as _HEADING
-from ...memory.document import Document
+from ...memory.document import USER_MARK, Document
 
-__all__ = ["ChunkerConfig", "Chunk", "chunk_document", "iter_chunks"]
+__all__ = ["ChunkerConfig", "Chunk", "chunk_document", "iter_chunks", "TURN_OPENS_CHUNK"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
@@ -46,6 +47,14 @@ MAX_TOKEN_CHARS = 1024
 #: about 120 characters) and notes stay at ``max_tokens``. Measured: benchmarks/research/LOG.md.
 LONG_LINE_CHARS = 300
 DEFAULT_LONG_LINE_FACTOR = 2
+#: In a saved chat a user's turn belongs with the answer after it, not with the text before it: when a
+#: section is packed and the chunk being closed ends on a paragraph that opens a user's turn
+#: (:data:`~memsearch.memory.document.USER_MARK`), that paragraph opens the next chunk instead, provided it
+#: fits there with the paragraph that follows. Greedy packing had closed chunks on the user's line, which then
+#: sat with the end of the assistant's previous answer (another topic), where neither retriever matched it
+#: well, while its own answer started the next chunk. No constant to tune; measured in
+#: docs/benchmarks.md (long chats: turn recall within 60 lines up on every half; notes and LoCoMo unchanged).
+TURN_OPENS_CHUNK = True
 
 
 @dataclass(frozen=True)
@@ -54,16 +63,22 @@ class ChunkerConfig:
     overlap_lines: int = DEFAULT_OVERLAP_LINES
     #: Budget multiplier for sections of long lines (:data:`LONG_LINE_CHARS`); 1: every section alike.
     long_line_factor: float = DEFAULT_LONG_LINE_FACTOR
+    #: A user's turn in a saved chat opens a chunk rather than closing one (:data:`TURN_OPENS_CHUNK`).
+    turn_opens_chunk: bool = TURN_OPENS_CHUNK
 
     def to_dict(self) -> dict:
         data = {"max_tokens": self.max_tokens, "overlap_lines": self.overlap_lines}
         # an index recorded before the factor existed chunked every section alike: it reads as factor 1
-        return data if self.long_line_factor == 1 else data | {"long_line_factor": self.long_line_factor}
+        if self.long_line_factor != 1:
+            data["long_line_factor"] = self.long_line_factor
+        # ... and one recorded before turns opened chunks let a chunk end on a user's turn: it reads as off
+        return data | {"turn_opens_chunk": True} if self.turn_opens_chunk else data
 
     @classmethod
     def recorded(cls, data: dict) -> "ChunkerConfig":
-        """The settings an index's ``index.json`` recorded (one written before ``long_line_factor``: 1)."""
-        return cls(**{"long_line_factor": 1, **data})
+        """The settings an index's ``index.json`` recorded (one written before ``long_line_factor``: 1, before
+        ``turn_opens_chunk``: off), so an index keeps chunking as it was built until it is rebuilt."""
+        return cls(**{"long_line_factor": 1, "turn_opens_chunk": False, **data})
 
 
 def _long_lines(lines: list[str], begin: int, end: int) -> bool:
@@ -302,6 +317,13 @@ def _pack(units: Iterable, lines, heading, budget, count, config, emit) -> Itera
             continue
         candidate = current + [unit]
         if current and count(text_of(candidate)) > budget:
+            turn = current[-1]
+            if (config.turn_opens_chunk and len(current) > 1 and turn[2] is None and USER_MARK.match(lines[turn[0]])
+                    and count(text_of([turn, unit])) <= budget):
+                current.pop()  # the user's turn goes with the answer that follows it, not the text before it
+                yield from flush()
+                current = [turn, unit]
+                continue
             yield from flush()
             tail = _overlap(current, lines, budget, count, config)
             current = tail + [unit] if tail and count(text_of(tail + [unit])) <= budget else [unit]

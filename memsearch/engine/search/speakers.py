@@ -12,25 +12,19 @@ transcript marks as the user's (:data:`USER_MARK`), when the ranking holds any. 
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
+from ...memory.document import USER_HEADING, USER_MARK
 from .order import rank_order
 from .query import asks_own_words
 
-__all__ = ["OWN_WORDS_GAIN", "USER_MARK", "USER_HEADING", "is_user_turn", "own_words"]
+__all__ = ["OWN_WORDS_GAIN", "is_user_turn", "own_words"]
 
 #: A chunk holding a user-marked line gains OWN_WORDS_GAIN x the best score of the ranking. Chosen on the
 #: long-chat corpus's first wording set, tuning users (benchmarks/longchat.py): 0.05 / 0.1 / 0.2 / 0.3 / 0.5
 #: gave turn recall@10 0.839 -> 0.860 / 0.881 / 0.910 / 0.915 / 0.915; 0.2 is the smallest gain near
 #: the plateau (a lean, not an override: the assistant's answer may still hold what is asked).
 OWN_WORDS_GAIN = 0.2
-#: A line a transcript marks as the user's: "User:", "**User:**", "> Human:", "- [me]:", "User (10:32):"
-#: (the role names chat exports and agent transcripts give the person, in a quote, a list item, bold, or
-#: with a time; a named speaker, as in LoCoMo, is not one).
-USER_MARK = re.compile(r"^[ \t>*_\[-]*(?:user|human|me)[\]*_ \t]*(?:[(\[][^)\]\n]{0,40}[)\]][*_ \t]*)?:", re.I | re.M)
-#: ... or a heading that opens the user's turn: "## User", "### Human".
-USER_HEADING = re.compile(r"(?:^|>)\s*[*_]*(?:user|human|me)[*_:]*\s*$", re.I)
 
 
 @lru_cache(maxsize=16384)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ...errors import Hint, IndexLocked, UnsupportedPlatform
-from ...location import HOLDER_FILE, LOCK_FILE
+from ...location import HOLDER_FILE, LOCK_FILE, open_private
 from ...memory.files import atomic_write_json, make_index_dir, read_json
 from ...platforms import pid_alive
 
@@ -74,6 +74,7 @@ class WriterLock:
         self.purpose = purpose
         self._restore: str | None = None  # the purpose to go back to when a hold taken with its own ends
         self._fd: int | None = None
+        self._locked: tuple[int, int] | None = None  # (st_dev, st_ino) of the file the flock is on
         self._holds = 0
         self._guard = threading.Lock()      # protects _fd and _holds
         self._write = threading.Lock()      # one writing thread at a time
@@ -106,6 +107,8 @@ class WriterLock:
                 except BaseException:
                     self._end_purpose()
                     raise
+                st = os.fstat(self._fd)
+                self._locked = (st.st_dev, st.st_ino)
                 self._record()
             self._holds += 1
         return self
@@ -122,7 +125,7 @@ class WriterLock:
             self._holds -= 1
             if self._holds > 0:
                 return
-            fd, self._fd, self._holds = self._fd, None, 0
+            fd, self._fd, self._holds, self._locked = self._fd, None, 0, None
             self._end_purpose()
             try:
                 holder = self.db_path / HOLDER_FILE
@@ -166,8 +169,21 @@ class WriterLock:
             self._write.release()
 
     def check(self) -> None:
-        """Before a commit: raise :class:`IndexLocked` if this writer may no longer commit (a local
-        ``flock`` stays held until the process dies; a remote lease may lapse: :mod:`.remote`)."""
+        """Before a commit or a rebuild: raise :class:`IndexLocked` if this writer may no longer write. A local
+        ``flock`` stays held until the process dies, but it is on a file: once ``writer.lock`` is no longer that
+        file (the index folder, or the whole root, removed or replaced meanwhile), writing would make a new
+        index in a folder being deleted, so nothing more is written (a remote lease may lapse: :mod:`.remote`)."""
+        locked = self._locked
+        if self._fd is None or locked is None:
+            return
+        try:
+            st = os.stat(self.path, follow_symlinks=False)
+            now = (st.st_dev, st.st_ino)
+        except OSError:
+            now = None
+        if now != locked:
+            raise IndexLocked(f"the index folder {self.db_path} was removed or replaced while this process wrote "
+                              "it: nothing more is written there; run the command again to index into a new one")
 
     def _lock_file(self, deadline: float | None) -> int:
         make_index_dir(self.db_path, self.root)  # the index's folder: owner-only unless the root shares reading
@@ -187,9 +203,8 @@ class WriterLock:
 
     def _open(self) -> int:
         """The lock file's descriptor; a directory or link in its place (damage) is replaced by a file."""
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
-            return os.open(self.path, flags, 0o644)
+            return open_private(self.path, os.O_RDWR)
         except OSError as exc:
             if not (isinstance(exc, IsADirectoryError) or self.path.is_symlink()):
                 raise
@@ -197,7 +212,7 @@ class WriterLock:
             self.path.unlink(missing_ok=True)
         else:
             shutil.rmtree(self.path, ignore_errors=True)
-        return os.open(self.path, flags, 0o644)
+        return open_private(self.path, os.O_RDWR)
 
     def _record(self) -> None:
         record = {"pid": os.getpid(), "purpose": self.purpose, "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
