@@ -5,7 +5,8 @@ hook's JSON on stdin (https://code.claude.com/docs/en/hooks: SessionStart and Us
 on Stop, SessionEnd and PreCompact, is :mod:`memsearch.harness.session_log`'s). Each hook
 prints ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": TEXT}}`` on stdout and exits 0,
 which Claude Code adds to the model's context. A hook never blocks or fails a session: on any error, or past
-the ``hook_timeout`` setting (``MEMSEARCH_HOOK_TIMEOUT``, 8 s), it prints nothing and exits 0 (the settings
+the ``hook_timeout`` setting (``MEMSEARCH_HOOK_TIMEOUT``, 8 s), it prints nothing, exits 0 and says why in the
+hooks' log (:func:`log_failure`: ``hooks.log`` beside the service's log; the settings
 memsearch writes give Claude Code a ``timeout`` :data:`CLAUDE_MARGIN_S` longer: :func:`claude_timeout`).
 
 Both hooks start the index's daemon in the background when none serves (:mod:`memsearch.service.autostart`),
@@ -33,7 +34,7 @@ from ..location import IndexLocation
 from ..service import autostart
 from ..service.client import Client
 
-__all__ = ["CLAUDE_MARGIN_S", "MARGIN_S", "claude_timeout", "answer_budget", "PROMPT_HITS", "PROMPT_BYTES", "CONTEXT_TOKENS",
+__all__ = ["log_failure", "CLAUDE_MARGIN_S", "MARGIN_S", "claude_timeout", "answer_budget", "PROMPT_HITS", "PROMPT_BYTES", "CONTEXT_TOKENS",
            "session_context", "prompt_context", "parse", "run", "main"]
 
 #: What Claude Code's ``timeout`` (which memsearch's hook settings write) adds to the ``hook_timeout`` setting
@@ -128,6 +129,15 @@ def _cut_bytes(text: str, limit: int) -> str:
 
 
 def _recall(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> list[dict]:
+    """:func:`_hits`; an error (which the prompt hook answers with nothing) is written to the hooks' log first."""
+    try:
+        return _hits(root, prompt, db, k, deadline)
+    except (MemsearchError, OSError) as exc:
+        log_failure("prompt", root, exc)
+        raise
+
+
+def _hits(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> list[dict]:
     """The hits for ``prompt``: the daemon's (hybrid) when it answers, else keyword hits found in-process.
 
     A root whose index has no row yet (no parameters file: no build has begun) is answered in-process, which
@@ -234,6 +244,32 @@ class _OutOfTime(BaseException):
     pass
 
 
+def log_failure(event: str, root, why: BaseException | str) -> None:
+    """Say why the ``event`` hook on ``root`` gave up, one line in the hooks' log (owner-only, beside the service's:
+    :func:`~memsearch.location.hooks_log_file`), with the traceback of an unexpected error; never raises."""
+    try:
+        from ..location import hooks_log_file, open_private
+
+        if isinstance(why, _OutOfTime):
+            text = (f"no answer within the hook_timeout setting ({settings.get('hook_timeout'):g} s; "
+                    "MEMSEARCH_HOOK_TIMEOUT raises it)")
+        elif isinstance(why, (MemsearchError, OSError)):
+            text = str(why)
+        elif isinstance(why, BaseException):
+            import traceback
+
+            text = "".join(traceback.format_exception(why)).rstrip().replace("\n", "\n    ")
+        else:
+            text = str(why)
+        path = hooks_log_file()
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = open_private(path)
+        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as log:
+            log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {event} hook, {root}: {text}\n")
+    except Exception:  # noqa: BLE001 - the log is a courtesy: a hook never fails the session
+        pass
+
+
 def _out_of_time(signum, frame):
     raise _OutOfTime()
 
@@ -254,8 +290,10 @@ def main(argv: list[str] | None = None) -> int:
         if output:
             sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
             sys.stdout.flush()
-    except BaseException:  # noqa: BLE001 - a hook never fails the session: nothing printed, exit 0
-        pass
+    except BaseException as exc:  # noqa: BLE001 - a hook never fails the session: nothing printed, exit 0
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if not isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            log_failure(event, root, exc)
     return 0
 
 

@@ -146,6 +146,24 @@ def test_a_huge_session_costs_what_its_kept_turns_do(monkeypatch):
     assert len(masked) < 20  # the first turn and the latest few that fit, each prompt and answer once
 
 
+def test_a_hook_that_gives_up_says_why_in_the_hooks_log(make_tree, tmp_path):
+    """A root that cannot be written, or a transcript that is not there: the hook prints nothing and exits 0 (never
+    in the session's way), and hooks.log (owner-only, beside the service's log) says why. Before: nothing anywhere."""
+    from memsearch.location import hooks_log_file
+
+    log = transcript(tmp_path / "t.jsonl", str(tmp_path / "proj"), [("Where is the retry test?", "In tests/.", "")])
+    (tmp_path / "afile").write_text("not a folder\n")
+    bad_root = tmp_path / "afile" / "memory"
+    for root, path in ((bad_root, log), (make_tree({"MEMORY.md": "# Memory\n"}), str(tmp_path / "gone.jsonl"))):
+        payload = {"session_id": "s-1", "transcript_path": path, "hook_event_name": "SessionEnd"}
+        done, _ = run_hook(claude_code.hook_command("SessionEnd", root), payload, tmp_path, MEMSEARCH_AUTOSTART="0")
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    lines = hooks_log_file().read_text().splitlines()
+    assert len(lines) == 2 and all("Traceback" not in line for line in lines), lines
+    assert f"session-log hook, {bad_root}: " in lines[0] and "gone.jsonl: this session is not recorded" in lines[1]
+    assert hooks_log_file().stat().st_mode & 0o777 == 0o600
+
+
 def test_nothing_is_written_for_a_session_without_a_prompt_or_a_transcript(make_tree, tmp_path):
     root = make_tree({"MEMORY.md": "# Memory\n"})
     empty = tmp_path / "t.jsonl"
