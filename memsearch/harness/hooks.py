@@ -32,7 +32,8 @@ from ..location import IndexLocation
 from ..service import autostart
 from ..service.client import Client
 
-__all__ = ["CLAUDE_MARGIN_S", "MARGIN_S", "claude_timeout", "answer_budget", "PROMPT_HITS", "PROMPT_BYTES", "CONTEXT_TOKENS",
+__all__ = ["CLAUDE_MARGIN_S", "MARGIN_S", "claude_timeout", "answer_budget", "PROMPT_HITS", "PROMPT_BYTES", "BUILDING_LINE",
+           "CONTEXT_TOKENS",
            "session_context", "prompt_context", "parse", "run", "main"]
 
 #: What Claude Code's ``timeout`` (which memsearch's hook settings write) adds to the ``hook_timeout`` setting
@@ -47,6 +48,11 @@ MARGIN_S = 1.0
 #: Counted in bytes, not with tiktoken: loading its encoding costs 0.6 s, three times the rest of the hook.
 PROMPT_HITS = 5
 PROMPT_BYTES = 6000
+#: The context of a prompt that recalls nothing while the root's first build runs (the search's ``indexing``,
+#: :class:`~memsearch.service.firstbuild.Hits`: ``{embedded}`` of ``{files}`` files), so the model knows its
+#: recall is incomplete rather than that memory holds nothing.
+BUILDING_LINE = ("Memory recalled for this prompt (memsearch): nothing yet: memory is still being indexed "
+                 "({embedded:,} of {files:,} files), so recall is incomplete; the memory tools search it whole in a moment")
 #: The most tokens the session-start context may take (core memory and the listing).
 CONTEXT_TOKENS = 8000
 #: The daemon's answer time for one hook request (seconds).
@@ -127,7 +133,10 @@ def _cut_bytes(text: str, limit: int) -> str:
 
 
 def _recall(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> list[dict]:
-    """The hits for ``prompt``: the daemon's (hybrid) when it answers, else keyword hits found in-process."""
+    """The hits for ``prompt`` (a :class:`~memsearch.service.firstbuild.Hits`, with ``indexing`` while the root's
+    first build runs): the daemon's (hybrid) when it answers, else keyword hits found in-process."""
+    from ..service.firstbuild import Hits
+
     client = Client(root, db, timeout=ASK_TIMEOUT_S)
 
     def ask() -> dict | None:
@@ -147,7 +156,7 @@ def _recall(root: Path, prompt: str, db: str | None, k: int, deadline: float) ->
             except IndexBuilding:
                 return []
         if answer is not None:
-            return answer["hits"]
+            return Hits(answer["hits"], answer.get("indexing"))
     from ..engine.search.args import check_search
     from ..location import META_FILE
     from ..service import route
@@ -175,7 +184,8 @@ def prompt_context(root: Path, prompt: str, db: str | None = None, *, k: int = P
     except (MemsearchError, OSError):
         return ""
     if not hits:
-        return ""
+        building = getattr(hits, "indexing", None)  # the search's own word on a build under way, as the CLI's
+        return BUILDING_LINE.format(**building) if building else ""
     text = "Memory recalled for this prompt (memsearch; read more with the memory tools):"
     if any(hit.get("partial") for hit in hits):
         text += ("\n(memory still being indexed: hits marked partial were found by their words only; the memory "
