@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from .. import settings
-from ..errors import DaemonUnavailable, IndexBuilding, MemsearchError
+from ..errors import DaemonUnavailable, IndexBuilding, MemsearchError, shell_word
 from ..location import IndexLocation
 from ..service import autostart
 from ..service.client import Client
@@ -110,7 +110,7 @@ def session_context(root: Path, db: str | None = None, *, limit: int = CONTEXT_T
     text = ToolBox(root, db=db).system_prompt()
     text, cut = _cut(text, limit)
     if cut:
-        text += f"\n[memory context cut at {limit} tokens: `memsearch core {root}` shows all of core memory]"
+        text += f"\n[memory context cut at {limit} tokens: `memsearch core {shell_word(root)}` shows all of core memory]"
     return text
 
 
