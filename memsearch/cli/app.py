@@ -190,7 +190,7 @@ def _search_all(where, model, items, local: bool, no_sync: bool, start, *, comin
     """(item, hits as dicts) per query: from the daemon while it answers, else from one index opened here."""
     from contextlib import nullcontext
 
-    from ..engine.search.args import check_search
+    from .spec import check_cli_search
 
     opened: list = []
 
@@ -202,8 +202,7 @@ def _search_all(where, model, items, local: bool, no_sync: bool, start, *, comin
         return nullcontext(opened[0])
 
     for item in items:
-        args = check_search(where.root, item["query"], k, item.get("scope", scope), mode, since, until,
-                            scope_must_exist=True)  # a mistyped --scope is an error, not "no hits"
+        args = check_cli_search(where.root, item["query"], k, item.get("scope", scope), mode, since, until)
         sync = not no_sync and not opened  # the index opened here is synced once
         yield (
             item,
