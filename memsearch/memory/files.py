@@ -47,17 +47,28 @@ def make_index_dir(path: Path, root=None) -> None:
     memory's text): owner-only, or with the read bits of a ``root`` shared for reading. Parents are made as usual."""
     if path.is_dir():
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         root_mode = os.stat(root).st_mode if root is not None else 0
     except OSError:
         root_mode = 0
     mode = private_modes(root_mode)[1]
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         os.mkdir(path, mode)
     except FileExistsError:
-        return
+        if path.parent.is_dir():
+            return
+        _unmakeable(path, path.parent)
+    except (NotADirectoryError, FileNotFoundError) as exc:  # a file on the way, a pseudo-filesystem
+        _unmakeable(path, path.parent if exc.filename == str(path) else exc.filename)
     os.chmod(path, mode)  # whatever the umask
+
+
+def _unmakeable(path: Path, where) -> None:
+    from ..errors import StorageFull
+
+    raise StorageFull(f"cannot make the index folder {path}: {where} is not a folder that can hold it. Pass --db DIR "
+                      "(or set MEMSEARCH_DB) to a folder you can write, or leave both out for ROOT/.memsearch") from None
 
 
 def make_dir(name: str, *, dir_fd: int, mode: int) -> bool:

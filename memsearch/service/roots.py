@@ -291,8 +291,7 @@ class Roots:
         except BaseException as exc:  # noqa: BLE001 - logged; its clients work in-process
             root.error, root.phase = exc, "closed"
             if root.gone():
-                log.info("%s: root removed or moved while loading, unloaded", root.where.root)
-                self._forget(key, root)
+                self._forget(key, root, "%s: root removed or moved while loading, unloaded")
                 return
             level = logging.INFO if isinstance(exc, MemsearchError) else logging.ERROR
             log.log(level, "cannot serve %s: %s: %s", root.where.root, type(exc).__name__, exc)
@@ -307,9 +306,7 @@ class Roots:
         except Exception:  # noqa: BLE001 - the daemon recorded it in its state file
             if not root.gone():
                 log.exception("the watcher of %s stopped", root.where.root)
-        gone = root.gone()
-        log.info("%s: root removed or moved, unloaded" if gone else "unloaded %s", root.where.root)
-        self._forget(key, root)
+        self._forget(key, root, "%s: root removed or moved, unloaded" if root.gone() else "unloaded %s")
 
     def sweep(self) -> None:
         """Unload every root whose folder was moved or deleted (:meth:`Root.gone`): dropped from the registry at
@@ -318,14 +315,18 @@ class Roots:
             gone = [(key, root) for key, root in self._roots.items() if root.gone()]
         for key, root in gone:
             root.stop()
-            self._forget(key, root)
+            self._forget(key, root, "%s: root removed or moved, unloaded")
 
-    def _forget(self, key, root: Root) -> None:
+    def _forget(self, key, root: Root, said: str | None = None) -> None:
+        """Drop ``root`` from the registry; whoever drops it logs ``said`` (before the service may exit, empty)."""
         with self._lock:
-            if self._roots.get(key) is root:
+            dropped = self._roots.get(key) is root
+            if dropped:
                 del self._roots[key]
                 self._threads.pop(key, None)
             empty = not self._roots
+        if dropped and said:
+            log.info(said, root.where.root)
         if empty:
             self.on_empty()
 

@@ -57,7 +57,7 @@ def test_an_index_folder_deleted_mid_sync_is_not_recreated(tmp_path):
     assert not os.path.exists(os.path.join(root, ".memsearch")), os.listdir(os.path.join(root, ".memsearch"))
     log = log_of(status)
     quiet(log)
-    assert f"{root}: root removed or moved, unloaded" in log
+    assert f"{root}: root removed or moved, unloaded" in log, log
     assert len(os.listdir(os.path.join(root, "notes"))) == NOTES + 1  # the memory is untouched
 
     # the next command on the root indexes it into a new folder, as on a first run
@@ -74,6 +74,6 @@ def test_a_root_deleted_mid_sync_is_deleted_whole(tmp_path):
     assert not os.path.exists(root)
     log = log_of(status)
     quiet(log)
-    assert f"{root}: root removed or moved, unloaded" in log
+    assert f"{root}: root removed or moved, unloaded" in log, log
     gone = memsearch("search", root, "otter", code=2)
     assert "does not exist" in gone.stderr
