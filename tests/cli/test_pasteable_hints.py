@@ -131,3 +131,15 @@ def test_watch_detach_names_the_root_in_the_commands_it_suggests(tmp_path, capsy
     found = commands(captured.out + captured.err)
     assert ["memsearch", "status", str(root)] in found
     assert started.get("reported", True) is False or ["memsearch", "stop", str(root)] in found
+
+
+def test_a_watch_refused_for_a_root_the_service_keeps_names_the_root(tmp_path, monkeypatch):
+    from memsearch.cli import watch
+    from memsearch.location import service_socket
+
+    root = tmp_path / ODD
+    monkeypatch.setattr(watch, "daemon_status", lambda *a: {"running": True, "socket": str(service_socket()),
+                                                              "root": str(root), "pid": 7})
+    with pytest.raises(IndexLocked) as refused:
+        watch._refuse_if_served(root, None)
+    assert [["memsearch", "stop", str(root)], ["memsearch", "watch", str(root)]] == commands(str(refused.value))
