@@ -29,12 +29,13 @@ import time
 from pathlib import Path
 
 from .. import settings
-from ..errors import DaemonUnavailable, IndexBuilding, MemsearchError
+from ..errors import DaemonUnavailable, IndexBuilding, MemsearchError, shell_word
 from ..location import IndexLocation
 from ..service import autostart
 from ..service.client import Client
 
-__all__ = ["log_failure", "CLAUDE_MARGIN_S", "MARGIN_S", "claude_timeout", "answer_budget", "PROMPT_HITS", "PROMPT_BYTES", "CONTEXT_TOKENS",
+__all__ = ["log_failure", "CLAUDE_MARGIN_S", "MARGIN_S", "claude_timeout", "answer_budget", "PROMPT_HITS", "PROMPT_BYTES",
+           "BUILDING_LINE", "CONTEXT_TOKENS",
            "session_context", "prompt_context", "parse", "run", "main"]
 
 #: What Claude Code's ``timeout`` (which memsearch's hook settings write) adds to the ``hook_timeout`` setting
@@ -49,6 +50,11 @@ MARGIN_S = 1.0
 #: Counted in bytes, not with tiktoken: loading its encoding costs 0.6 s, three times the rest of the hook.
 PROMPT_HITS = 5
 PROMPT_BYTES = 6000
+#: The context of a prompt that recalls nothing while the root's first build runs (the search's ``indexing``,
+#: :class:`~memsearch.service.firstbuild.Hits`: ``{embedded}`` of ``{files}`` files), so the model knows its
+#: recall is incomplete rather than that memory holds nothing.
+BUILDING_LINE = ("Memory recalled for this prompt (memsearch): nothing yet: memory is still being indexed "
+                 "({embedded:,} of {files:,} files), so recall is incomplete; the memory tools search it whole in a moment")
 #: The most tokens the session-start context may take (core memory and the listing).
 CONTEXT_TOKENS = 8000
 #: The daemon's answer time for one hook request (seconds).
@@ -106,7 +112,7 @@ def session_context(root: Path, db: str | None = None, *, limit: int = CONTEXT_T
     text = ToolBox(root, db=db).system_prompt()
     text, cut = _cut(text, limit)
     if cut:
-        text += f"\n[memory context cut at {limit} tokens: `memsearch core {root}` shows all of core memory]"
+        text += f"\n[memory context cut at {limit} tokens: `memsearch core {shell_word(root)}` shows all of core memory]"
     return text
 
 
@@ -138,12 +144,14 @@ def _recall(root: Path, prompt: str, db: str | None, k: int, deadline: float) ->
 
 
 def _hits(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> list[dict]:
-    """The hits for ``prompt``: the daemon's (hybrid) when it answers, else keyword hits found in-process.
+    """The hits for ``prompt`` (a :class:`~memsearch.service.firstbuild.Hits`, with ``indexing`` while the root's
+    first build runs): the daemon's (hybrid) when it answers, else keyword hits found in-process.
 
     A root whose index has no row yet (no parameters file: no build has begun) is answered in-process, which
     writes its text rows first, even while the service runs: the service session start started loads its model
     before it takes the index (seconds to a minute on a new machine), and until then it has nothing to answer."""
     from ..location import META_FILE
+    from ..service.firstbuild import Hits
 
     client = Client(root, db, timeout=ASK_TIMEOUT_S)
     where = client.where
@@ -161,7 +169,7 @@ def _hits(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> l
         except IndexBuilding:  # its first build has begun, no row committed yet: read from disk below
             answer, built = None, False
         if answer is not None:
-            return answer["hits"]
+            return Hits(answer["hits"], answer.get("indexing"))
     from ..engine.search.args import check_search
     from ..service import route
     from .api import using_index
@@ -188,7 +196,8 @@ def prompt_context(root: Path, prompt: str, db: str | None = None, *, k: int = P
     except (MemsearchError, OSError):
         return ""
     if not hits:
-        return ""
+        building = getattr(hits, "indexing", None)  # the search's own word on a build under way, as the CLI's
+        return BUILDING_LINE.format(**building) if building else ""
     text = "Memory recalled for this prompt (memsearch; read more with the memory tools):"
     if any(hit.get("partial") for hit in hits):
         text += ("\n(memory still being indexed: hits marked partial were found by their words only; the memory "
