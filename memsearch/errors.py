@@ -38,6 +38,8 @@ __all__ = [
     "ExtraNotInstalled",
     "UnsupportedPlatform",
     "shown",
+    "shell_word",
+    "naming_root",
     "MemoryFileExists",
     "EditRefused",
     "CoreBudgetExceeded",
@@ -85,6 +87,25 @@ HINTS: dict[str, dict[str, str]] = {
 }
 
 
+def shell_word(value) -> str:
+    """``value`` (a memory root, a memory path) as a shell user types it in a command, quoted when it needs it
+    (``shlex.quote``: a space, a quote); ``ROOT`` for a root not known (None). Every command a CLI message names
+    goes through here, so it can be pasted into a shell as it is shown."""
+    import shlex
+
+    return "ROOT" if value is None else shlex.quote(str(value))
+
+
+def naming_root(message: str, root) -> str:
+    """``message`` with the ``ROOT`` placeholder of its ``memsearch COMMAND ROOT`` hints replaced by ``root``
+    (:func:`shell_word`); unchanged when ``root`` is None (not known)."""
+    if root is None:
+        return message
+    import re
+
+    return re.sub(r"(`memsearch [a-z-]+ )ROOT\b", lambda m: m.group(1) + shell_word(root), message)
+
+
 class Hint:
     """The next step an error suggests, as data: ``action`` (a key of :data:`HINTS`) and the ``path`` it concerns."""
 
@@ -96,7 +117,10 @@ class Hint:
         self.action, self.path = action, path if len(path) <= SHOWN_CHARS else "."
 
     def render(self, audience: str) -> str:
-        return HINTS[self.action].get(audience, HINTS[self.action]["cli"]).format(path=self.path)
+        words = HINTS[self.action]
+        if audience != "cli" and audience in words:
+            return words[audience].format(path=self.path)
+        return words["cli"].format(path=shell_word(self.path))  # a path in a command, as a shell takes it
 
     def to_dict(self) -> dict:
         return {"action": self.action, "path": self.path}

@@ -35,7 +35,8 @@ from .memory.files import make_index_dir
 from .memory.root import resolve_root
 
 __all__ = ["IndexLocation", "RemoteAddress", "parse_remote", "is_remote", "state_root", "service_dir", "service_socket",
-           "service_start_file", "service_log_file", "open_private", "DB_DIRNAME", "SCHEMES", "META_FILE", "LEASE_FILE", "MAX_SOCKET_PATH"]
+           "service_start_file", "service_log_file", "hooks_log_file", "open_private", "DB_DIRNAME", "SCHEMES", "META_FILE",
+           "LEASE_FILE", "MAX_SOCKET_PATH"]
 
 #: The index directory inside a memory root (hidden, so never memory) when no ``--db`` is given.
 DB_DIRNAME = ".memsearch"
@@ -56,6 +57,7 @@ SOCKET_NAME = "daemon.sock"
 SERVICE_SOCKET = "service.sock"
 SERVICE_START = "service.start.lock"
 SERVICE_LOG = "service.log"
+HOOKS_LOG = "hooks.log"
 #: Longest socket path used as is; ``sun_path`` holds 108 bytes with the final NUL (Linux), 104 on BSDs.
 MAX_SOCKET_PATH = 100
 
@@ -145,6 +147,11 @@ def service_start_file() -> Path:
 def service_log_file() -> Path:
     """The per-user service's log."""
     return service_dir() / SERVICE_LOG
+
+
+def hooks_log_file() -> Path:
+    """Where a Claude Code hook that gave up says why (it prints nothing, so as not to get in the session's way)."""
+    return service_dir() / HOOKS_LOG
 
 
 def open_private(path: Path | str, flags: int = os.O_WRONLY | os.O_APPEND) -> int:

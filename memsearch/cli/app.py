@@ -72,9 +72,7 @@ def validate(
 def _where(root: Path, db: Optional[str], command: str = "", then: Optional[str] = None):
     """The index location of ``root``; a root that does not exist, given before an argument that is a folder
     (``memsearch search 'atlas' ~/memory``), is refused naming the order: the memory root comes first."""
-    import shlex
-
-    from ..errors import NotAMemoryRoot
+    from ..errors import NotAMemoryRoot, shell_word
     from ..location import IndexLocation
 
     try:
@@ -83,7 +81,7 @@ def _where(root: Path, db: Optional[str], command: str = "", then: Optional[str]
         if then in (None, ".") or root.expanduser().exists() or not Path(then).expanduser().is_dir():
             raise
         raise NotAMemoryRoot(f"{exc.text}; the memory root comes first: "
-                             f"`memsearch {command} {shlex.quote(then)} {shlex.quote(str(root))}`") from None
+                             f"`memsearch {command} {shell_word(then)} {shell_word(root)}`") from None
 
 
 def _start(no_daemon: bool) -> Optional[bool]:
@@ -192,7 +190,7 @@ def _search_all(where, model, items, local: bool, no_sync: bool, start, *, comin
     """(item, hits as dicts) per query: from the daemon while it answers, else from one index opened here."""
     from contextlib import nullcontext
 
-    from ..engine.search.args import check_search
+    from .spec import check_cli_search
 
     opened: list = []
 
@@ -204,8 +202,7 @@ def _search_all(where, model, items, local: bool, no_sync: bool, start, *, comin
         return nullcontext(opened[0])
 
     for item in items:
-        args = check_search(where.root, item["query"], k, item.get("scope", scope), mode, since, until,
-                            scope_must_exist=True)  # a mistyped --scope is an error, not "no hits"
+        args = check_cli_search(where.root, item["query"], k, item.get("scope", scope), mode, since, until)
         sync = not no_sync and not opened  # the index opened here is synced once
         yield (
             item,
@@ -309,11 +306,31 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _root_of(argv: list[str]):
-    """The memory root ``argv`` names, where the command is one the fast path parses (else None: hints keep ROOT)."""
+    """The memory root ``argv`` names (any command's ``ROOT`` argument), else None: hints keep ``ROOT``.
+
+    A command the fast path parses is read by it; any other (``index``, ``status``, ``stop``, ``check``,
+    ``watch``, ...) by click itself, leniently (``resilient_parsing``: no callback, no prompt, no error)."""
     from .fast import parse
 
     parsed = parse([token for token in argv if token not in ("--local", "--asked")])  # flags the fast path leaves
-    return None if parsed is None else parsed[1].get("root")
+    if parsed is not None:
+        return parsed[1].get("root")
+    try:
+        command = typer.main.get_command(app)
+        ctx = command.make_context("memsearch", list(argv), resilient_parsing=True)
+        while hasattr(command, "resolve_command") and _words(ctx):  # a group: down to its command
+            name, command, rest = command.resolve_command(ctx, _words(ctx))
+            if command is None:
+                return None
+            ctx = command.make_context(name, rest, parent=ctx, resilient_parsing=True)
+        return ctx.params.get("root")
+    except Exception:  # noqa: BLE001 (the line was refused by the parser already: only the hint is at stake)
+        return None
+
+
+def _words(ctx) -> list[str]:
+    """What a group's context left for its command: the command's name (kept apart by click) and its arguments."""
+    return [*getattr(ctx, "_protected_args", ()), *ctx.args]
 
 
 def usage_message(exc) -> str:

@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import IndexDamaged
+from ..errors import IndexDamaged, naming_root, shell_word
 from .render import counted, emit_json, err, escape, out
 
 __all__ = ["register", "print_check"]
@@ -31,7 +31,8 @@ def print_check(report, root, *, as_json: bool, location: str) -> None:
         err.print(f"[red]damage:[/red] {escape(where + finding.detail)}")
     if report.findings_total > SHOWN:
         err.print(f"  ... and {report.findings_total - SHOWN} more")
-    stale = (f", {len(report.stale)} changed since indexed (`memsearch index {root}` updates them)"
+    command_root = shell_word(root)
+    stale = (f", {len(report.stale)} changed since indexed (`memsearch index {command_root}` updates them)"
              if report.stale else "")
     if report.ok:
         out.print(f"checked {counted(report.rows, 'row')} of {counted(report.files, 'file')} in {escape(location)}: ok{escape(stale)}")
@@ -39,8 +40,8 @@ def print_check(report, root, *, as_json: bool, location: str) -> None:
     out.print(f"checked {counted(report.rows, 'row')} of {counted(report.files, 'file')} in {escape(location)}: "
               f"{counted(report.findings_total, 'problem')} in "
               f"{counted(len(report.damaged_files), 'file') if report.damaged_files else 'the index itself'}{escape(stale)}\n"
-              f"  fix: `memsearch check {escape(str(root))} --repair` (re-indexes the damaged files, or rebuilds) "
-              f"or `memsearch index {escape(str(root))} --rebuild`")
+              f"  fix: `memsearch check {escape(command_root)} --repair` (re-indexes the damaged files, or rebuilds) "
+              f"or `memsearch index {escape(command_root)} --rebuild`")
 
 
 def register(app: typer.Typer) -> None:
@@ -82,7 +83,7 @@ def register(app: typer.Typer) -> None:
             index = (MemoryIndex.open_repairing(root, db=db, model=model, on_damage=rebuilt.append) if repair
                      else MemoryIndex(root, db=db, model=model))
         except IndexDamaged as exc:
-            report = CheckReport(findings=(Finding("table", "", str(exc)),))
+            report = CheckReport(findings=(Finding("table", "", naming_root(str(exc), root)),))
             print_check(report, root, as_json=as_json, location=str(db or root))
             raise typer.Exit(1) from None
         if rebuilt:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .spec import COMMANDS, REQUIRED
+from .spec import COMMANDS, REQUIRED, check_cli_search
 
 __all__ = ["run", "parse"]
 
@@ -93,10 +93,8 @@ def run(argv: list[str]) -> int | None:
         common = dict(warn=render.warn)
         if command == "search":  # the daemon checks the arguments (a bad one comes back as its typed error)
             args = {name: v[name] for name in ("query", "k", "scope", "mode", "since", "until")}
-            if v["scope"] not in (None, "", "."):  # a mistyped --scope is an error, not "no hits", as in the full CLI
-                from ..engine.search.args import check_search
-
-                check_search(where.root, **args, scope_must_exist=True)
+            if v["scope"] not in (None, "", "."):  # as the full CLI checks it (without one, the daemon checks alike)
+                check_cli_search(where.root, **args)
             start = False if v["no_daemon"] else None
             hits = route.search(where, args, model=v["model"], using=None, start=start, **common)
             answer = None if hits is None else {"hits": hits}

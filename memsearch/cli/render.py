@@ -17,6 +17,8 @@ import os
 import re
 import sys
 
+from ..errors import naming_root, shell_word
+
 __all__ = ["out", "err", "console", "escape", "emit_json", "ns", "line", "styled", "warn",  # noqa: F822 (out, err)
            "print_error", "counted", "visible", "print_core", "print_listing", "print_read", "print_hits"]
 
@@ -146,19 +148,10 @@ def warn(message: str) -> None:
     line(("warning:", "yellow"), " " + message, stderr=True)
 
 
-def command_root(root) -> str:
-    """``root`` as a shell user types it in a command (quoted when it needs it); ``ROOT`` when it is not known."""
-    import shlex
-
-    return "ROOT" if root is None else shlex.quote(str(root))
-
-
 def print_error(exc: Exception, root=None) -> None:
-    """One error line; the library's ``memsearch COMMAND ROOT`` hints name ``root`` when the CLI knows it."""
-    message = str(exc)
-    if root is not None:
-        message = re.sub(r"(`memsearch [a-z-]+ )ROOT\b", lambda m: m.group(1) + command_root(root), message)
-    line(("error:", "red"), " " + message, stderr=True)
+    """One error line; the library's ``memsearch COMMAND ROOT`` hints name ``root`` when the CLI knows it
+    (:func:`~memsearch.errors.naming_root`)."""
+    line(("error:", "red"), " " + naming_root(str(exc), root), stderr=True)
 
 
 def print_core(data: dict) -> None:
@@ -220,5 +213,5 @@ def print_hits(hits: list[dict], root=None) -> None:
         for text in snippet[:SNIPPET_LINES]:
             line("   │ " + text)
         if len(snippet) > SNIPPET_LINES:
-            more = f"memsearch read {command_root(root)} {command_root(hit['path'])} --lines {hit['start_line']}:{hit['end_line']}"
+            more = f"memsearch read {shell_word(root)} {shell_word(hit['path'])} --lines {hit['start_line']}:{hit['end_line']}"
             line("   │ ", (f"… {counted(len(snippet) - SNIPPET_LINES, 'more line')} ({more})", "dim"))

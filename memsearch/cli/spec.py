@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from ..engine.search.timeline_budget import describe as describe_timeline
 
-__all__ = ["Param", "COMMANDS", "param", "typer_param"]
+__all__ = ["Param", "COMMANDS", "param", "typer_param", "check_cli_search"]
 
 REQUIRED = ...
 
@@ -100,3 +100,12 @@ def typer_param(command: str, name: str):
     if p.positional:
         return typer.Argument(p.default, help=p.help, show_default=p.default not in (None, REQUIRED))
     return typer.Option(p.default, *p.flags, help=p.help, min=p.min, max=p.max, metavar=p.metavar, hidden=p.hidden)
+
+
+def check_cli_search(root, query, k=10, scope=None, mode="hybrid", since=None, until=None):
+    """A search's arguments as the CLI checks them, on the fast path (:mod:`.fast`) and the full one (:mod:`.app`):
+    :func:`~memsearch.engine.search.args.check_search`'s checks, and a ``--scope`` that is no directory of the memory
+    is an error (:class:`~memsearch.errors.MemoryFileNotFound`), not "no hits" (the library's search finds nothing)."""
+    from ..engine.search.args import check_search
+
+    return check_search(root, query, k, scope, mode, since, until, scope_must_exist=True)

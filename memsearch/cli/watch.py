@@ -116,13 +116,13 @@ def watch_command(
 def _refuse_if_served(root: Path, db: Optional[str]) -> None:
     """Raise the refusal of a ``watch`` whose root the per-user service keeps already (the first search started it):
     its pid, and the commands that hand the root over, instead of a writer to wait for."""
-    from ..errors import IndexLocked
+    from ..errors import IndexLocked, shell_word
     from ..location import service_socket
 
     info = daemon_status(root, db)
     if info["running"] and info["socket"] == str(service_socket()):
-        base = info["root"]
-        raise IndexLocked(f"the memsearch service (pid {info['pid']}) already keeps {base} fresh and answers for it: "
+        base = shell_word(info["root"])
+        raise IndexLocked(f"the memsearch service (pid {info['pid']}) already keeps {info['root']} fresh and answers for it: "
                           f"nothing to start. For a daemon of its own instead: `memsearch stop {base}`, then "
                           f"`memsearch watch {base}`") from None
 
@@ -154,10 +154,12 @@ def service_command(
 def _detach(
     root: Path, db: Optional[str], model: Optional[str], debounce: Optional[int], wait: float, idle_exit: Optional[int]
 ) -> None:
+    from ..errors import shell_word
     from ..service.process import START_TIMEOUT_S, detach
 
     started = detach(root, db, model, debounce, wait, idle_exit=idle_exit)
-    base, db_path, log_path = (escape(str(p)) for p in (started.root, started.db, started.log))
+    db_path, log_path = (escape(str(p)) for p in (started.db, started.log))
+    base = escape(shell_word(started.root))  # as typed in the commands named below
     if started.already:
         serving = f", serving on {escape(started.socket)}" if started.serving else " (not answering on its socket yet)"
         out.print(
@@ -172,7 +174,7 @@ def _detach(
         )
         return
     out.print(
-        f"memsearch daemon started: pid {started.pid}, watching {base}\n"
+        f"memsearch daemon started: pid {started.pid}, watching {escape(str(started.root))}\n"
         f"  index  {db_path}\n  socket {escape(str(started.socket))}\n  log    {log_path}\n"
         f"  `memsearch status {base}` tells how it is doing, `memsearch stop {base}` stops it"
     )
@@ -224,11 +226,12 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
     if info["last_compaction"]:
         out.print(f"last compaction: {info['last_compaction']}")
     if not info["indexed"]:
+        from ..errors import shell_word
         from ..memory.tree import INDEX_NAME
 
-        base = escape(info["root"])
+        base = escape(shell_word(info["root"]))
         if not (Path(info["root"]) / INDEX_NAME).is_file():  # a typo'd or wrong folder: never "index it"
-            out.print(f"index: none; {base} has no MEMORY.md, so it is no memory root: check the path, or see what "
+            out.print(f"index: none; {escape(info['root'])} has no MEMORY.md, so it is no memory root: check the path, or see what "
                       f"a memory root needs with `memsearch validate {base}`")
             return
         out.print(f"index: none yet at {escape(info['db'])} (`memsearch index {base}` or `memsearch watch {base}`)")

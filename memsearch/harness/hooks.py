@@ -5,16 +5,18 @@ hook's JSON on stdin (https://code.claude.com/docs/en/hooks: SessionStart and Us
 on Stop, SessionEnd and PreCompact, is :mod:`memsearch.harness.session_log`'s). Each hook
 prints ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": TEXT}}`` on stdout and exits 0,
 which Claude Code adds to the model's context. A hook never blocks or fails a session: on any error, or past
-the ``hook_timeout`` setting (``MEMSEARCH_HOOK_TIMEOUT``, 8 s), it prints nothing and exits 0 (the settings
+the ``hook_timeout`` setting (``MEMSEARCH_HOOK_TIMEOUT``, 8 s), it prints nothing, exits 0 and says why in the
+hooks' log (:func:`log_failure`: ``hooks.log`` beside the service's log; the settings
 memsearch writes give Claude Code a ``timeout`` :data:`CLAUDE_MARGIN_S` longer: :func:`claude_timeout`).
 
 Both hooks start the index's daemon in the background when none serves (:mod:`memsearch.service.autostart`),
 so prompts are answered by a warm model: the session-start hook starts it before the first prompt. The service
 answers a prompt from the moment it has opened the root's index, by keyword while it loads the model (hits
 ``partial``), as it answers the MCP server's first search (:mod:`memsearch.service.roots`). A prompt no service
-can answer yet (none listens, it is still opening the index, or its first build has no row yet) is answered
-in-process by keyword, the routed path of every first call (:func:`memsearch.service.route.search`): on a tree
-never indexed its text rows are written first and the hits say ``partial``; nothing waits for the model.
+can answer yet (none listens, it is still opening the index, or no build has begun: the service loads its model
+before it takes the index) is answered in-process by keyword, the routed path of every first call
+(:func:`memsearch.service.route.search`): on a tree never indexed its text rows are written first, without
+loading the model, and the hits say ``partial``; nothing waits for the model.
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ import time
 from pathlib import Path
 
 from .. import settings
-from ..errors import DaemonUnavailable, IndexBuilding, MemsearchError
+from ..errors import DaemonUnavailable, IndexBuilding, MemsearchError, shell_word
 from ..location import IndexLocation
 from ..service import autostart
 from ..service.client import Client
 
-__all__ = ["CLAUDE_MARGIN_S", "MARGIN_S", "claude_timeout", "answer_budget", "PROMPT_HITS", "PROMPT_BYTES", "CONTEXT_TOKENS",
+__all__ = ["log_failure", "CLAUDE_MARGIN_S", "MARGIN_S", "claude_timeout", "answer_budget", "PROMPT_HITS", "PROMPT_BYTES",
+           "BUILDING_LINE", "CONTEXT_TOKENS",
            "session_context", "prompt_context", "parse", "run", "main"]
 
 #: What Claude Code's ``timeout`` (which memsearch's hook settings write) adds to the ``hook_timeout`` setting
@@ -47,6 +50,11 @@ MARGIN_S = 1.0
 #: Counted in bytes, not with tiktoken: loading its encoding costs 0.6 s, three times the rest of the hook.
 PROMPT_HITS = 5
 PROMPT_BYTES = 6000
+#: The context of a prompt that recalls nothing while the root's first build runs (the search's ``indexing``,
+#: :class:`~memsearch.service.firstbuild.Hits`: ``{embedded}`` of ``{files}`` files), so the model knows its
+#: recall is incomplete rather than that memory holds nothing.
+BUILDING_LINE = ("Memory recalled for this prompt (memsearch): nothing yet: memory is still being indexed "
+                 "({embedded:,} of {files:,} files), so recall is incomplete; the memory tools search it whole in a moment")
 #: The most tokens the session-start context may take (core memory and the listing).
 CONTEXT_TOKENS = 8000
 #: The daemon's answer time for one hook request (seconds).
@@ -104,7 +112,7 @@ def session_context(root: Path, db: str | None = None, *, limit: int = CONTEXT_T
     text = ToolBox(root, db=db).system_prompt()
     text, cut = _cut(text, limit)
     if cut:
-        text += f"\n[memory context cut at {limit} tokens: `memsearch core {root}` shows all of core memory]"
+        text += f"\n[memory context cut at {limit} tokens: `memsearch core {shell_word(root)}` shows all of core memory]"
     return text
 
 
@@ -127,8 +135,27 @@ def _cut_bytes(text: str, limit: int) -> str:
 
 
 def _recall(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> list[dict]:
-    """The hits for ``prompt``: the daemon's (hybrid) when it answers, else keyword hits found in-process."""
+    """:func:`_hits`; an error (which the prompt hook answers with nothing) is written to the hooks' log first."""
+    try:
+        return _hits(root, prompt, db, k, deadline)
+    except (MemsearchError, OSError) as exc:
+        log_failure("prompt", root, exc)
+        raise
+
+
+def _hits(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> list[dict]:
+    """The hits for ``prompt`` (a :class:`~memsearch.service.firstbuild.Hits`, with ``indexing`` while the root's
+    first build runs): the daemon's (hybrid) when it answers, else keyword hits found in-process.
+
+    A root whose index has no row yet (no parameters file: no build has begun) is answered in-process, which
+    writes its text rows first, even while the service runs: the service session start started loads its model
+    before it takes the index (seconds to a minute on a new machine), and until then it has nothing to answer."""
+    from ..location import META_FILE
+    from ..service.firstbuild import Hits
+
     client = Client(root, db, timeout=ASK_TIMEOUT_S)
+    where = client.where
+    built = (where.state / META_FILE).exists()
 
     def ask() -> dict | None:
         try:
@@ -136,27 +163,21 @@ def _recall(root: Path, prompt: str, db: str | None, k: int, deadline: float) ->
         except DaemonUnavailable:
             return None  # none listens (a stale socket), or it does not answer in time: answered here
 
-    if client.path is not None:
+    if client.path is not None and built:
         try:
             answer = ask()
-        except IndexBuilding as exc:  # its first build has no row yet: its first text rows come within seconds
-            from ..service import firstbuild
-
-            try:
-                answer = firstbuild.await_daemon(ask, exc, max(0.0, deadline - time.monotonic()))
-            except IndexBuilding:
-                return []
+        except IndexBuilding:  # its first build has begun, no row committed yet: read from disk below
+            answer, built = None, False
         if answer is not None:
-            return answer["hits"]
+            return Hits(answer["hits"], answer.get("indexing"))
     from ..engine.search.args import check_search
-    from ..location import META_FILE
     from ..service import route
     from .api import using_index
 
-    where = IndexLocation.of(root, db)
     _start_daemon(root, db)  # for the prompts that follow (session start has started it, usually)
     args = check_search(where.root, prompt, k, mode="keyword")  # keyword: no model loads in the hook
-    built = (where.state / META_FILE).exists()  # then the daemon syncs: nothing is embedded here
+    # built: the daemon syncs, nothing is embedded here; else the text rows are written here (or, when another
+    # writer holds the index, its first rows awaited) and the daemon embeds them
     return route.search(where, args, local=True, sync=not built, coming=True, wait=max(0.0, deadline - time.monotonic()),
                         using=lambda: using_index(where.root, db=where))
 
@@ -175,7 +196,8 @@ def prompt_context(root: Path, prompt: str, db: str | None = None, *, k: int = P
     except (MemsearchError, OSError):
         return ""
     if not hits:
-        return ""
+        building = getattr(hits, "indexing", None)  # the search's own word on a build under way, as the CLI's
+        return BUILDING_LINE.format(**building) if building else ""
     text = "Memory recalled for this prompt (memsearch; read more with the memory tools):"
     if any(hit.get("partial") for hit in hits):
         text += ("\n(memory still being indexed: hits marked partial were found by their words only; the memory "
@@ -231,6 +253,32 @@ class _OutOfTime(BaseException):
     pass
 
 
+def log_failure(event: str, root, why: BaseException | str) -> None:
+    """Say why the ``event`` hook on ``root`` gave up, one line in the hooks' log (owner-only, beside the service's:
+    :func:`~memsearch.location.hooks_log_file`), with the traceback of an unexpected error; never raises."""
+    try:
+        from ..location import hooks_log_file, open_private
+
+        if isinstance(why, _OutOfTime):
+            text = (f"no answer within the hook_timeout setting ({settings.get('hook_timeout'):g} s; "
+                    "MEMSEARCH_HOOK_TIMEOUT raises it)")
+        elif isinstance(why, (MemsearchError, OSError)):
+            text = str(why)
+        elif isinstance(why, BaseException):
+            import traceback
+
+            text = "".join(traceback.format_exception(why)).rstrip().replace("\n", "\n    ")
+        else:
+            text = str(why)
+        path = hooks_log_file()
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = open_private(path)
+        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as log:
+            log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {event} hook, {root}: {text}\n")
+    except Exception:  # noqa: BLE001 - the log is a courtesy: a hook never fails the session
+        pass
+
+
 def _out_of_time(signum, frame):
     raise _OutOfTime()
 
@@ -251,8 +299,10 @@ def main(argv: list[str] | None = None) -> int:
         if output:
             sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
             sys.stdout.flush()
-    except BaseException:  # noqa: BLE001 - a hook never fails the session: nothing printed, exit 0
-        pass
+    except BaseException as exc:  # noqa: BLE001 - a hook never fails the session: nothing printed, exit 0
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if not isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            log_failure(event, root, exc)
     return 0
 
 

@@ -69,6 +69,7 @@ def hook(event: str, argv: list[str]) -> int:
     except MemsearchError as exc:
         if event == "session-start":
             sys.stdout.write(_notice(str(exc)) + "\n")
+        hooks.log_failure(event, settings.get("memory_root") or "the plugin's memory root", exc)
         return 0
     return hooks.main([event, "--root", str(root), *argv])
 

@@ -176,6 +176,12 @@ def _files(label: str, paths: tuple[str, ...], cwd: str) -> str:
     return f"- **{label}:** {', '.join(shown)}{more}\n"
 
 
+def _turn(turn: Turn) -> str:
+    """One turn's lines: the prompt and, once there is one, the final answer."""
+    answer = f"  **Claude:** {_line(turn.answer, ANSWER_CHARS)}\n" if turn.answer.strip() else ""
+    return f"- **User:** {_line(turn.prompt, PROMPT_CHARS)}\n" + answer
+
+
 def render_section(session: Session, *, limit: int = SECTION_BYTES) -> str:
     """The session's section of its day's log (a ``##`` heading, its marker line, then one line per entry),
     within ``limit`` UTF-8 bytes."""
@@ -185,14 +191,20 @@ def render_section(session: Session, *, limit: int = SECTION_BYTES) -> str:
     head = (f"## Session {session.session_id[:8] or 'unknown'}, {start}-{end}{branch}\n"
             f"{_MARKER.format(session.session_id)}\n\n")
     files = _files("Files changed", session.changed, session.cwd) + _files("Files read", session.read, session.cwd)
-    turns = [f"- **User:** {_line(t.prompt, PROMPT_CHARS)}\n" + (f"  **Claude:** {_line(t.answer, ANSWER_CHARS)}\n"
-                                                                 if t.answer.strip() else "")
-             for t in session.turns]
     room = limit - len((head + files).encode("utf-8")) - 80
-    kept = list(turns)
-    while len(kept) > 1 and len("".join(kept).encode("utf-8")) > room:
-        del kept[1]  # the first prompt says what the session was for; the latest turns what it came to
-    left = len(turns) - len(kept)
+    # the first prompt says what the session was for; the latest turns what it came to: those that fit are kept,
+    # rendered (and masked) one at a time from the end, so a transcript of 20,000 turns costs what its kept ones do
+    kept: list[str] = [_turn(session.turns[0])] if session.turns else []
+    used = len(kept[0].encode("utf-8")) if kept else 0
+    tail: list[str] = []
+    for turn in reversed(session.turns[1:]):
+        entry = _turn(turn)
+        used += len(entry.encode("utf-8"))
+        if used > room:
+            break
+        tail.append(entry)
+    kept += reversed(tail)
+    left = len(session.turns) - len(kept)
     if left:
         kept.insert(1, f"- ({left} turn{'s' if left > 1 else ''} left out here)\n")
     body = "".join(kept)
@@ -289,6 +301,10 @@ def record_hook(root: Path, payload: dict, db: str | None = None) -> str | None:
         return None
     path = Path(transcript).expanduser()
     if not path.is_file():
+        from .hooks import log_failure
+
+        log_failure(str(payload.get("hook_event_name") or "session-log"), root,
+                    f"no transcript at {path}: this session is not recorded")
         return None
     last = payload.get("last_assistant_message")
     session = read_transcript(path, str(payload.get("session_id") or ""),

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import DaemonFailed, DaemonUnavailable, IndexLocked, shown
+from ..errors import DaemonFailed, DaemonUnavailable, IndexLocked, shell_word, shown
 from ..launch import DETACHED_CWD, python_argv
 from ..location import IndexLocation, open_private, service_log_file, service_socket, service_start_file
 from ..memory.files import read_json
@@ -98,7 +98,7 @@ def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
                        serving=status is not None, socket=status.get("socket") if status else None)
     if holder and not wait:
         raise IndexLocked(f"the index at {db_path} is being written by {holder_text(holder)}; "
-                          f"`memsearch status {base}` tells more, `memsearch stop {base}` stops a daemon")
+                          f"`memsearch status {shell_word(base)}` tells more, `memsearch stop {shell_word(base)}` stops a daemon")
     where.ensure_state()
     cmd = python_argv("memsearch", "watch", str(base), *where.watch_args(), "--log-file", str(log_path),
                       "--wait", str(wait))

@@ -18,7 +18,12 @@ from tests.conftest import REPO
 
 # The hooks start daemons, as users get them. Their bound is lifted: these tests check what a hook answers, and a
 # busy machine must not turn a slow answer into none (benchmarks.perf.hooks measures their times).
-ENV = dict(os.environ, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", MEMSEARCH_AUTOSTART="1", MEMSEARCH_HOOK_TIMEOUT="90")
+# Read at each call: the test's own $XDG_RUNTIME_DIR (tests/conftest.py) is set after this module is imported.
+SETTINGS = {"PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "MEMSEARCH_AUTOSTART": "1", "MEMSEARCH_HOOK_TIMEOUT": "90"}
+
+
+def env_now() -> dict:
+    return dict(os.environ, **SETTINGS)
 FILES = {"MEMORY.md": "# Ada's memory\nAda prefers short answers.\n",
          "projects/MEMORY.md": "# Projects\nOne file per project.\n",
          "projects/atlas.md": "# Atlas\n## Decisions\nWe chose ClickHouse as the Atlas warehouse for fast scans.\n",
@@ -31,7 +36,7 @@ def run_hook(command: str, payload, cwd, **env) -> tuple[subprocess.CompletedPro
     data = payload if isinstance(payload, str) else json.dumps(payload)
     start = time.perf_counter()
     done = subprocess.run(command, shell=True, input=data, capture_output=True, text=True, timeout=120,
-                          env=ENV | env, cwd=cwd)
+                          env=env_now() | env, cwd=cwd)
     return done, time.perf_counter() - start
 
 
@@ -44,7 +49,7 @@ def test_install_writes_hooks_and_mcp_server_and_keeps_other_settings(make_tree,
         {"permissions": {"allow": ["Read"]}, "hooks": {"UserPromptSubmit": [other], "PreToolUse": [other]}}))
     cmd = [sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project", str(project), "--yes"]
     for _ in range(2):  # twice: idempotent, memsearch's hooks replaced, never doubled
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=ENV, stdin=subprocess.DEVNULL)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env_now(), stdin=subprocess.DEVNULL)
         assert done.returncode == 0, done.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     tools = [f"mcp__memsearch__{name}" for name in ("memory_search", "memory_read", "memory_list", "memory_core")]
@@ -63,7 +68,7 @@ def test_install_writes_hooks_and_mcp_server_and_keeps_other_settings(make_tree,
     assert os.path.isabs(server["command"]) and server["args"] == ["serve", str(root.resolve())]
 
     # --writable --log-sessions, then neither: the memory tool's rule and the session hooks come and go
-    done = subprocess.run(cmd + ["--writable", "--log-sessions"], capture_output=True, text=True, timeout=120, env=ENV,
+    done = subprocess.run(cmd + ["--writable", "--log-sessions"], capture_output=True, text=True, timeout=120, env=env_now(),
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text())
@@ -72,7 +77,7 @@ def test_install_writes_hooks_and_mcp_server_and_keeps_other_settings(make_tree,
         (hook,) = settings["hooks"][event][-1]["hooks"]
         assert shlex.split(hook["command"])[4:7] == ["session-log", "--root", str(root.resolve())]
         assert hook.get("async", False) == (event != "SessionEnd")  # Stop follows every turn: in the background
-    subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=ENV, stdin=subprocess.DEVNULL, check=True)
+    subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env_now(), stdin=subprocess.DEVNULL, check=True)
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     assert settings["permissions"]["allow"] == ["Read"] + tools and settings["enabledMcpjsonServers"] == ["memsearch"]
     assert not set(claude_code.LOG_EVENTS) & set(settings["hooks"]) and settings["hooks"]["PreToolUse"] == [other]
@@ -92,7 +97,7 @@ def test_a_relative_db_is_written_absolute_everywhere(make_tree, tmp_path):
     project.mkdir()
     cmd = [sys.executable, "-m", "memsearch", "claude-code", "install", os.path.relpath(root, project), "--project",
            ".", "--db", "./idx", "--log-sessions", "--yes"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=ENV, stdin=subprocess.DEVNULL,
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env_now(), stdin=subprocess.DEVNULL,
                           cwd=project)
     assert done.returncode == 0, done.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text())
@@ -175,9 +180,11 @@ def test_a_hung_daemon_does_not_block_the_prompt(make_tree, tmp_path):
     import socket
     import threading
 
+    from memsearch.engine.index import MemoryIndex
     from memsearch.location import IndexLocation
 
     root = make_tree(FILES)
+    MemoryIndex(root).sync(defer=True)  # an index with rows (text only: no model loads), which the hook asks for
     path = IndexLocation.of(root).socket
     path.parent.mkdir(parents=True)
     held = []
@@ -239,3 +246,31 @@ def test_the_first_prompt_of_a_cold_session_recalls(make_tree, tmp_path):
         process.stop(root)
     print(f"cold session: start {session_s:.2f} s, first prompt {first_s:.2f} s; warm prompt {warm_s:.2f} s; "
           f"load {os.getloadavg()}")
+
+
+@pytest.mark.slow
+def test_the_first_prompt_recalls_by_keyword_before_the_service_has_its_model(make_tree, tmp_path):
+    """The session-start hook starts the service, which loads its model before it takes the index; until it has
+    (here: never, its weights are damaged; on a new machine: the ONNX export, 16-27 s on 2 cores) it has no row to
+    answer from. The first prompt is answered by the hook itself, by keyword from the text rows it writes, without
+    loading the model (before: it waited for the service, or loaded the model itself, and answered nothing)."""
+    import shutil
+
+    from memsearch.engine.embed.embedder import load_embedder
+
+    model = tmp_path / "all-MiniLM-L6-v2-damaged"  # a local copy of the default model: its dimension is known
+    shutil.copytree(load_embedder().source, model, ignore=shutil.ignore_patterns("*.safetensors", "*.bin"))
+    (model / "model.safetensors").write_bytes(b"\0" * 4096)
+    root = make_tree(FILES)
+    env = {"MEMSEARCH_MODEL": str(model), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    ask = {"hook_event_name": "UserPromptSubmit", "prompt": "which warehouse for Atlas", "cwd": str(tmp_path)}
+    try:
+        done, _ = run_hook(claude_code.hook_command("SessionStart", root), {"hook_event_name": "SessionStart"},
+                           tmp_path, **env)
+        assert done.returncode == 0 and "Ada prefers short answers." in done.stdout
+        done, _ = run_hook(claude_code.hook_command("UserPromptSubmit", root), ask, tmp_path, **env)
+        assert done.returncode == 0 and done.stderr == ""
+        first = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "- projects/atlas.md:" in first and "[partial]" in first and "ClickHouse" in first, first
+    finally:
+        process.stop(root)

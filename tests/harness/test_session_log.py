@@ -15,7 +15,7 @@ import pytest
 from memsearch.harness import claude_code, session_log
 from memsearch.harness.secrets import mask
 from memsearch.memory.validator import validate
-from tests.harness.test_claude_code import ENV, FILES, run_hook
+from tests.harness.test_claude_code import FILES, env_now, run_hook
 
 #: Realistic credentials (the issuers' formats; none is live), each with the part that must never reach memory.
 SECRETS = {
@@ -133,6 +133,37 @@ def test_a_long_session_is_cut_to_its_budget(make_tree, tmp_path, monkeypatch):
     assert "and 30 more" in section  # 60 changed files, 30 listed
 
 
+def test_a_huge_session_costs_what_its_kept_turns_do(monkeypatch):
+    """20,000 turns (a 30 MB transcript): only the turns that fit are rendered and masked. Before, every turn was
+    masked and the section cut by joining what was left once per turn dropped: the hook ran past its 8 s bound
+    and the session was never written."""
+    masked = []
+    monkeypatch.setattr(session_log, "mask", lambda text: masked.append(text) or text)
+    turns = tuple(session_log.Turn(f"prompt {i} " + "x" * 400, f"answer {i} " + "y" * 900) for i in range(20_000))
+    section = session_log.render_section(session_log.Session("s-huge", turns=turns))
+    assert len(section.encode()) <= session_log.SECTION_BYTES
+    assert "prompt 0 " in section and "answer 19999 " in section and "turns left out here" in section
+    assert len(masked) < 20  # the first turn and the latest few that fit, each prompt and answer once
+
+
+def test_a_hook_that_gives_up_says_why_in_the_hooks_log(make_tree, tmp_path):
+    """A root that cannot be written, or a transcript that is not there: the hook prints nothing and exits 0 (never
+    in the session's way), and hooks.log (owner-only, beside the service's log) says why. Before: nothing anywhere."""
+    from memsearch.location import hooks_log_file
+
+    log = transcript(tmp_path / "t.jsonl", str(tmp_path / "proj"), [("Where is the retry test?", "In tests/.", "")])
+    (tmp_path / "afile").write_text("not a folder\n")
+    bad_root = tmp_path / "afile" / "memory"
+    for root, path in ((bad_root, log), (make_tree({"MEMORY.md": "# Memory\n"}), str(tmp_path / "gone.jsonl"))):
+        payload = {"session_id": "s-1", "transcript_path": path, "hook_event_name": "SessionEnd"}
+        done, _ = run_hook(claude_code.hook_command("SessionEnd", root), payload, tmp_path, MEMSEARCH_AUTOSTART="0")
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    lines = hooks_log_file().read_text().splitlines()
+    assert len(lines) == 2 and all("Traceback" not in line for line in lines), lines
+    assert f"session-log hook, {bad_root}: " in lines[0] and "gone.jsonl: this session is not recorded" in lines[1]
+    assert hooks_log_file().stat().st_mode & 0o777 == 0o600
+
+
 def test_nothing_is_written_for_a_session_without_a_prompt_or_a_transcript(make_tree, tmp_path):
     root = make_tree({"MEMORY.md": "# Memory\n"})
     empty = tmp_path / "t.jsonl"
@@ -151,7 +182,7 @@ def test_the_next_prompt_recalls_the_logged_session(make_tree, tmp_path):
     (project / ".git").mkdir(parents=True)
     install = [sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project", str(project),
                "--log-sessions", "--yes"]
-    subprocess.run(install, capture_output=True, text=True, timeout=120, env=ENV, stdin=subprocess.DEVNULL, check=True)
+    subprocess.run(install, capture_output=True, text=True, timeout=120, env=env_now(), stdin=subprocess.DEVNULL, check=True)
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     command = {event: settings["hooks"][event][-1]["hooks"][0]["command"] for event in settings["hooks"]}
     assert shlex.split(command["Stop"])[4] == "session-log" and command["Stop"] == command["SessionEnd"]
@@ -173,7 +204,7 @@ def test_the_next_prompt_recalls_the_logged_session(make_tree, tmp_path):
         context = json.loads(recalled)["hookSpecificOutput"]["additionalContext"]
         assert "billing-service/2026-11-03.md" in context and "credit note" in context
     finally:
-        subprocess.run([sys.executable, "-m", "memsearch", "stop", str(root)], capture_output=True, env=ENV,
+        subprocess.run([sys.executable, "-m", "memsearch", "stop", str(root)], capture_output=True, env=env_now(),
                        timeout=60)
     assert claude_code.LOG_EVENTS.keys() <= settings["hooks"].keys()
 
