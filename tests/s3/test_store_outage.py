@@ -70,9 +70,10 @@ def test_a_writer_outlives_a_store_outage_and_indexes_what_was_written_meanwhile
         uri = f"s3://{bucket}/team"
         root = build(tmp_path / "memory", TREE)
         log = tmp_path / "watch.log"
+        env = _machine(tmp_path, "a", server) | {"MEMSEARCH_LEASE_TTL": "120"}
         with open(log, "wb") as out:
             writer = subprocess.Popen([sys.executable, "-m", "memsearch", "watch", str(root), "--db", uri],
-                                      env=_machine(tmp_path, "a", server) | {"MEMSEARCH_LEASE_TTL": "120"}, stdout=out, stderr=subprocess.STDOUT)
+                                      env=env, stdout=out, stderr=subprocess.STDOUT)
         _wait(lambda: "sync (catch-up)" in log.read_text(), 180, "the writer's first sync")
 
         server.stop()  # the store goes away; the writer's next sync fails
