@@ -306,8 +306,8 @@ class Daemon:
             try:  # a process killed before its last sync finished may have left them unbuilt
                 self.index.store.ensure_indexes()
                 report = self.index.check_and_repair() or report  # damage: rebuilt from the Markdown, logged
-            except Exception:  # noqa: BLE001 - searches still work (flat scans); retried next start
-                logger.exception("could not build or check the search indexes")
+            except Exception as exc:  # noqa: BLE001 - searches still work (flat scans); retried next start
+                (logger.warning if isinstance(exc, StoreUnreachable) else logger.exception)("could not check the index: %s", exc)
         self._start_vector_index()
         return report
 

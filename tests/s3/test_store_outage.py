@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -75,6 +76,11 @@ def test_a_writer_outlives_a_store_outage_and_indexes_what_was_written_meanwhile
             writer = subprocess.Popen([sys.executable, "-m", "memsearch", "watch", str(root), "--db", uri],
                                       env=env, stdout=out, stderr=subprocess.STDOUT)
         _wait(lambda: "sync (catch-up)" in log.read_text(), 180, "the writer's first sync")
+        reader = _machine(tmp_path, "b", server)  # another machine: status names the writer holding the lease
+        status = subprocess.run([sys.executable, "-m", "memsearch", "status", str(root), "--db", uri], env=reader,
+                                capture_output=True, text=True, timeout=120)
+        assert status.returncode == 0, status.stderr
+        assert f"being written by process {writer.pid} on {socket.gethostname()} (watch" in status.stdout, status.stdout
 
         server.stop()  # the store goes away; the writer's next sync fails
         (root / "notes" / "b.md").write_text("# B\n\nthe osprey returns to the estuary\n")
@@ -85,7 +91,6 @@ def test_a_writer_outlives_a_store_outage_and_indexes_what_was_written_meanwhile
         assert "cannot reach the object store" in text and "Traceback" not in text, text
 
         server.start(same_ports=True)  # back, same data: the writer retries and indexes b.md
-        reader = _machine(tmp_path, "b", server)
 
         def found() -> bool:
             done = subprocess.run([sys.executable, "-m", "memsearch", "search", str(root), "osprey estuary",
@@ -102,4 +107,27 @@ def test_a_writer_outlives_a_store_outage_and_indexes_what_was_written_meanwhile
             except subprocess.TimeoutExpired:
                 writer.kill()
                 writer.wait()
+        server.stop()
+
+
+@pytest.mark.slow
+def test_a_store_outage_during_a_check_is_no_damage_and_rebuilds_nothing(tmp_path, monkeypatch):
+    """Before: the check after a writer's catch-up read the outage as damage ("the index at s3://... is
+    damaged (... Error performing GET ...)") and started a rebuild of the shared index."""
+    from memsearch.engine.embed.embedder import HashEmbedder
+    from memsearch.engine.index import MemoryIndex
+
+    server = SeaweedS3(tmp_path / "seaweed").start()
+    try:
+        server.create_bucket("memory")
+        for key, value in server.env(MEMSEARCH_STATE_DIR=str(tmp_path / "state")).items():
+            monkeypatch.setenv(key, value)
+        index = MemoryIndex(build(tmp_path / "memory", TREE), db="s3://memory/team", embedder=HashEmbedder())
+        index.sync()
+        server.stop()
+        with pytest.raises(StoreUnreachable, match="cannot reach the object store"):
+            index.check()  # not a "damaged" problem, which a writer answers with a rebuild
+        server.start(same_ports=True)
+        assert index.check_and_repair() is None  # back: the index was whole all along
+    finally:
         server.stop()
