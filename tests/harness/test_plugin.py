@@ -1,7 +1,8 @@
 """The Claude Code plugin shipped in the repository: its marketplace and plugin files as Claude Code reads them, the
 launcher that finds the memsearch command and says so in the session when it cannot, the memory root created valid
 on first use, and, with the real Claude Code CLI from npm, `claude plugin validate --strict`, `/plugin marketplace
-add` + `/plugin install` on the clone, and a `claude -p` session whose hooks create the root and log the session."""
+add` + `/plugin install` on the clone, and two `claude -p` sessions with the default settings (the service
+auto-starts) whose hooks create the root, keep each session as memory and recall the first in the second."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
 from pathlib import Path
 
 import pytest
@@ -139,31 +139,38 @@ def claude_cli() -> str:
     return str(installed())
 
 
-class _Refuse(BaseHTTPRequestHandler):
-    """A Messages API that refuses every request at once (400, which Claude Code neither retries nor answers with a
-    login flow)."""
+PROMPT = "Where is the retry test? my password=hunter2-hunter2"
 
-    def do_POST(self):  # noqa: N802 - http.server's name
-        body = json.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": "stub"}}).encode()
-        self.send_response(400)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
-    def log_message(self, *args):
-        pass
+def _recall(stub) -> str:
+    """The prompt hook's context as the model of ``stub``'s first conversation saw it, or ''."""
+    from tests.support.messages_stub import _tool_names  # noqa: PLC2701 - the stub's own reading of a request
+
+    for body in stub.requests:
+        if _tool_names(body):
+            text = json.dumps(body.get("messages"), ensure_ascii=False)
+            at = text.find("Memory recalled for this prompt")
+            return text[at:at + 3000] if at >= 0 else ""
+    return ""
 
 
 @pytest.mark.slow
 def test_the_real_cli_validates_installs_and_runs_the_plugin(claude_cli, tmp_path):
+    """The documented install, then two `claude -p` sessions with the default settings (the service auto-starts):
+    the first creates the root and is kept as memory, the second's first prompt recalls the first session."""
+    from memsearch.service import process
+    from tests.support.messages_stub import MessagesStub
+
     home = tmp_path / "home"
     home.mkdir()
-    env = {"HOME": str(home), "PATH": os.environ["PATH"], "HF_HUB_OFFLINE": "1", "MEMSEARCH_AUTOSTART": "0",
+    env = {"HOME": str(home), "PATH": os.environ["PATH"], "HF_HUB_OFFLINE": "1",
+           "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"],  # the test's own service (tests/conftest.py)
+           # behaviour, not speed: a busy machine must not turn a slow hook into a missing one
+           "MEMSEARCH_HOOK_TIMEOUT": "90",
            "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
 
     def claude(*args, cwd=home, **extra):
-        return subprocess.run([claude_cli, *args], capture_output=True, text=True, timeout=180, env=env | extra,
+        return subprocess.run([claude_cli, *args], capture_output=True, text=True, timeout=300, env=env | extra,
                               cwd=cwd, stdin=subprocess.DEVNULL)
 
     for path in (REPO, PLUGIN):
@@ -181,16 +188,27 @@ def test_the_real_cli_validates_installs_and_runs_the_plugin(claude_cli, tmp_pat
     details = claude("plugin", "details", "memsearch@memsearch")
     assert "SessionStart, UserPromptSubmit, Stop, SessionEnd, PreCompact" in details.stdout, details.stdout
 
-    api = ThreadingHTTPServer(("127.0.0.1", 0), _Refuse)
-    threading.Thread(target=api.serve_forever, daemon=True).start()
     project = tmp_path / "ledger"
     (project / ".git").mkdir(parents=True)
+    recalled = []
     try:
-        claude("-p", "Where is the retry test? my password=hunter2-hunter2", cwd=project, ANTHROPIC_API_KEY="sk-x",
-               ANTHROPIC_BASE_URL=f"http://127.0.0.1:{api.server_port}")
+        for _ in range(2):
+            with MessagesStub(PROMPT) as stub:
+                done = claude("-p", PROMPT, cwd=project, ANTHROPIC_API_KEY="sk-x", ANTHROPIC_BASE_URL=stub.url)
+                assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+                recalled.append(_recall(stub))
+            if len(recalled) == 1:  # the first session's log, indexed by the service SessionStart started
+                assert [p for p in (root / "ledger").glob("*.md") if p.name != "MEMORY.md"], sorted(root.rglob("*"))
+                deadline = time.monotonic() + 300  # a new HOME: the service exports the ONNX model first
+                while not ((status := process.daemon_status(root)).get("serving") and status.get("state") == "watching"
+                           and not (status.get("pending") or {}).get("total") and not status.get("partial_files")):
+                    assert time.monotonic() < deadline, status
+                    time.sleep(0.5)
     finally:
-        api.shutdown()
+        process.stop(root)
     assert validate(root).valid and (root / "MEMORY.md").read_text() == plugin.ROOT_INDEX  # SessionStart made it
-    (log,) = [p for p in (root / "ledger").glob("*.md") if p.name != "MEMORY.md"]  # the session, logged
+    (log,) = [p for p in (root / "ledger").glob("*.md") if p.name != "MEMORY.md"]  # the sessions, logged
     text = log.read_text()
     assert "Where is the retry test?" in text and "hunter2" not in text and "password=[masked]" in text
+    assert text.count("## Session ") == 2  # one section per session, never a duplicate (Stop, then SessionEnd)
+    assert f"- ledger/{log.name}:" in recalled[1], recalled  # the second session recalls the first
