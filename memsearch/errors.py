@@ -96,14 +96,16 @@ def shell_word(value) -> str:
     return "ROOT" if value is None else shlex.quote(str(value))
 
 
-def naming_root(message: str, root) -> str:
+def naming_root(message: str, root, db=None) -> str:
     """``message`` with the ``ROOT`` placeholder of its ``memsearch COMMAND ROOT`` hints replaced by ``root``
-    (:func:`shell_word`); unchanged when ``root`` is None (not known)."""
+    (:func:`shell_word`), followed by ``--db DB`` when the command was given one (an ``s3://`` index: without
+    it the hint would act on ``ROOT/.memsearch``); unchanged when ``root`` is None (not known)."""
     if root is None:
         return message
     import re
 
-    return re.sub(r"(`memsearch [a-z-]+ )ROOT\b", lambda m: m.group(1) + shell_word(root), message)
+    where = shell_word(root) + (f" --db {shell_word(db)}" if db else "")
+    return re.sub(r"(`memsearch [a-z-]+ )ROOT\b", lambda m: m.group(1) + where, message)
 
 
 class Hint:

@@ -284,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
                 warnings.simplefilter("ignore")
             code = app(args=argv, prog_name="memsearch", standalone_mode=False)
     except MemsearchError as exc:
-        print_error(exc, _root_of(sys.argv[1:] if argv is None else argv))
+        words = sys.argv[1:] if argv is None else argv
+        print_error(exc, _root_of(words), _param_of(words, "db"))
         return exc.exit_code
     except click.UsageError as exc:
         if isinstance(exc, getattr(click, "NoArgsIsHelpError", ())):  # a bare group: its help, as typer shows it
@@ -306,7 +307,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _root_of(argv: list[str]):
-    """The memory root ``argv`` names (any command's ``ROOT`` argument), else None: hints keep ``ROOT``.
+    """The memory root ``argv`` names (any command's ``ROOT`` argument), else None: hints keep ``ROOT``."""
+    return _param_of(argv, "root")
+
+
+def _param_of(argv: list[str], name: str):
+    """The value of the parameter ``name`` (``root``, ``db``) in ``argv``, else None.
 
     A command the fast path parses is read by it; any other (``index``, ``status``, ``stop``, ``check``,
     ``watch``, ...) by click itself, leniently (``resilient_parsing``: no callback, no prompt, no error)."""
@@ -314,7 +320,7 @@ def _root_of(argv: list[str]):
 
     parsed = parse([token for token in argv if token not in ("--local", "--asked")])  # flags the fast path leaves
     if parsed is not None:
-        return parsed[1].get("root")
+        return parsed[1].get(name)
     try:
         command = typer.main.get_command(app)
         ctx = command.make_context("memsearch", list(argv), resilient_parsing=True)
@@ -323,7 +329,7 @@ def _root_of(argv: list[str]):
             if command is None:
                 return None
             ctx = command.make_context(name, rest, parent=ctx, resilient_parsing=True)
-        return ctx.params.get("root")
+        return ctx.params.get(name)
     except Exception:  # noqa: BLE001 (the line was refused by the parser already: only the hint is at stake)
         return None
 

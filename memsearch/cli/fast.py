@@ -107,7 +107,7 @@ def run(argv: list[str]) -> int | None:
     except NotAMemoryRoot:
         return None  # the full CLI words it (naming the order when the root and the next argument were swapped)
     except MemsearchError as exc:
-        render.print_error(exc, v["root"])
+        render.print_error(exc, v["root"], v["db"])
         return exc.exit_code
     if answer is None:
         argv.insert(1, "--asked")

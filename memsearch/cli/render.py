@@ -148,10 +148,10 @@ def warn(message: str) -> None:
     line(("warning:", "yellow"), " " + message, stderr=True)
 
 
-def print_error(exc: Exception, root=None) -> None:
-    """One error line; the library's ``memsearch COMMAND ROOT`` hints name ``root`` when the CLI knows it
-    (:func:`~memsearch.errors.naming_root`)."""
-    line(("error:", "red"), " " + naming_root(str(exc), root), stderr=True)
+def print_error(exc: Exception, root=None, db=None) -> None:
+    """One error line; the library's ``memsearch COMMAND ROOT`` hints name ``root`` (and the ``--db`` given)
+    when the CLI knows it (:func:`~memsearch.errors.naming_root`)."""
+    line(("error:", "red"), " " + naming_root(str(exc), root, db), stderr=True)
 
 
 def print_core(data: dict) -> None:

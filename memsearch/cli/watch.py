@@ -234,6 +234,7 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
             out.print(f"index: none; {escape(info['root'])} has no MEMORY.md, so it is no memory root: check the path, or see what "
                       f"a memory root needs with `memsearch validate {base}`")
             return
+        base += escape(f" --db {shell_word(db)}") if db else ""  # the index asked about, not ROOT/.memsearch
         out.print(f"index: none yet at {escape(info['db'])} (`memsearch index {base}` or `memsearch watch {base}`)")
         return
     pending = info["pending"]
