@@ -24,7 +24,7 @@ import watchfiles
 
 from .. import settings
 from ..engine.ingest.sync import IndexReport
-from ..errors import IndexDamaged, IndexLocked, InvalidArgument, MemsearchError, SyncDeferred
+from ..errors import IndexDamaged, IndexLocked, InvalidArgument, MemsearchError, StoreUnreachable, SyncDeferred
 from ..location import IndexLocation
 from ..memory.files import atomic_write_json, read_json
 from ..memory.root import dir_identity
@@ -306,8 +306,8 @@ class Daemon:
             try:  # a process killed before its last sync finished may have left them unbuilt
                 self.index.store.ensure_indexes()
                 report = self.index.check_and_repair() or report  # damage: rebuilt from the Markdown, logged
-            except Exception:  # noqa: BLE001 - searches still work (flat scans); retried next start
-                logger.exception("could not build or check the search indexes")
+            except Exception as exc:  # noqa: BLE001 - searches still work (flat scans); retried next start
+                (logger.warning if isinstance(exc, StoreUnreachable) else logger.exception)("could not check the index: %s", exc)
         self._start_vector_index()
         return report
 
@@ -370,11 +370,12 @@ class Daemon:
                 self._needs_rescan, self._retry_at, self._repair = True, time.monotonic() + REPAIR_DELAY_S, True
                 self._set(state="retrying", error=str(exc), force=True)
                 return None
-            if isinstance(exc, MemsearchError):
+            if isinstance(exc, MemsearchError) and not isinstance(exc, StoreUnreachable):  # a store outage: retried
                 logger.error("sync failed: %s", exc)
                 self._set(state="failed", error=str(exc), force=True)
                 raise
-            logger.exception("sync failed; a full re-scan follows in %.0f s", RETRY_S)
+            (logger.warning if isinstance(exc, StoreUnreachable) else logger.exception)(
+                "sync failed: %s; a full re-scan follows in %.0f s", exc, RETRY_S)
             self._needs_rescan, self._retry_at = True, time.monotonic() + RETRY_S
             self._set(state="retrying", error=f"{type(exc).__name__}: {exc}", force=True)
             return None
@@ -412,16 +413,16 @@ class Daemon:
         """Compact the tables, fold new rows into the indexes, prune versions older than VERSION_KEEP_S."""
         store = self.index.store
         started = time.monotonic()
-        before = store.disk_bytes()
         self._set(state="compacting", force=True)
         try:
+            before = store.disk_bytes()  # a remote store's listing: may find the store down
             served = self.reader or self.index
             served.searcher.rewriting(lambda: store.optimize(keep=dt.timedelta(seconds=VERSION_KEEP_S)),
                                       served.build_id)
-        except Exception:  # noqa: BLE001 - retried after the next write
-            logger.exception("compaction failed")
-            self._set(state="watching", force=True)
-            return
+        except Exception as exc:  # noqa: BLE001 - retried after the next write; a store outage without a traceback
+            (logger.warning if isinstance(exc, StoreUnreachable) else logger.exception)("compaction failed: %s", exc)
+            self._dirty = not isinstance(exc, StoreUnreachable)  # not retried every tick while the store is down
+            return self._set(state="watching", force=True)
         self._dirty = False
         self._syncs_since_compact = 0
         self._last_compact = time.monotonic()

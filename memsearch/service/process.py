@@ -35,7 +35,8 @@ STATUS_TIMEOUT_S = 1.0
 
 
 def holder_text(holder: dict) -> str:
-    return f"process {holder.get('pid')} ({holder.get('purpose', 'a writer')}, since {holder.get('since', '?')})"
+    host = f" on {holder['host']}" if holder.get("host") else ""  # a remote index's lease names the machine
+    return f"process {holder.get('pid')}{host} ({holder.get('purpose', 'a writer')}, since {holder.get('since', '?')})"
 
 
 def verified_holder(where: IndexLocation | str | os.PathLike[str], platform: Platform | None = None) -> dict | None:
@@ -173,6 +174,9 @@ def daemon_status(root, db=None) -> dict:
     remote = where.remote
     if remote:  # the tables and index.json are in the store; db_path is this machine's state for it
         info.update(db=remote, state_dir=str(db_path))
+        if not running and info["writer"] is None:  # a writer on another machine: the index's lease names it
+            from ..engine.storage.remote import RemoteDB, WriterLease
+            info["writer"] = WriterLease(RemoteDB.parse(remote)).holder()
     elif not where.meta_file.is_file():
         return info
     store = Store(remote or db_path)

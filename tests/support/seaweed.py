@@ -97,14 +97,15 @@ class SeaweedS3:
         self.log_path = self.directory / "weed.log"
         self._ports: list[int] = []
 
-    def start(self) -> "SeaweedS3":
+    def start(self, *, same_ports: bool = False) -> "SeaweedS3":
+        """Start the server; ``same_ports``: on the ports of its last run (a restart after :meth:`stop`, same data)."""
         data = self.directory / "data"
         data.mkdir(parents=True, exist_ok=True)
         config = self.directory / "s3.json"
         config.write_text(json.dumps({"identities": [{
             "name": "memsearch", "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
             "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}))
-        self._ports = _free_ports(8)
+        self._ports = self._ports if same_ports and self._ports else _free_ports(8)
         master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc = self._ports
         cmd = [weed_binary(), "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
                f"-master.port={master}", f"-master.port.grpc={master_grpc}", "-master.telemetry=false",
@@ -127,7 +128,7 @@ class SeaweedS3:
             if self.process.poll() is not None:
                 raise RuntimeError(f"weed server exited with {self.process.returncode}: see {self.log_path}")
             try:
-                if put_bucket(self.endpoint, "memsearch-ready") == 200:
+                if put_bucket(self.endpoint, "memsearch-ready") in (200, 409):  # 409: made by a run before a restart
                     return
             except OSError:
                 pass

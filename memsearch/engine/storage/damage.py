@@ -15,10 +15,10 @@ import errno
 import re
 from typing import Iterator
 
-from ...errors import Hint, IndexDamaged, MemsearchError, StorageFull
+from ...errors import Hint, IndexDamaged, MemsearchError, RemoteStoreError, StorageFull
 from .remote import RemoteDB, translate
 
-__all__ = ["disk_full", "index_error", "is_panic", "reason_of", "translated"]
+__all__ = ["damage_reason", "disk_full", "index_error", "is_panic", "reason_of", "translated"]
 
 _FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 _FULL_TEXT = ("no space left on device", "os error 28", "disk quota exceeded", "os error 122", "file too large",
@@ -47,6 +47,23 @@ def reason_of(exc: BaseException, limit: int = 160) -> str:
     return line if len(line) <= limit else line[:limit] + "..."
 
 
+def store_failure(exc: BaseException, remote: RemoteDB | None) -> RemoteStoreError | None:
+    """The typed error when ``exc`` is a remote index's object store failing (down, 5xx, refused credentials,
+    no bucket) rather than damage: nothing may be rebuilt for it. None for a local index or anything else."""
+    if remote is None or isinstance(exc, MemsearchError):
+        return None
+    failure = translate(exc, remote)
+    return None if type(failure) is RemoteStoreError else failure
+
+
+def damage_reason(exc: BaseException, remote: RemoteDB | None = None) -> str:
+    """:func:`reason_of` for a check that found ``exc``; the store's own failure is raised instead (no damage)."""
+    failure = store_failure(exc, remote)
+    if failure is not None:
+        raise failure from None
+    return reason_of(exc)
+
+
 def index_error(exc: BaseException, db_path, root) -> MemsearchError:
     """The typed error for a failure of the store at ``db_path`` (a MemsearchError passes through)."""
     if isinstance(exc, MemsearchError):
@@ -71,7 +88,7 @@ def translated(db, root, remote: RemoteDB | None = None) -> Iterator[None]:
     try:
         yield
     except (OSError, RuntimeError, ValueError) as exc:
-        raise index_error(exc, db, root) from None
+        raise (store_failure(exc, remote) or index_error(exc, db, root)) from None
     except BaseException as exc:  # a Rust panic (pyo3's PanicException) derives from BaseException
         if not is_panic(exc):
             raise

@@ -29,6 +29,7 @@ import functools
 import json
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -224,6 +225,11 @@ def translate(exc: BaseException, remote: RemoteDB) -> RemoteStoreError:
         hint = " (add AWS_ALLOW_HTTP=true for a plain-http endpoint)" if plain else ""
         return StoreUnreachable(f"cannot reach the object store at {endpoint} for {remote.uri}: check "
                                 f"AWS_ENDPOINT_URL and that the store is running{hint}")
+    failing = re.search(r"status code: (5\d\d)[^:<]*|\b(SlowDown|ServiceUnavailable|InternalError)\b", text)
+    if failing:  # the endpoint answered, but its backend failed: transient, like an unreachable store
+        status = failing.group(0).split("code: ")[-1].strip()
+        return StoreUnreachable(f"the object store at {endpoint} is failing ({status}) for {remote.uri}: check that "
+                                "the store is running and healthy, then run the command again")
     first = text.strip().splitlines()[0][:300] if text.strip() else type(exc).__name__
     return RemoteStoreError(f"the object store failed for {remote.uri}: {first}; check AWS_ENDPOINT_URL and the "
                             "credentials")

@@ -32,7 +32,7 @@ import pyarrow as pa
 from ...location import META_FILE
 from ...memory.files import make_index_dir
 from . import meta
-from .damage import reason_of, translated
+from .damage import damage_reason, translated
 from .filter import Filter, sql_str
 from .remote import RemoteDB, is_remote, translate
 from .schema import CHUNKS, FILE_SCHEMA, FILES, TEXT_ONLY, FileState, chunk_schema
@@ -315,8 +315,8 @@ class Store:
         """Read every table through (in batches) and query every index; the first problem, or None."""
         try:
             names = self.table_names()
-        except Exception as exc:  # noqa: BLE001 - any failure to list is damage
-            return reason_of(exc)
+        except Exception as exc:  # noqa: BLE001 - any failure to list is damage (the store's own: raised)
+            return damage_reason(exc, self.remote)
         for name, opener in ((FILES, self.files), (CHUNKS, self.chunks)):
             if name not in names:
                 continue
@@ -331,7 +331,7 @@ class Store:
                 if name == CHUNKS and rows:
                     self._check_indexes(table)
             except Exception as exc:  # noqa: BLE001 - whatever LanceDB raises, the table is unusable
-                return f"{name} table: {reason_of(exc)}"
+                return f"{name} table: {damage_reason(exc, self.remote)}"
         if CHUNKS not in names and any(s.chunks for s in self.file_states().values()):
             return "the chunks table is missing while the files table lists indexed chunks"
         return None
