@@ -127,3 +127,25 @@ def test_claude_code_cli_recalls_memory_in_a_cold_and_a_warm_session(claude, tmp
     assert f"- project/{logs[-1].name}:" in recall, recall  # and finds the first session's log
     print(f"claude -p with memsearch: cold session {cold['seconds']:.1f} s, warm {warm['seconds']:.1f} s; "
           f"load {os.getloadavg()}")
+
+
+def test_the_scripted_model_asks_toolsearch_again_while_the_server_connects(monkeypatch):
+    """A busy machine: ToolSearch answers before the MCP server has connected; the script asks again, as a model
+    would, instead of calling a tool it was not given (the test above failed so at load 5)."""
+    from tests.support import messages_stub
+
+    monkeypatch.setattr(messages_stub.time, "sleep", lambda s: None)
+    stub = MessagesStub(PROMPT)
+    tools = [{"name": TOOL_SEARCH}, {"name": SEARCH_TOOL, "defer_loading": True}]
+
+    def asked(*results):
+        content = [{"type": "tool_result", "tool_use_id": key, "content": text} for key, text in results]
+        return stub.reply({"tools": tools, "messages": [{"role": "user", "content": content}]})[0][0]
+
+    first = stub.reply({"tools": tools, "messages": [{"role": "user", "content": PROMPT}]})[0][0]
+    assert first["name"] == TOOL_SEARCH
+    again = asked((first["id"], "The MCP server memsearch is still connecting"))
+    assert again["name"] == TOOL_SEARCH and again["id"] != first["id"]
+    found = [{"type": "tool_reference", "tool_name": SEARCH_TOOL}]
+    call = asked((first["id"], "still connecting"), (again["id"], found))
+    assert call["name"] == SEARCH_TOOL and call["input"] == {"query": PROMPT}

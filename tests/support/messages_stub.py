@@ -9,8 +9,10 @@ conversation that offers tools (Claude Code's main loop):
 1. the user's prompt: when ``mcp__memsearch__memory_search`` is deferred (Claude Code 2.1 offers MCP tools through
    its ``ToolSearch`` tool, and a tool it loaded comes with ``defer_loading``), call ``ToolSearch`` with
    ``select:mcp__memsearch__memory_search``; when it is offered whole, go to 2;
-2. once ``ToolSearch`` answered (its result is a ``tool_reference``), call ``mcp__memsearch__memory_search`` with
-   :attr:`MessagesStub.query`;
+2. once ``ToolSearch`` answered with the tool (its result is a ``tool_reference``), call
+   ``mcp__memsearch__memory_search`` with :attr:`MessagesStub.query`; while it answers without it (the MCP server
+   is "still connecting" on a busy machine), wait a second and call ``ToolSearch`` again, as a model would, up to
+   :data:`TOOL_SEARCH_TRIES` times;
 3. once that answered, reply with text and end the turn.
 
 Which step is due is read from the tool results anywhere in the conversation (Claude Code appends system
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 __all__ = ["MessagesStub", "SEARCH_TOOL", "TOOL_SEARCH"]
@@ -30,6 +33,8 @@ __all__ = ["MessagesStub", "SEARCH_TOOL", "TOOL_SEARCH"]
 SEARCH_TOOL = "mcp__memsearch__memory_search"
 TOOL_SEARCH = "ToolSearch"
 _IDS = {TOOL_SEARCH: "toolu_stub_toolsearch", SEARCH_TOOL: "toolu_stub_memsearch"}
+#: How many times the script asks ``ToolSearch`` for the memory tool before calling it anyway.
+TOOL_SEARCH_TRIES = 60
 
 
 def _tool_names(body: dict) -> list[str]:
@@ -129,13 +134,18 @@ class MessagesStub:
         tools = _tool_names(body)
         if SEARCH_TOOL not in tools and TOOL_SEARCH not in tools:
             return [{"type": "text", "text": "Memory search session"}], "end_turn"
-        answered = {key for message in body.get("messages") or [] for key in _results(message)}
+        answered = {key: block for message in body.get("messages") or [] for key, block in _results(message).items()}
         offered = {t.get("name"): t for t in body.get("tools") or [] if isinstance(t, dict)}.get(SEARCH_TOOL)
         if _IDS[SEARCH_TOOL] in answered:
             return [{"type": "text", "text": self.answer}], "end_turn"
-        if _IDS[TOOL_SEARCH] in answered or (offered is not None and not offered.get("defer_loading")):
+        searches = [key for key in answered if key.startswith(_IDS[TOOL_SEARCH])]
+        found = any(SEARCH_TOOL in json.dumps(answered[key].get("content")) for key in searches)
+        if found or len(searches) >= TOOL_SEARCH_TRIES or (offered is not None and not offered.get("defer_loading")):
             return [self._call(SEARCH_TOOL, {"query": self.query})], "tool_use"
-        return [self._call(TOOL_SEARCH, {"query": f"select:{SEARCH_TOOL}", "max_results": 1})], "tool_use"
+        if searches:
+            time.sleep(1.0)  # the server is still connecting: ask again in a moment
+        call = self._call(TOOL_SEARCH, {"query": f"select:{SEARCH_TOOL}", "max_results": 1})
+        return [dict(call, id=f"{_IDS[TOOL_SEARCH]}_{len(searches)}" if searches else call["id"])], "tool_use"
 
     @staticmethod
     def _call(name: str, arguments: dict) -> dict:
@@ -173,14 +183,12 @@ class MessagesStub:
         return [r for r in self.requests if {SEARCH_TOOL, TOOL_SEARCH} & set(_tool_names(r))]
 
     def tool_result(self, name: str) -> str | None:
-        """The text of the first result of tool ``name`` the model was sent."""
+        """The text of the last result of tool ``name`` the model was sent (``ToolSearch`` may have been asked again)."""
+        last = None
         for body in self.conversations():
             for message in body.get("messages") or []:
-                block = _results(message).get(_IDS[name])
-                if block is None:
-                    continue
-                content = block.get("content")
-                if isinstance(content, str):
-                    return content
-                return json.dumps(content)
-        return None
+                for key, block in _results(message).items():
+                    if key.startswith(_IDS[name]):
+                        content = block.get("content")
+                        last = content if isinstance(content, str) else json.dumps(content)
+        return last
