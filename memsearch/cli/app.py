@@ -325,10 +325,10 @@ def _param_of(argv: list[str], name: str):
         command = typer.main.get_command(app)
         ctx = command.make_context("memsearch", list(argv), resilient_parsing=True)
         while hasattr(command, "resolve_command") and _words(ctx):  # a group: down to its command
-            name, command, rest = command.resolve_command(ctx, _words(ctx))
+            word, command, rest = command.resolve_command(ctx, _words(ctx))
             if command is None:
                 return None
-            ctx = command.make_context(name, rest, parent=ctx, resilient_parsing=True)
+            ctx = command.make_context(word, rest, parent=ctx, resilient_parsing=True)
         return ctx.params.get(name)
     except Exception:  # noqa: BLE001 (the line was refused by the parser already: only the hint is at stake)
         return None
