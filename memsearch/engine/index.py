@@ -304,6 +304,11 @@ class MemoryIndex:
         self.close()
 
     # --- search ---------------------------------------------------------------------------
+    def rows_now(self) -> int:
+        """Rows in the chunks table now, read as a search reads them (a lost table is damage, not none)."""
+        with self.store.guard(self.root):
+            return self.searcher.snapshot()[1]
+
     def search(self, query: str | SearchArgs, k: int = 10, scope: str | None = None, mode: str = "hybrid",
                since=None, until=None) -> list[Hit]:
         """Ranked hits for ``query`` (or an already checked :class:`SearchArgs`; see

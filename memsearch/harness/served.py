@@ -84,7 +84,7 @@ class Served:
         (:class:`IndexBuilding`), never "no hits" (:func:`~memsearch.service.firstbuild.await_first_rows`)."""
         from ..service.firstbuild import await_first_rows
 
-        rows = lambda: self.index.searcher.snapshot()[1]  # noqa: E731
+        rows = self.index.rows_now
         if rows():
             return
         try:

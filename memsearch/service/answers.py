@@ -97,7 +97,7 @@ class Answers:
         if model is not None and model != served:
             raise Refused("WrongModel", f"this server searches {self.root} with model {served!r}, not {model!r}")
         started = time.thread_time()
-        rows = lambda: self.index.searcher.snapshot()[1]  # noqa: E731
+        rows = self.index.rows_now
         if not rows():  # none written yet: wait a little for the first build's first rows
             await_first_rows(self.root, rows, self.status_of)
         hits = self.index.search(query, k=k, scope=scope, mode=mode, since=since, until=until)

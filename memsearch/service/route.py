@@ -91,14 +91,14 @@ def search(where: IndexLocation, args: SearchArgs | dict, *, using: Callable[[],
             return firstbuild.Hits(hits, firstbuild.indexing(index, hits))
 
         hits = here()
-        if hits or not locked or index.searcher.snapshot()[1]:
+        if hits or not locked or index.rows_now():
             return hits
 
         def daemon():
             answer = ask(where.root, "search", params, db=where)  # quiet: asked again and again
             return None if answer is None else firstbuild.Hits(answer["hits"], answer.get("indexing"))
 
-        return firstbuild.await_rows(where, here, lambda: index.searcher.snapshot()[1], None if local else daemon,
+        return firstbuild.await_rows(where, here, index.rows_now, None if local else daemon,
                                      firstbuild.FIRST_ROWS_WAIT_S if wait is None else wait)
 
 
