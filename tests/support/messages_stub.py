@@ -10,9 +10,11 @@ conversation that offers tools (Claude Code's main loop):
    its ``ToolSearch`` tool, and a tool it loaded comes with ``defer_loading``), call ``ToolSearch`` with
    ``select:mcp__memsearch__memory_search``; when it is offered whole, go to 2;
 2. once ``ToolSearch`` answered with the tool (its result is a ``tool_reference``), call
-   ``mcp__memsearch__memory_search`` with :attr:`MessagesStub.query`; while it answers without it (the MCP server
-   is "still connecting" on a busy machine), wait a second and call ``ToolSearch`` again, as a model would, up to
-   :data:`TOOL_SEARCH_TRIES` times;
+   ``mcp__memsearch__memory_search`` with :attr:`MessagesStub.query`; while it answers that the MCP server is
+   "still connecting" (the first prompt of a session on a busy machine), wait a second and call ``ToolSearch``
+   again, as a model would, up to :data:`TOOL_SEARCH_TRIES` times. Claude Code 2.1.332 sends the result of such a
+   second ``ToolSearch`` as "[Tool result missing due to internal error]", followed by "Tool loaded." and the tool
+   in the request's tools: once the tool is offered and an answer was not "still connecting", it is called;
 3. once that answered, reply with text and end the turn.
 
 Which step is due is read from the tool results anywhere in the conversation (Claude Code appends system
@@ -23,6 +25,7 @@ Any other request (a title, a summary, a quota probe) gets a short text answer.
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -33,6 +36,8 @@ __all__ = ["MessagesStub", "SEARCH_TOOL", "TOOL_SEARCH"]
 SEARCH_TOOL = "mcp__memsearch__memory_search"
 TOOL_SEARCH = "ToolSearch"
 _IDS = {TOOL_SEARCH: "toolu_stub_toolsearch", SEARCH_TOOL: "toolu_stub_memsearch"}
+#: What ``ToolSearch`` answers while the MCP server is still connecting.
+CONNECTING = "still connecting"
 #: How many times the script asks ``ToolSearch`` for the memory tool before calling it anyway.
 TOOL_SEARCH_TRIES = 60
 
@@ -57,6 +62,7 @@ class MessagesStub:
         self.requests: list[dict] = []  # every request body, in order
         self.paths: list[str] = []  # every request's method and path
         self._lock = threading.Lock()
+        self._numbers = itertools.count(1)
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -139,7 +145,8 @@ class MessagesStub:
         if _IDS[SEARCH_TOOL] in answered:
             return [{"type": "text", "text": self.answer}], "end_turn"
         searches = [key for key in answered if key.startswith(_IDS[TOOL_SEARCH])]
-        found = any(SEARCH_TOOL in json.dumps(answered[key].get("content")) for key in searches)
+        found = any(SEARCH_TOOL in json.dumps(answered[key].get("content")) for key in searches) or (
+            offered is not None and any(CONNECTING not in json.dumps(answered[key].get("content")) for key in searches))
         if found or len(searches) >= TOOL_SEARCH_TRIES or (offered is not None and not offered.get("defer_loading")):
             return [self._call(SEARCH_TOOL, {"query": self.query})], "tool_use"
         if searches:
@@ -151,9 +158,13 @@ class MessagesStub:
     def _call(name: str, arguments: dict) -> dict:
         return {"type": "tool_use", "id": _IDS[name], "name": name, "input": arguments}
 
-    @staticmethod
-    def message(body: dict, blocks: list[dict], stop: str) -> dict:
-        return {"id": "msg_stub", "type": "message", "role": "assistant", "model": body.get("model", "stub"),
+    def message(self, body: dict, blocks: list[dict], stop: str) -> dict:
+        """One answer as a Messages API message. Each has an id of its own: Claude Code merges the streamed
+        messages that share an id into one turn, and so paired a second ``ToolSearch`` call with the first's
+        result ("[Tool result missing due to internal error]" for the rest) while every reply was ``msg_stub``."""
+        with self._lock:
+            number = next(self._numbers)
+        return {"id": f"msg_stub_{number}", "type": "message", "role": "assistant", "model": body.get("model", "stub"),
                 "content": blocks, "stop_reason": stop, "stop_sequence": None,
                 "usage": {"input_tokens": 100, "output_tokens": 20}}
 
