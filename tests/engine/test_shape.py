@@ -7,7 +7,7 @@ import pytest
 
 from memsearch import MemoryIndex
 from memsearch.engine.search.fusion import VECTOR_WEIGHT, WEAK_KEYWORD_VECTOR_WEIGHT, keyword_coverage, vector_weight
-from memsearch.engine.search.query import wants_latest
+from memsearch.engine.search.query import asks_for_folder, wants_latest
 from memsearch.engine.search.shape import STUB_WEIGHT, is_stub, latest_boost, memory_md_yield, reshape
 from memsearch.harness.tools import ToolBox
 from memsearch.memory.editor import index_text
@@ -56,6 +56,33 @@ def test_a_memory_md_ranks_after_every_note_of_its_folder_that_matches():
     # a note matching far less than the MEMORY.md does not pull it below itself
     out = [r["path"] for r in memory_md_yield([index, plans, weak | {"path": "projects/atlas/old.md"}])]
     assert out == ["projects/atlas/plans.md", "projects/atlas/MEMORY.md", "projects/atlas/old.md"]
+
+
+def test_a_question_asking_which_folder_is_answered_by_its_memory_md():
+    for q in ("which folder holds the beacon how-tos", "What directory has my tax notes?", "in which subfolder are the logs"):
+        assert asks_for_folder(q), q
+    for q in ("where are we sleeping on the Portugal trip", "what did we file in the folder of receipts",
+              "which warehouse did we choose", "the folder structure of the repo"):
+        assert not asks_for_folder(q), q
+    summary = row("people/MEMORY.md", 1.0, "# People\n\nColleagues, one file each.")
+    note = row("people/priya.md", 0.8)
+    stub = row("clients/MEMORY.md", 0.9, index_text("clients").strip())
+    asked = [r["path"] for r in reshape([summary, stub, note], "which folder has the notes about colleagues")]
+    assert asked == ["people/MEMORY.md", "people/priya.md", "clients/MEMORY.md"]  # a stub is still no answer
+    told = [r["path"] for r in reshape([summary, stub, note], "what do I know about my colleagues")]
+    assert told == ["people/priya.md", "people/MEMORY.md", "clients/MEMORY.md"]
+
+
+@pytest.mark.slow
+def test_which_folder_finds_the_folder_with_the_real_model(examples_copy, tmp_path, real_embedder):
+    """On examples/memory, "which folder ..." gets the folder's MEMORY.md first (its notes came first before)."""
+    with MemoryIndex(examples_copy, db=tmp_path / "db", embedder=real_embedder) as index:
+        index.sync()
+        for question, folder in (("which folder holds the meeting notes", "notes"),
+                                 ("which folder has the notes about the people I work with", "people")):
+            assert index.search(question, k=3)[0].path == f"{folder}/MEMORY.md", question
+        # the same words without the question of a folder: the notes first, as before
+        assert index.search("the meeting notes", k=3)[0].path != "notes/MEMORY.md"
 
 
 def test_latest_questions_prefer_the_newest_relevant_dated_note():

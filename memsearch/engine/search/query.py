@@ -27,6 +27,7 @@ __all__ = [
     "query_dates",
     "wants_latest",
     "asks_own_words",
+    "asks_for_folder",
     "is_identifier",
     "has_identifier",
     "listed_items",
@@ -129,6 +130,17 @@ def asks_own_words(query: str) -> bool:
     """Whether ``query`` asks about the asker's own doings, words or tastes ("what do I prefer", "what did
     I tell you", "my plans") rather than what the assistant said ("what did you suggest")."""
     return bool(_FIRST_PERSON.search(query)) and not _ASSISTANT_SAID.search(query)
+
+
+#: A question that asks which folder holds something ("which folder has the harbor outages", "in what
+#: directory ..."): the folder's ``MEMORY.md`` is its answer.
+_FOLDER_QUESTION = re.compile(r"\b(?:which|what)\s+(?:sub)?(?:folder|directory|dir)\b", re.I)
+
+
+def asks_for_folder(query: str) -> bool:
+    """Whether ``query`` asks which folder (directory) holds something, in those words. "Where are the
+    session logs kept" is not told from "where are we sleeping on the trip", so only the word counts."""
+    return bool(_FOLDER_QUESTION.search(query))
 
 
 @lru_cache(maxsize=16384)

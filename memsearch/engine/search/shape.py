@@ -14,7 +14,7 @@ from functools import lru_cache
 from ...memory.editor import index_text
 from ...memory.tree import INDEX_NAME
 from .order import rank_key, rank_order
-from .query import wants_latest
+from .query import asks_for_folder, wants_latest
 
 __all__ = [
     "STUB_WEIGHT",
@@ -70,9 +70,11 @@ def _dir(row: dict) -> str:
     return row.get("dir") or (row["path"].rsplit("/", 1)[0] if "/" in row["path"] else ".")
 
 
-def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor: float = YIELD_FLOOR) -> list[dict]:
+def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor: float = YIELD_FLOOR, *,
+                    to_notes: bool = True) -> list[dict]:
     """Stubs cut to :data:`STUB_WEIGHT`; any other ``MEMORY.md`` placed just below every note of its folder
-    and below that also matches (scores at least ``floor`` of it); one with no such note keeps its rank.
+    and below that also matches (scores at least ``floor`` of it); one with no such note, or any with
+    ``to_notes`` false, keeps its rank.
     ``ranked`` is best first in :func:`~.order.rank_order`'s order, as every stage leaves it."""
     places, best = [], {}  # the MEMORY.md rows' places; note path -> its best chunk's score
     for n, r in enumerate(ranked):
@@ -90,6 +92,8 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
         row = ranked[n]
         if is_stub(row):
             moved[n] = dict(row, score=row["score"] * stub_weight)
+            continue
+        if not to_notes:
             continue
         prefix = "" if _dir(row) == "." else _dir(row) + "/"
         scores = in_folder.get(prefix)
@@ -140,8 +144,11 @@ def latest_boost(
 
 
 def reshape(ranked: list[dict], query: str) -> list[dict]:
-    """Both rules, newest state first, then ``MEMORY.md`` yielding to the notes."""
-    return memory_md_yield(latest_boost(ranked, query))
+    """Both rules, newest state first, then ``MEMORY.md`` yielding to the notes, except for a question that asks
+    which folder holds something (:func:`.query.asks_for_folder`): there the folder's ``MEMORY.md`` is the answer
+    and keeps its rank (stubs are still cut to :data:`STUB_WEIGHT`)."""
+    ranked = latest_boost(ranked, query)
+    return memory_md_yield(ranked, to_notes=not asks_for_folder(query))
 
 
 def _sorted(rows: list[dict]) -> list[dict]:
