@@ -1,6 +1,7 @@
 """The rules of agent memory's shape applied to a fused ranking, and the merging of overlapping hits of one file.
 
-Generated ``MEMORY.md`` stubs count as no content, any other ``MEMORY.md`` yields to the notes of its folder that match, and
+Generated ``MEMORY.md`` stubs count as no content, any other ``MEMORY.md`` yields to the notes of its folder that match
+(unless the question asks which folder holds something: there it is the answer), and
 "latest" questions get the newest dated note (:func:`reshape`, called by :func:`.fusion.hybrid`); their
 measurements are in :mod:`.fusion`'s docstring (the third round). Rows are ranked dicts as in :mod:`.fusion`.
 """
@@ -40,7 +41,9 @@ STUB_WEIGHT = 0.1
 #: below that also matches, i.e. scores at least YIELD_FLOOR of it (a hit carries its nearest MEMORY.md
 #: anyway, ``Hit.memory_md``); one with no such note keeps its rank: that is how an agent finds a folder.
 #: Earlier only an index that *named* the note yielded, and only to the best named one; measured on
-#: benchmarks/agentmem.py (docs/benchmarks.md). 0.3 was best of 0.3-0.9 on its tuning folders.
+#: benchmarks/agentmem.py (docs/benchmarks.md). 0.3 was best of 0.3-0.9 on its tuning folders. A question asking
+#: which folder holds something (query.asks_for_folder) keeps every MEMORY.md at its rank: `codeagent`'s hit@1
+#: 0.632 / 0.539 -> 0.658 / 0.579 (benchmarks/research/LOG.md, round thirteen).
 YIELD_FLOOR = 0.3
 #: A query asking for the newest state (query.wants_latest: "latest", "most recent", "last time",
 #: "so far", "current", "now"; not "last week") raises the relevant dated rows (scoring at least
