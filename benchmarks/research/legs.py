@@ -209,7 +209,7 @@ def latest_words(extra: str, present_own: bool = False):
         ranked = fusion.hybrid("convex", q.query, vec, kw, stages=(fusion.dated, speakers.own_words))
         if wants(q.query):
             ranked = shape.latest_boost(ranked, "latest")
-        return shape.memory_md_yield(ranked)
+        return shape.memory_md_rule(ranked, q.query)
 
     return run
 
@@ -231,7 +231,7 @@ def latest_unless(contrast: str):
         ranked = fusion.hybrid("convex", q.query, vec, kw, stages=(fusion.dated, speakers.own_words))
         if not other.search(q.query):
             ranked = shape.latest_boost(ranked, q.query)
-        return shape.memory_md_yield(ranked)
+        return shape.memory_md_rule(ranked, q.query)
 
     return run
 

@@ -25,6 +25,7 @@ __all__ = [
     "LATEST_DECAY",
     "is_stub",
     "memory_md_yield",
+    "memory_md_rule",
     "latest_boost",
     "reshape",
     "merge_rows",
@@ -146,12 +147,16 @@ def latest_boost(
     )
 
 
-def reshape(ranked: list[dict], query: str) -> list[dict]:
-    """Both rules, newest state first, then ``MEMORY.md`` yielding to the notes, except for a question that asks
-    which folder holds something (:func:`.query.asks_for_folder`): there the folder's ``MEMORY.md`` is the answer
-    and keeps its rank (stubs are still cut to :data:`STUB_WEIGHT`)."""
-    ranked = latest_boost(ranked, query)
+def memory_md_rule(ranked: list[dict], query: str) -> list[dict]:
+    """:func:`memory_md_yield` for ``query``: a question that asks which folder holds something
+    (:func:`.query.asks_for_folder`) has the folder's ``MEMORY.md`` as its answer, so there it keeps its rank
+    (stubs are still cut to :data:`STUB_WEIGHT`)."""
     return memory_md_yield(ranked, to_notes=not asks_for_folder(query))
+
+
+def reshape(ranked: list[dict], query: str) -> list[dict]:
+    """Both rules, newest state first, then ``MEMORY.md`` yielding to the notes (:func:`memory_md_rule`)."""
+    return memory_md_rule(latest_boost(ranked, query), query)
 
 
 def _sorted(rows: list[dict]) -> list[dict]:
