@@ -23,8 +23,11 @@ from typing import Iterable
 
 from ..errors import InvalidArgument
 
-__all__ = ["ODD_CATEGORIES", "JOINERS", "odd", "require_plain", "lookalikes", "lookalike_path", "escape", "unescape"]
+__all__ = ["MEMORIES_PREFIX", "ODD_CATEGORIES", "JOINERS", "in_memories", "odd", "require_plain", "lookalikes", "lookalike_path",
+           "escape", "unescape"]
 
+#: The directory Claude's memory tool (``memory_20250818``) shows its memory under.
+MEMORIES_PREFIX = "/memories"
 #: Unicode categories never given to a new name, and always escaped when a name is shown: controls, format
 #: characters that reorder or hide text (U+202E, U+200B, U+FEFF) and line or paragraph separators.
 ODD_CATEGORIES = ("Cc", "Cf", "Zl", "Zp")
@@ -32,6 +35,11 @@ ODD_CATEGORIES = ("Cc", "Cf", "Zl", "Zp")
 #: words and emoji need.
 JOINERS = "\u200c\u200d"
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
+
+
+def in_memories(text: str) -> bool:
+    """Whether ``text`` is a memory tool path: :data:`MEMORIES_PREFIX` itself or a path below it."""
+    return text == MEMORIES_PREFIX or text.startswith(MEMORIES_PREFIX + "/")
 
 
 def odd(char: str) -> bool:

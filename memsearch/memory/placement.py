@@ -28,14 +28,12 @@ from typing import Iterator
 from .. import settings
 from ..errors import InvalidArgument, MemoryBusy, MemoryFileExists, NotMemoryFile, PathOutsideRoot
 from . import rootfs
-from .names import escape, lookalikes, require_plain, unescape
+from .names import MEMORIES_PREFIX, escape, in_memories, lookalikes, require_plain, unescape
 from .tree import MARKDOWN_SUFFIX, printable, valid_name
 
-__all__ = ["MEMORIES_PREFIX", "Target", "index_text", "to_relative", "require_memories", "locate", "check_growth",
+__all__ = ["Target", "index_text", "to_relative", "require_memories", "locate", "check_growth",
            "require_markdown", "write_lock", "LOCK_TIMEOUT_S"]
 
-#: The directory Claude's memory tool (``memory_20250818``) shows its memory under.
-MEMORIES_PREFIX = "/memories"
 #: How long a write waits for another writer of the same root before giving up.
 LOCK_TIMEOUT_S = 30.0
 _LOCK_POLL_S = 0.005
@@ -55,7 +53,7 @@ class Target:
 
     def show(self, rel: str) -> str:
         """Another relative path in the caller's style (``/memories/...`` or relative)."""
-        return _styled(rel, self.shown.startswith(MEMORIES_PREFIX))
+        return _styled(rel, in_memories(self.shown))
 
 
 def _styled(rel: str, memories: bool) -> str:
@@ -75,7 +73,7 @@ def to_relative(path: str) -> tuple[str, str]:
     if not valid_name(text):
         raise InvalidArgument(f"path '{printable(text)[:120]}' is not valid UTF-8 text (it holds a lone surrogate): "
                               "such a name is never memory; choose a name of valid UTF-8 characters")
-    styled = text == MEMORIES_PREFIX or text.startswith(MEMORIES_PREFIX + "/")
+    styled = in_memories(text)
     if styled:
         text = text[len(MEMORIES_PREFIX):]
     elif text.startswith(("/", "~")) or os.path.isabs(text):
@@ -95,7 +93,7 @@ def require_memories(path) -> None:
     if not isinstance(path, str):
         return  # the argument check names the type
     text = path.strip()
-    if text == MEMORIES_PREFIX or text.startswith(MEMORIES_PREFIX + "/"):
+    if in_memories(text):
         return
     if text.startswith(("/", "~")) or os.path.isabs(text):
         to_relative(text)  # raises: outside the memory
@@ -150,7 +148,7 @@ def locate(root: Path, path: str, *, foreign: tuple[str, ...] = (), protect: tup
             where = "/".join(parts[: i + 1])
             raise NotMemoryFile(f"{shown!r} needs {where!r} to be a directory, but it is a file: choose another path")
     if "/".join(parts) != rel:  # a look-alike resolved: the rules again, on the real names
-        rel, shown = "/".join(parts), _styled("/".join(parts), shown.startswith(MEMORIES_PREFIX))
+        rel, shown = "/".join(parts), _styled("/".join(parts), in_memories(shown))
         _check_names(parts, shown, foreign)
     full = root.joinpath(*parts)
     for guarded in protect:
@@ -195,7 +193,7 @@ def _lookalike(root: Path, parts: list[str], i: int, shown: str, *, new: bool, i
         found = [f for f in found if itself is None or (f"{rel}/{f}" if rel else f) != itself.rel]
         if not found or (i < len(parts) - 1 and len(found) == 1):
             return found[0] if found else None
-        memories = shown.startswith(MEMORIES_PREFIX)
+        memories = in_memories(shown)
         folder = _styled(rel or ".", memories)
         kinds = ["folder" if os.path.isdir(here / f) else "file" for f in found]
         named = " and ".join(f"a {kind} named {escape(f)!r}" for f, kind in zip(found, kinds))

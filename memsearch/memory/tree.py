@@ -35,6 +35,7 @@ from ..errors import (
     shown,
 )
 from . import rootfs
+from .names import MEMORIES_PREFIX, in_memories
 from .root import resolve_root
 
 __all__ = [
@@ -295,9 +296,7 @@ def path_parts(path: str | os.PathLike[str]) -> list[str]:
         )
     size = len(os.fsencode(text))
     if os.path.isabs(text) or text.startswith("~"):
-        from .placement import MEMORIES_PREFIX  # the memory tool's paths: name the same file relative to the root
-
-        styled = text == MEMORIES_PREFIX or text.startswith(MEMORIES_PREFIX + "/")  # as placement.to_relative reads it
+        styled = in_memories(text)  # a memory tool path: name the same file relative to the root
         example = (text[len(MEMORIES_PREFIX):].strip("/") or ".") if styled else "notes/2026-08-12.md"
         raise PathOutsideRoot(f"path {shown(text)} is absolute: give a path relative to the memory root, e.g. {shown(example)}")
     parts = [p for p in PurePosixPath(text.replace(os.sep, "/")).parts if p != "."]
