@@ -67,7 +67,8 @@ def register(app: typer.Typer) -> None:
         """Run a Model Context Protocol server on stdio (or --http): memory tools and MEMORY.md resources.
 
         Writes memory only with --writable."""
-        from ..harness.mcp import check_loopback, serve_http, serve_stdio
+        from ..harness.mcp import check_loopback, serve_http
+        from ..harness.stdio import serve as serve_stdio
         from ..harness.tools import ToolBox
 
         if (root is None) == (roots is None):

@@ -15,7 +15,7 @@
   tiktoken; otherwise one model and one index stay open here and every search first syncs the files
   changed since the last call. Memory files are only ever read, unless the toolbox is writable
   (``serve --writable``): then the ``memory`` tool writes them, keeping the tree valid.
-* Transports: stdio (:func:`serve_stdio`: :mod:`.stdio`, without the SDK, so a session's server stays
+* Transports: stdio (:func:`memsearch.harness.stdio.serve`, without the SDK, so a session's server stays
   small), or streamable HTTP on a loopback address only (:func:`serve_http`, on the SDK's
   :func:`build_server`): there is no authentication. Either way each request is screened
   (:mod:`~memsearch.harness.bounds`): one too large or too deep gets a short error, never a hang.
@@ -39,7 +39,7 @@ from . import forward
 from .bounds import REFUSED_TOOL, BoundedBodies, bounded_error
 from .tools import TOOLS, TOOLS_AUDIENCE, ToolBox, error_object
 
-__all__ = ["build_server", "serve_stdio", "serve_http", "log_to_stderr", "check_loopback", "run_tool", "memory_resources",
+__all__ = ["build_server", "serve_http", "log_to_stderr", "check_loopback", "run_tool", "memory_resources",
            "resource_text", "resource_list", "read_resource_text", "CORE_URI", "FILE_URI_PREFIX", "FILE_TEMPLATE",
            "DEFAULT_PORT"]
 
@@ -192,16 +192,9 @@ def warm_in_background(toolbox: ToolBox) -> None:
 
 def log_to_stderr() -> None:
     """Send the server's log to stderr at ``MEMSEARCH_LOG_LEVEL``: called by the servers' entry points
-    (:func:`serve_stdio`, :func:`serve_http`, the tenants' server) when they start, never on import."""
+    (:func:`.stdio.serve`, :func:`serve_http`, the tenants' server) when they start, never on import."""
     logging.basicConfig(stream=sys.stderr, level=settings.get("log_level"),
                         format="%(asctime)s %(name)s %(levelname)s: %(message)s")
-
-
-def serve_stdio(toolbox: ToolBox, *, warm: bool = True) -> None:
-    """Serve ``toolbox`` over stdin/stdout until the client closes stdin (:mod:`.stdio`: no SDK in the process)."""
-    from .stdio import serve
-
-    serve(toolbox, warm=warm)
 
 
 def check_loopback(host: str) -> str:
