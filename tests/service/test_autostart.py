@@ -241,8 +241,10 @@ def test_the_first_call_on_a_cold_tree_answers_partial_hits_and_the_daemon_compl
         # the auto-started daemon owns the index and embeds the rest
         info = _until(lambda: _serving(root), timeout=300)
         assert verified_holder(IndexLocation.of(root))["pid"] == info["pid"]
-        _until(lambda: (lambda s: s["partial_files"] == 0 and s["last_sync"])(daemon_status(root)),
-               timeout=900, step=1.0)
+        done = _until(lambda: (lambda s: s["partial_files"] == 0 and s["last_sync"] and s)(daemon_status(root)),
+                      timeout=900, step=1.0)
+        # the files the first call wrote text only were added by the embedding pass, not changed: the user changed none
+        assert done["last_sync"]["files_added"] > 0 and done["last_sync"]["files_changed"] == 0, done["last_sync"]
         later = _cli_search(root, planted[0].query, env)
         assert not any(h["partial"] for h in later)
         # a one-pass build in a process that reaches no service (the running one takes a search of another

@@ -40,7 +40,7 @@ def test_a_deferred_first_sync_writes_text_rows_only_and_the_next_sync_equals_a_
     again = index.sync(defer=True)  # a second deferred call leaves the embedding alone too
     assert again.deferred == FILES + 2 and again.files_added == again.files_changed == 0
     done = index.sync()
-    assert done.deferred == 0 and done.files_changed == FILES + 2
+    assert done.deferred == 0 and (done.files_added, done.files_changed) == (FILES + 2, 0)  # embedded: added, not changed
     assert snapshot(tmp_path / "db") == whole
     assert not any(h.partial for h in index.search("otter tag7", k=3))
 
@@ -80,7 +80,7 @@ def test_a_write_indexed_before_the_first_full_pass_leaves_no_file_unseen(tmp_pa
     assert paths.get("notes/n07.md") is True  # the rest of the tree: found by keyword, flagged partial
     assert index.search("budget credits week", k=3, mode="keyword")[0].partial
     whole = index.sync()  # the first full pass embeds the rest
-    assert whole.files_changed == FILES + 2 and Store(tmp_path / "db").text_only_rows() == 0
+    assert (whole.files_added, whole.files_changed) == (FILES + 2, 0) and Store(tmp_path / "db").text_only_rows() == 0
     assert not any(h.partial for h in index.search("otter tag7", k=5))
 
 

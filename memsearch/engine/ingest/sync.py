@@ -40,7 +40,7 @@ from ...memory import rootfs
 from ...memory.document import decode
 from ...memory.tree import MemoryTree, printable
 from ..embed.embedder import Embedder
-from ..storage.schema import chunk_schema, incomplete_state
+from ..storage.schema import chunk_schema, incomplete_state, is_incomplete
 from ..storage.store import Store
 from .batches import Piece, batch_rows, blake, counters, cut_batches, file_pieces
 from .chunker import ChunkerConfig
@@ -97,11 +97,19 @@ class IndexReport:
 
 @dataclass(frozen=True)
 class Pending:
-    """A file to index: its path, the files-table row it will get, and whether it is new."""
+    """A file to index: its path, the files-table row it will get, whether it is new (no files-table row), and
+    whether a sync left it unfinished (its row :func:`~memsearch.engine.storage.schema.incomplete_state`'s: the
+    text-first pass wrote it text only, or a sync stopped inside it)."""
 
     path: str
     state: dict  # its file_hash is set again when the file is read for indexing
     new: bool
+    unfinished: bool = False
+
+    @property
+    def added(self) -> bool:
+        """Whether the report counts it added: no whole version of it was in the index before this sync."""
+        return self.new or self.unfinished
 
 
 @dataclass(frozen=True)
@@ -167,8 +175,8 @@ class Sync:
             self.store.ensure_indexes()
         indexed = [p for p in plan.to_index if p.path not in self.skipped and (not deferred or p.path in texted)]
         return IndexReport(
-            files_added=sum(1 for p in indexed if p.new),
-            files_changed=sum(1 for p in indexed if not p.new),
+            files_added=sum(1 for p in indexed if p.added),
+            files_changed=sum(1 for p in indexed if not p.added),
             files_removed=len(plan.removed),
             files_unchanged=plan.unchanged,
             chunks_embedded=self.embedded,
@@ -221,7 +229,7 @@ class Sync:
                 state["chunks"] = old.chunks
                 touched.append(state)
                 continue
-            to_index.append(Pending(path, state, old is None))
+            to_index.append(Pending(path, state, old is None, old is not None and is_incomplete(old.mtime_ns, old.size)))
         return Plan(tuple(to_index), tuple(removed), tuple(touched), unchanged, tuple(too_large), not states)
 
     def stream(self, plan: Plan) -> Iterator[Piece]:
