@@ -235,9 +235,9 @@ def test_reader_follows_a_rebuild_by_another_process(make_tree, tmp_path):
     hits = reader.search("gamma Kafka", k=3)
     assert [h.path for h in hits][:1] == ["notes/c.md"]
     assert "notes/b.md" not in [h.path for h in reader.search("beta Postgres replication", k=10)]
-    # another model of the same dimension: refused, never mixed
+    # another model of the same dimension: refused, never mixed (the fix: this reader's model, or rebuild for it)
     _rebuild_in_another_process(root, db, "hash-b")
-    with pytest.raises(IndexMismatch, match="--rebuild"):
+    with pytest.raises(IndexMismatch, match="'hash-b', not 'hash-a'.*`memsearch index ROOT --model hash-a`"):
         reader.search("gamma Kafka", k=3)
 
 
@@ -250,7 +250,7 @@ def test_real_model_reader_refuses_a_rebuild_with_another_model(make_tree, tmp_p
     assert reader.search("which database replicates", k=1)[0].path == "notes/b.md"
     assert real_embedder.dimension == 384
     _rebuild_in_another_process(root, db, "another-384-model")
-    with pytest.raises(IndexMismatch, match="--rebuild"):
+    with pytest.raises(IndexMismatch, match="'another-384-model', not 'all-MiniLM-L6-v2'.*index ROOT --model all-MiniLM-L6-v2"):
         reader.search("which database replicates", k=1)
 
 

@@ -379,3 +379,15 @@ def test_a_hit_s_dict_is_its_dataclass_fields(examples_copy, tmp_path):
     for hit in hits + [Hit("a.md", "", 1, 2, "", "t", 0.5, None, None, (), stale=True, partial=True)]:
         assert hit.to_dict() == asdict(hit) | {"memory_chain": list(hit.memory_chain)}
         assert list(hit.to_dict()) == [f.name for f in fields(Hit)]
+
+
+def test_another_model_by_name_is_refused_with_the_command_that_rebuilds_for_it(index, tmp_path):
+    """A bare ``--rebuild`` would build with the default model again, and the same search would fail again: the hint
+    names ``index --model`` with the model asked for (and the message the index's own)."""
+    index.sync()
+    with pytest.raises(IndexMismatch, match="'hash-test', not 'hash-other'") as caught:
+        MemoryIndex(index.root, db=tmp_path / "db", embedder=HashEmbedder(name="hash-other"))
+    assert caught.value.hint.render("cli").endswith("`memsearch index ROOT --model hash-other`")
+    assert "memory_list and memory_read still work" in caught.value.hint.render("tools")
+    rebuilt = MemoryIndex(index.root, db=tmp_path / "db", embedder=HashEmbedder(name="hash-other"), rebuild=True)
+    assert rebuilt.sync().files_added == 9
