@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 # The CPU build of torch, installed before anything else so that sentence-transformers
-# never pulls a multi-GB CUDA build. GPU users: see README, "Using a GPU".
+# never pulls a multi-GB CUDA build. GPU users: see docs/install.md, "A GPU, or a network".
 TORCH  ?= torch==2.13.0
 STAMP  := $(VENV)/.installed
 # Where `make install` links the command: PREFIX/bin/memsearch.

@@ -11,7 +11,7 @@ what it accepts; nothing is ever written back to the environment.
     >>> settings.get("debounce_ms", 120)     # an argument wins
     120
 
-Adding a setting: add a row to :data:`SETTINGS` and a line to the README's settings table
+Adding a setting: add a row to :data:`SETTINGS` and a line to the table of docs/settings.md
 (a test checks that every setting is documented there).
 """
 
@@ -175,20 +175,20 @@ _ROWS = [
     Setting("max_new_dirs", "MEMSEARCH_MAX_NEW_DIRS", 8, _whole(1, 1000), "a whole number of folders from 1 to 1000",
             "Most new folders one memory write (create, rename) may make, each with its MEMORY.md; more is refused."),
     Setting("debounce_ms", "MEMSEARCH_DEBOUNCE_MS", 300, _whole(1, 60_000), "a whole number of milliseconds from 1 to 60000",
-            "Longest wait to group file events before the daemon syncs."),
+            "Longest wait to group file events before the service (or a `watch` daemon) syncs."),
     Setting("client_timeout", "MEMSEARCH_CLIENT_TIMEOUT", 3.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
-            "How long a client waits for the daemon's answer before working in-process (one line on stderr)."),
+            "How long a client waits for the service's answer before working in-process (one line on stderr)."),
     Setting("hook_timeout", "MEMSEARCH_HOOK_TIMEOUT", 8.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
             "The longest a Claude Code hook of memsearch runs: past it, it adds nothing to the session and exits 0. "
             "`claude-code install` gives Claude Code's own `timeout` 2 s more (read when it writes the hooks). Less 1 s, "
             "also how long `memsearch serve` waits for the service it started before a search says it is starting."),
     Setting("autostart", "MEMSEARCH_AUTOSTART", True, _flag, "true or false",
-            "When a search finds no daemon for a local index this user may write, start one in the background for "
-            "the calls that follow (this call is answered in-process). `--no-daemon` turns it off for one command. "
+            "When a search finds nothing serving a local index this user may write, start this user's memsearch service "
+            "in the background for the calls that follow (this call is answered in-process). `--no-daemon` turns it off for one command. "
             "`read`, `ls`, `core`, `status` and `validate` need no model and never start one."),
     Setting("idle_exit", "MEMSEARCH_IDLE_EXIT", 1800, _whole(0, 10_000_000), "a whole number of seconds, 0 for never",
-            "An auto-started daemon that no client asked anything for this long exits (`memsearch watch` started "
-            "by hand keeps running unless given `--idle-exit`)."),
+            "The memsearch service unloads a root no client asked anything about for this long, and exits when no "
+            "root is left (`memsearch watch` started by hand keeps running unless given `--idle-exit`)."),
     Setting("follow_s", "MEMSEARCH_FOLLOW_S", 0.5, _seconds(0.0, 60.0), "seconds, more than 0 and at most 60",
             "How often a read replica (`serve --read-only`) asks the store for a newer committed version of its index; "
             "a commit is searchable there within about this long plus the time to load the new version."),

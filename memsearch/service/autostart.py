@@ -1,9 +1,9 @@
 """Starting this user's memsearch service in the background when a call finds none (the ``autostart`` setting).
 
-When a search, read, ls or core finds no server for its root, :func:`ensure` starts ``memsearch
-service --root ROOT`` detached and returns at once: this call is answered in-process, the calls
-that follow by the service once it has loaded the root (it loads any other root on the first
-request that names it). It is skipped, silently, for:
+When a search finds no server for its root (``read``, ``ls``, ``core``, ``status`` and ``validate`` need no
+model and never start one), :func:`ensure` starts ``memsearch service --root ROOT`` detached and returns
+at once: this call is answered in-process, the calls that follow by the service once it has loaded the
+root (it loads any other root on the first request that names it). It is skipped, silently, for:
 
 * a remote (``s3://``) index: serving it would hold the index's one writer lease across
   machines, which is an operator's choice (``memsearch watch``), not a side effect of a search;
