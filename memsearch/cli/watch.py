@@ -199,7 +199,7 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
     if as_json:
         sys.stdout.write(json.dumps(info, indent=2) + "\n")
         return
-    from ..service.process import holder_text
+    from ..engine.storage.lock import holder_text
 
     if info["running"]:
         by = "the memsearch service" if info["by"] == "service" else "a watch daemon"
@@ -318,7 +318,8 @@ def stop_command(
 ) -> None:
     """Stop serving a root: the service unloads it, a daemon of its own (`watch`) exits; `--all` stops the service.
     Either finishes the batch in hand and releases the index's lock."""
-    from ..service.process import holder_text, silent_service, stop, stop_service
+    from ..engine.storage.lock import holder_text
+    from ..service.process import silent_service, stop, stop_service
 
     if all_roots:
         stopped = stop_service(timeout)

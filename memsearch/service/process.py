@@ -21,7 +21,7 @@ from ..location import IndexLocation, open_private, service_log_file, service_so
 from ..memory.files import read_json
 from ..platforms import Platform, flock_taken, holds_flock, opened_by, pid_alive, process_age
 
-__all__ = ["holder_text", "verified_holder", "detach", "daemon_status", "stop", "Started", "Stopped",
+__all__ = ["verified_holder", "detach", "daemon_status", "stop", "Started", "Stopped",
            "service_status", "stop_service", "silent_service", "service_starting", "START_TIMEOUT_S", "START_GRACE_S"]
 
 #: How long ``watch --detach`` waits for the daemon to load its model, take the lock and listen.
@@ -32,11 +32,6 @@ START_TIMEOUT_S = 60.0
 START_GRACE_S = 30.0
 #: ``status`` waits this long for the daemon to answer on its socket before reporting it not serving.
 STATUS_TIMEOUT_S = 1.0
-
-
-def holder_text(holder: dict) -> str:
-    host = f" on {holder['host']}" if holder.get("host") else ""  # a remote index's lease names the machine
-    return f"process {holder.get('pid')}{host} ({holder.get('purpose', 'a writer')}, since {holder.get('since', '?')})"
 
 
 def verified_holder(where: IndexLocation | str | os.PathLike[str], platform: Platform | None = None) -> dict | None:
@@ -98,6 +93,8 @@ def detach(root, db=None, model=None, debounce=None, wait: float = 0.0, *,
         return Started(pid=holder.get("pid"), root=base, db=db_path, log=log_path, already=True,
                        serving=status is not None, socket=status.get("socket") if status else None)
     if holder and not wait:
+        from ..engine.storage.lock import holder_text
+
         raise IndexLocked(f"the index at {db_path} is being written by {holder_text(holder)}; "
                           f"`memsearch status {shell_word(base)}` tells more, `memsearch stop {shell_word(base)}` stops a daemon")
     where.ensure_state()

@@ -225,7 +225,8 @@ class Root:
             return f"the model {name} to load (searches answered by keyword)" if name else "the model to load"
         if self.phase != "waiting":
             return None
-        from .process import holder_text, verified_holder
+        from ..engine.storage.lock import holder_text
+        from .process import verified_holder
 
         holder = verified_holder(self.where)
         if holder is None:

@@ -37,10 +37,23 @@ except ImportError:  # Windows
     raise UnsupportedPlatform("memsearch's index needs a POSIX system (Linux, macOS): its writer lock is an flock "
                               "(fcntl), which Windows lacks. On Windows, run memsearch under WSL") from None
 
-__all__ = ["WriterLock", "lock_holder", "Fenced"]
+__all__ = ["WriterLock", "lock_holder", "holder_text", "Fenced"]
 
 #: How often a waiting writer retries the ``flock`` (no blocking call, so a wait can time out).
 POLL_S = 0.05
+
+
+#: What a writer lock's holder is doing, by the purpose it recorded, as messages say it.
+_DOING = {"watch": "the memsearch service or a watch daemon, keeping it fresh", "index": "an index run"}
+
+
+def holder_text(holder: dict) -> str:
+    """A writer lock's (or a remote index's lease's) holder record in words, for every message that names it:
+    ``process PID[ on HOST] (what it is doing, since WHEN)``."""
+    host = f" on {holder['host']}" if holder.get("host") else ""  # a remote index's lease names the machine
+    purpose = holder.get("purpose")
+    doing = _DOING.get(purpose, purpose) if isinstance(purpose, str) and purpose else "a writer"
+    return f"process {holder.get('pid')}{host} ({doing}, since {holder.get('since', '?')})"
 
 
 def lock_holder(db_path: str | os.PathLike[str]) -> dict | None:
@@ -226,8 +239,7 @@ class WriterLock:
             who = f"another thread of this process ({self.purpose})"
         else:
             holder = lock_holder(self.db_path) or {}
-            who = (f"process {holder['pid']} ({holder.get('purpose', 'a writer')}, since {holder.get('since', '?')})"
-                   if holder.get("pid") else "another process")
+            who = holder_text(holder) if holder.get("pid") else "another process"
         return f"the index at {self.db_path} is being written by {who}"
 
     def __enter__(self) -> "WriterLock":

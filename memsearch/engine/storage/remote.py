@@ -48,7 +48,7 @@ from ...errors import (
     StoreUnreachable,
 )
 from ...location import LEASE_FILE, META_FILE, SCHEMES, is_remote, parse_remote
-from .lock import WriterLock
+from .lock import WriterLock, holder_text
 
 __all__ = ["RemoteDB", "RemoteWriterLock", "WriterLease", "is_remote", "SCHEMES", "LEASE_TTL_S", "FENCE_FRACTION"]
 
@@ -320,9 +320,8 @@ class WriterLease:
 
     def _busy_message(self, info: dict) -> str:
         left = max(0.0, float(info.get("expires", 0)) - time.time())
-        return (f"the index at {self.remote.uri} is being written by process {info.get('pid')} on {info.get('host')} "
-                f"({info.get('purpose', 'a writer')}, since {info.get('since', '?')}): one writer per index; if it died, "
-                f"its lease expires in {left:.0f} s")
+        return (f"the index at {self.remote.uri} is being written by {holder_text(info)}: one writer per index; if it "
+                f"died, its lease expires in {left:.0f} s")
 
     def _start_renewal(self) -> None:
         self._stop = threading.Event()
