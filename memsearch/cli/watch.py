@@ -208,6 +208,7 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
             f"  serving on {escape(info['socket'])}"
             if info["serving"]
             else f"  [yellow]not answering[/yellow] on {escape(info['socket'])}: clients work in-process"
+            + (f"; {_end_silent(info['pid'])}" if info["by"] == "service" else "")
         )
     else:
         last = info["state"].removeprefix("not running").strip()  # "(last: stopped)", and why it matters
@@ -304,6 +305,12 @@ def _end_silent(pid: int) -> str:
             "next search starts a fresh one")
 
 
+def _refuse_silent(pid: int) -> None:
+    """``stop`` of a service that does not answer: the ``kill`` that ends it, exit status 1."""
+    err.print(f"[red]error:[/red] the memsearch service (pid {pid}) does not answer: {_end_silent(pid)}")
+    raise typer.Exit(1)
+
+
 def stop_command(
     root: Optional[Path] = typer.Argument(None, help="The memory root whose serving to stop.", show_default=False),
     db: Optional[str] = DbOpt,
@@ -324,8 +331,7 @@ def stop_command(
         stopped = stop_service(timeout)
         silent = silent_service() if stopped is None else None
         if silent is not None:
-            err.print(f"[red]error:[/red] the memsearch service (pid {silent}) does not answer: {_end_silent(silent)}")
-            raise typer.Exit(1)
+            _refuse_silent(silent)
         if stopped is None:
             out.print("the memsearch service is not running")
         else:
@@ -356,6 +362,8 @@ def stop_command(
             f"the index is being written by {escape(holder_text(result.holder))}, not by a daemon; it stops by itself when done"
         )
         raise typer.Exit(1)
+    if result.outcome == "not-answering":
+        _refuse_silent(result.pid)
     if result.outcome == "timeout":
         err.print(
             f"[red]error:[/red] the daemon (pid {result.pid}) is still running after {timeout:.0f} s (it finishes the batch "
