@@ -103,6 +103,8 @@ def watch_command(
     from ..errors import IndexLocked
     from ..service.host import run_watch
 
+    if not standby and not wait:  # before the model loads: a refusal costs no seconds and logs nothing
+        _refuse_if_served(root, db)
     _configure_logging(log_file)
     try:
         code = run_watch(root, db=db, model=model, debounce=debounce, wait=None if standby else wait,
@@ -114,17 +116,25 @@ def watch_command(
 
 
 def _refuse_if_served(root: Path, db: Optional[str]) -> None:
-    """Raise the refusal of a ``watch`` whose root the per-user service keeps already (the first search started it):
-    its pid, and the commands that hand the root over, instead of a writer to wait for."""
+    """Raise the refusal of a ``watch`` whose root a serving process keeps already: the per-user service (the first
+    search started it), with the commands that hand the root over, or a ``watch`` daemon, with the command that
+    stops it; instead of a writer to wait for."""
     from ..errors import IndexLocked, shell_word
-    from ..location import service_socket
+    from ..location import IndexLocation
+    from ..service.process import service_status, silent_service, verified_holder
 
-    info = daemon_status(root, db)
-    if info["running"] and info["socket"] == str(service_socket()):
-        base = shell_word(info["root"])
-        raise IndexLocked(f"the memsearch service (pid {info['pid']}) already keeps {info['root']} fresh and answers for it: "
+    where = IndexLocation.of(root, db)
+    holder = verified_holder(where)
+    if not holder or holder.get("purpose") != "watch" or not isinstance(holder.get("pid"), int):
+        return
+    pid, base = holder["pid"], shell_word(where.root)
+    service = service_status()
+    if (service is not None and service.get("pid") == pid) or (service is None and silent_service() == pid):
+        raise IndexLocked(f"the memsearch service (pid {pid}) already keeps {where.root} fresh and answers for it: "
                           f"nothing to start. For a daemon of its own instead: `memsearch stop {base}`, then "
                           f"`memsearch watch {base}`") from None
+    raise IndexLocked(f"a watch daemon (pid {pid}) already keeps {where.root} fresh and answers for it: nothing to "
+                      f"start; `memsearch status {base}` tells how it is doing, `memsearch stop {base}` stops it") from None
 
 
 def service_command(

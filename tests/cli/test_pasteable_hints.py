@@ -135,11 +135,17 @@ def test_watch_detach_names_the_root_in_the_commands_it_suggests(tmp_path, capsy
 
 def test_a_watch_refused_for_a_root_the_service_keeps_names_the_root(tmp_path, monkeypatch):
     from memsearch.cli import watch
-    from memsearch.location import service_socket
+    from memsearch.service import process
 
     root = tmp_path / ODD
-    monkeypatch.setattr(watch, "daemon_status", lambda *a: {"running": True, "socket": str(service_socket()),
-                                                              "root": str(root), "pid": 7})
+    root.mkdir()
+    monkeypatch.setattr(process, "verified_holder", lambda *a: {"pid": 7, "purpose": "watch"})
+    monkeypatch.setattr(process, "service_status", lambda *a: {"pid": 7})
     with pytest.raises(IndexLocked) as refused:
         watch._refuse_if_served(root, None)
     assert [["memsearch", "stop", str(root)], ["memsearch", "watch", str(root)]] == commands(str(refused.value))
+    monkeypatch.setattr(process, "service_status", lambda *a: None)  # a watch daemon of its own
+    monkeypatch.setattr(process, "silent_service", lambda *a: None)
+    with pytest.raises(IndexLocked) as refused:
+        watch._refuse_if_served(root, None)
+    assert [["memsearch", "status", str(root)], ["memsearch", "stop", str(root)]] == commands(str(refused.value))
