@@ -149,3 +149,19 @@ def test_a_watch_refused_for_a_root_the_service_keeps_names_the_root(tmp_path, m
     with pytest.raises(IndexLocked) as refused:
         watch._refuse_if_served(root, None)
     assert [["memsearch", "status", str(root)], ["memsearch", "stop", str(root)]] == commands(str(refused.value))
+
+
+@pytest.mark.parametrize("argv", [["read", "NOTES/a.md"], ["read", "notes/gone/deeper/a.md"], ["read", "notes/a.md/b.md"],
+                                  ["ls", "gone/deeper"], ["ls", "notes/gone/deeper"]])
+def test_the_folder_a_missing_path_is_told_to_list_exists(odd_root, capsys, argv):
+    """A missing path's hint listed its parent even when that was missing too (`memsearch read ROOT NOTES/a.md` ->
+    `memsearch ls ROOT NOTES`, itself an error): it lists the deepest memory folder of the path that exists."""
+    from tests.conftest import run_cli
+
+    command, path = argv
+    code, _, err = run_cli([command, str(odd_root), path], capsys)
+    assert code == 2 and err.startswith("error: "), err
+    (hint,) = commands(err)
+    assert hint[:3] == ["memsearch", "ls", str(odd_root)], hint
+    code, out, err = run_cli(hint[1:], capsys)
+    assert code == 0 and not err, err
