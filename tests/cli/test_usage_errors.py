@@ -168,3 +168,12 @@ def test_ctrl_c_exits_130_and_only_a_prompt_without_input_says_nothing_was_writt
     monkeypatch.setattr(validator, "validate", interrupted)
     assert main(["validate", str(make_tree(MEMORY))]) == code
     assert capsys.readouterr().err.strip() == said
+
+
+def test_a_search_with_no_query_says_it_is_missing_not_that_two_were_given(make_tree):
+    """``memsearch search ROOT`` alone used to say ``give either a QUERY or --queries FILE.jsonl (not both)``."""
+    root = make_tree(MEMORY)
+    message = one_error_line(run("search", str(root)))
+    assert "not both" not in message and "no QUERY given" in message
+    assert f"`memsearch search {shlex.quote(str(root))} 'some words'`" in message
+    assert "not both" in one_error_line(run("search", str(root), "atlas", "--queries", str(root / "q.jsonl")))
