@@ -230,9 +230,9 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
     sync = info["last_sync"]
     if sync:
         out.print(
-            f"last sync: {sync.get('at')}: {sync['files_added']} added, {sync['files_changed']} changed, "
-            f"{sync['files_removed']} removed; {counted(sync['chunks_embedded'], 'chunk')} embedded, "
-            f"{sync['chunks_reused']} reused; {sync['seconds']:.2f} s"
+            f"last sync: {sync.get('at')}: {sync['files_added']:,} added, {sync['files_changed']:,} changed, "
+            f"{sync['files_removed']:,} removed; {counted(sync['chunks_embedded'], 'chunk')} embedded, "
+            f"{sync['chunks_reused']:,} reused; {sync['seconds']:.2f} s"
         )
     if info["last_compaction"]:
         out.print(f"last compaction: {info['last_compaction']}")
@@ -257,8 +257,8 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
         out.print(f"  [yellow]partial:[/yellow] {counted(info['partial_files'], 'file')} still being indexed, "
                   f"{counted(info['partial_chunks'], 'chunk')} found by keyword only until embedded")
     out.print(
-        f"pending: {counted(pending['total'], 'change')} not yet indexed ({pending['added']} added, "
-        f"{pending['changed']} changed, {pending['removed']} removed)"
+        f"pending: {counted(pending['total'], 'change')} not yet indexed ({pending['added']:,} added, "
+        f"{pending['changed']:,} changed, {pending['removed']:,} removed)"
     )
     if info["log"]:
         out.print(f"log: {escape(info['log'])}")
@@ -306,7 +306,7 @@ def _service_status(as_json: bool) -> None:
         phase = "loading" if r.get("waiting_for") else escape(str(r.get("state") or r["phase"]))
         model = f", model {escape(r['model'])}" if r.get("model") else ""
         waits = f": waits for {escape(r['waiting_for'])}" if r.get("waiting_for") else ""
-        out.print(f"  {escape(r['root'])}: {files}, {chunks}, {pending} pending, {memory} in memory"
+        out.print(f"  {escape(r['root'])}: {files}, {chunks}, {pending:,} pending, {memory} in memory"
                   f" ({phase}{waits}{model})")
 
 
