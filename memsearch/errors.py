@@ -66,6 +66,9 @@ HINTS: dict[str, dict[str, str]] = {
     "rebuild": {"cli": "rebuild it with `memsearch index ROOT --rebuild`",
                 "tools": "memory_search cannot answer until whoever runs memsearch rebuilds the index "
                          "(`memsearch index ROOT --rebuild`); memory_list and memory_read still work"},
+    "rebuild_model": {"cli": "rebuild it for that model with `memsearch index ROOT --model {path}`",
+                      "tools": "memory_search cannot answer until whoever runs memsearch rebuilds the index "
+                               "(`memsearch index ROOT --model {path}`); memory_list and memory_read still work"},
     "rebuild_db": {"cli": "rebuild it with `memsearch index ROOT --rebuild`, giving the same --db",
                    "tools": "memory_search cannot answer until whoever runs memsearch rebuilds the index "
                             "(`memsearch index ROOT --rebuild`); memory_list and memory_read still work"},

@@ -34,6 +34,16 @@ def check_params(meta: dict, mine: dict, location: str, root) -> None:
             ours = mine["model"] if key == "fingerprint" else mine[key]
             error = IndexMismatch(
                 f"the index at {location} was built with {label} {theirs!r}, not {ours!r} (vectors of two models "
-                "are never mixed; the same model as before also reads it)", hint=Hint("rebuild"))
+                "are never mixed; the same model as before also reads it)",
+                hint=_rebuild_for(ours) if key == "fingerprint" else Hint("rebuild"))
             error.parameter = key  # "fingerprint": another model (`memsearch index --model` rebuilds for it)
             raise error
+
+
+def _rebuild_for(model: str) -> Hint:
+    """The fix of an index built with another model: ``memsearch index ROOT --model M`` rebuilds it for M, the model
+    asked for (a plain ``--rebuild`` builds it with the default model again); for a local model directory, whose
+    name is no ``--model`` value, the plain rebuild."""
+    from .embed.models import registry
+
+    return Hint("rebuild_model", model) if model in registry()[1] else Hint("rebuild")
