@@ -57,7 +57,7 @@ SHOWN_CHARS = 80
 #: Who reads an error: a shell user (``cli``: commands) or a model through the tools or MCP (``tools``).
 AUDIENCES = ("cli", "tools")
 #: Each hint, worded for each audience. ``{path}``: the memory path it concerns, relative to the root (for
-#: ``bucket``, the bucket's name).
+#: ``bucket``, the bucket's name; for ``rebuild_model``, the model's).
 HINTS: dict[str, dict[str, str]] = {
     "list": {"cli": "see what is there with `memsearch ls ROOT {path}`",
              "tools": "see what is there with memory_list(path={path!r})"},
