@@ -57,7 +57,7 @@ SHOWN_CHARS = 80
 #: Who reads an error: a shell user (``cli``: commands) or a model through the tools or MCP (``tools``).
 AUDIENCES = ("cli", "tools")
 #: Each hint, worded for each audience. ``{path}``: the memory path it concerns, relative to the root (for
-#: ``bucket``, the bucket's name; for ``remodel``, the model asked for).
+#: ``bucket``, the bucket's name; for ``rebuild_model``, the model's).
 HINTS: dict[str, dict[str, str]] = {
     "list": {"cli": "see what is there with `memsearch ls ROOT {path}`",
              "tools": "see what is there with memory_list(path={path!r})"},
@@ -66,11 +66,11 @@ HINTS: dict[str, dict[str, str]] = {
     "rebuild": {"cli": "rebuild it with `memsearch index ROOT --rebuild`",
                 "tools": "memory_search cannot answer until whoever runs memsearch rebuilds the index "
                          "(`memsearch index ROOT --rebuild`); memory_list and memory_read still work"},
-    "remodel": {"cli": "search with the model it was built with (--model, or MEMSEARCH_MODEL), or rebuild it for this one "
-                       "with `memsearch index ROOT --model {path}`",
-                "tools": "memory_search cannot answer until whoever runs memsearch starts it with the index's model, or "
-                         "rebuilds the index for this one (`memsearch index ROOT --model {path}`); memory_list and "
-                         "memory_read still work"},
+    "rebuild_model": {"cli": "search with the model it was built with (--model, or MEMSEARCH_MODEL), or rebuild it "
+                             "for this one with `memsearch index ROOT --model {path}`",
+                      "tools": "memory_search cannot answer until whoever runs memsearch starts it with the index's "
+                               "model, or rebuilds the index for this one (`memsearch index ROOT --model {path}`); "
+                               "memory_list and memory_read still work"},
     "rebuild_db": {"cli": "rebuild it with `memsearch index ROOT --rebuild`, giving the same --db",
                    "tools": "memory_search cannot answer until whoever runs memsearch rebuilds the index "
                             "(`memsearch index ROOT --rebuild`); memory_list and memory_read still work"},

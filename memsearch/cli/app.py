@@ -157,8 +157,10 @@ def search_command(
 ) -> None:
     """Search external memory; answered by this user's memsearch service, which the first search starts."""
 
-    if (query is None) == (queries is None):
-        raise InvalidArgument("give either a QUERY or --queries FILE.jsonl (not both)")
+    if query is None and queries is None:
+        raise InvalidArgument("no QUERY given: search with `memsearch search ROOT 'some words'`, or give --queries FILE.jsonl")
+    if query is not None and queries is not None:
+        raise InvalidArgument("give either a QUERY or --queries FILE.jsonl, not both")
     batch = _read_queries(queries) if queries is not None else None
     items = batch if batch is not None else [{"query": query}]
     results = _search_all(

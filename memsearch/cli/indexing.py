@@ -172,10 +172,10 @@ def register(app: typer.Typer) -> None:
         else:
             out.print(
                 f"indexed {escape(job.root)} -> {escape(job.location)}\n"
-                f"  files: {report.files_added} added, {report.files_changed} changed, {report.files_removed} removed, "
-                f"{report.files_unchanged} unchanged\n"
-                f"  chunks: {report.chunks_embedded:,} embedded, {report.chunks_reused} reused, "
-                f"{report.chunks_total} in the index\n"
+                f"  files: {report.files_added:,} added, {report.files_changed:,} changed, {report.files_removed:,} removed, "
+                f"{report.files_unchanged:,} unchanged\n"
+                f"  chunks: {report.chunks_embedded:,} embedded, {report.chunks_reused:,} reused, "
+                f"{report.chunks_total:,} in the index\n"
                 f"  {report.seconds:.2f} s" + ("\n  vector index (ANN) built" if job.built else "")
             )
         if checked is not None and not checked.ok:

@@ -103,6 +103,8 @@ def watch_command(
     from ..errors import IndexLocked
     from ..service.host import run_watch
 
+    if not standby and not wait:  # before the model loads: a refusal costs no seconds and logs nothing
+        _refuse_if_served(root, db)
     _configure_logging(log_file)
     try:
         code = run_watch(root, db=db, model=model, debounce=debounce, wait=None if standby else wait,
@@ -114,17 +116,25 @@ def watch_command(
 
 
 def _refuse_if_served(root: Path, db: Optional[str]) -> None:
-    """Raise the refusal of a ``watch`` whose root the per-user service keeps already (the first search started it):
-    its pid, and the commands that hand the root over, instead of a writer to wait for."""
+    """Raise the refusal of a ``watch`` whose root a serving process keeps already: the per-user service (the first
+    search started it), with the commands that hand the root over, or a ``watch`` daemon, with the command that
+    stops it; instead of a writer to wait for."""
     from ..errors import IndexLocked, shell_word
-    from ..location import service_socket
+    from ..location import IndexLocation
+    from ..service.process import service_status, silent_service, verified_holder
 
-    info = daemon_status(root, db)
-    if info["running"] and info["socket"] == str(service_socket()):
-        base = shell_word(info["root"])
-        raise IndexLocked(f"the memsearch service (pid {info['pid']}) already keeps {info['root']} fresh and answers for it: "
+    where = IndexLocation.of(root, db)
+    holder = verified_holder(where)
+    if not holder or holder.get("purpose") != "watch" or not isinstance(holder.get("pid"), int):
+        return
+    pid, base = holder["pid"], shell_word(where.root)
+    service = service_status()
+    if (service is not None and service.get("pid") == pid) or (service is None and silent_service() == pid):
+        raise IndexLocked(f"the memsearch service (pid {pid}) already keeps {where.root} fresh and answers for it: "
                           f"nothing to start. For a daemon of its own instead: `memsearch stop {base}`, then "
                           f"`memsearch watch {base}`") from None
+    raise IndexLocked(f"a watch daemon (pid {pid}) already keeps {where.root} fresh and answers for it: nothing to "
+                      f"start; `memsearch status {base}` tells how it is doing, `memsearch stop {base}` stops it") from None
 
 
 def service_command(
@@ -208,6 +218,7 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
             f"  serving on {escape(info['socket'])}"
             if info["serving"]
             else f"  [yellow]not answering[/yellow] on {escape(info['socket'])}: clients work in-process"
+            + (f"; {_end_silent(info['pid'])}" if info["by"] == "service" else "")
         )
     else:
         last = info["state"].removeprefix("not running").strip()  # "(last: stopped)", and why it matters
@@ -219,9 +230,9 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
     sync = info["last_sync"]
     if sync:
         out.print(
-            f"last sync: {sync.get('at')}: {sync['files_added']} added, {sync['files_changed']} changed, "
-            f"{sync['files_removed']} removed; {counted(sync['chunks_embedded'], 'chunk')} embedded, "
-            f"{sync['chunks_reused']} reused; {sync['seconds']:.2f} s"
+            f"last sync: {sync.get('at')}: {sync['files_added']:,} added, {sync['files_changed']:,} changed, "
+            f"{sync['files_removed']:,} removed; {counted(sync['chunks_embedded'], 'chunk')} embedded, "
+            f"{sync['chunks_reused']:,} reused; {sync['seconds']:.2f} s"
         )
     if info["last_compaction"]:
         out.print(f"last compaction: {info['last_compaction']}")
@@ -246,8 +257,8 @@ def status_command(root: Optional[Path] = typer.Argument(None, help="A memory ro
         out.print(f"  [yellow]partial:[/yellow] {counted(info['partial_files'], 'file')} still being indexed, "
                   f"{counted(info['partial_chunks'], 'chunk')} found by keyword only until embedded")
     out.print(
-        f"pending: {counted(pending['total'], 'change')} not yet indexed ({pending['added']} added, "
-        f"{pending['changed']} changed, {pending['removed']} removed)"
+        f"pending: {counted(pending['total'], 'change')} not yet indexed ({pending['added']:,} added, "
+        f"{pending['changed']:,} changed, {pending['removed']:,} removed)"
     )
     if info["log"]:
         out.print(f"log: {escape(info['log'])}")
@@ -295,13 +306,19 @@ def _service_status(as_json: bool) -> None:
         phase = "loading" if r.get("waiting_for") else escape(str(r.get("state") or r["phase"]))
         model = f", model {escape(r['model'])}" if r.get("model") else ""
         waits = f": waits for {escape(r['waiting_for'])}" if r.get("waiting_for") else ""
-        out.print(f"  {escape(r['root'])}: {files}, {chunks}, {pending} pending, {memory} in memory"
+        out.print(f"  {escape(r['root'])}: {files}, {chunks}, {pending:,} pending, {memory} in memory"
                   f" ({phase}{waits}{model})")
 
 
 def _end_silent(pid: int) -> str:
     return (f"`kill {pid}` ends it (`kill -CONT {pid}` first if it was stopped, `kill -9 {pid}` if it stays), and the "
             "next search starts a fresh one")
+
+
+def _refuse_silent(pid: int) -> None:
+    """``stop`` of a service that does not answer: the ``kill`` that ends it, exit status 1."""
+    err.print(f"[red]error:[/red] the memsearch service (pid {pid}) does not answer: {_end_silent(pid)}")
+    raise typer.Exit(1)
 
 
 def stop_command(
@@ -325,8 +342,7 @@ def stop_command(
         stopped = stop_service(timeout)
         silent = silent_service() if stopped is None else None
         if silent is not None:
-            err.print(f"[red]error:[/red] the memsearch service (pid {silent}) does not answer: {_end_silent(silent)}")
-            raise typer.Exit(1)
+            _refuse_silent(silent)
         if stopped is None:
             out.print("the memsearch service is not running")
         else:
@@ -357,6 +373,8 @@ def stop_command(
             f"the index is being written by {escape(holder_text(result.holder))}, not by a daemon; it stops by itself when done"
         )
         raise typer.Exit(1)
+    if result.outcome == "not-answering":
+        _refuse_silent(result.pid)
     if result.outcome == "timeout":
         err.print(
             f"[red]error:[/red] the daemon (pid {result.pid}) is still running after {timeout:.0f} s (it finishes the batch "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import SHOWN_CHARS, Hint, IndexMismatch
+from ..errors import Hint, IndexMismatch
 from .ingest.chunker import ChunkerConfig
 from .storage.schema import FORMAT_VERSION
 
@@ -34,14 +34,16 @@ def check_params(meta: dict, mine: dict, location: str, root) -> None:
             ours = mine["model"] if key == "fingerprint" else mine[key]
             error = IndexMismatch(
                 f"the index at {location} was built with {label} {theirs!r}, not {ours!r} (vectors of two models "
-                "are never mixed; the same model as before also reads it)", hint=_hint(key, theirs, ours))
+                "are never mixed; the same model as before also reads it)",
+                hint=_rebuild_for(ours) if key == "fingerprint" else Hint("rebuild"))
             error.parameter = key  # "fingerprint": another model (`memsearch index --model` rebuilds for it)
             raise error
 
 
-def _hint(key: str, theirs, ours) -> Hint:
-    """The fix for a mismatch of ``key``: for another model by name, search with the index's or rebuild for the one
-    asked for (``index --model``, which a bare ``--rebuild`` is not: it would build with the default again)."""
-    if key == "fingerprint" and theirs != ours and isinstance(ours, str) and len(ours) <= SHOWN_CHARS:
-        return Hint("remodel", ours)
-    return Hint("rebuild")
+def _rebuild_for(model: str) -> Hint:
+    """The fix of an index built with another model: ``memsearch index ROOT --model M`` rebuilds it for M, the model
+    asked for (a plain ``--rebuild`` builds it with the default model again); for a local model directory, whose
+    name is no ``--model`` value, the plain rebuild."""
+    from .embed.models import registry
+
+    return Hint("rebuild_model", model) if model in registry()[1] else Hint("rebuild")

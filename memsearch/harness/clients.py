@@ -29,6 +29,7 @@ from typing import Mapping
 
 from ..errors import ClientConfigError, InvalidArgument
 from ..memory.files import atomic_write_text
+from ..memory.root import resolve_root
 
 __all__ = ["CLIENTS", "ServerSpec", "ConfigChange", "memsearch_executable", "absolute_db", "server_spec", "render",
            "plan_install", "apply"]
@@ -93,10 +94,7 @@ def server_spec(root, *, db: str | None = None, writable: bool = False, name: st
     """The ``memsearch serve`` server for ``root``, every path absolute."""
     if not _NAME.match(name):
         raise InvalidArgument(f"--name {name!r}: use letters, digits, '-' and '_' (at most 64)")
-    base = Path(root).expanduser()
-    if not base.is_dir():
-        raise InvalidArgument(f"the memory root {root} is not a directory")
-    args = ["serve", str(base.resolve())]
+    args = ["serve", str(resolve_root(root))]  # a root that is missing, a file or unreadable: its one-line error
     if db:
         args += ["--db", absolute_db(db)]
     if writable:

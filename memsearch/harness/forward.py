@@ -28,6 +28,7 @@ from ..location import IndexLocation
 from ..service import autostart
 from ..service.client import Client
 from ..service.firstbuild import daemon_coming
+from ..service.protocol import UNWARNED_ERRORS
 
 __all__ = ["request", "tool", "resource", "edit", "starting_wait", "SERVED_TIMEOUT_S", "NOT_RUN"]
 #: A write waits this long for a starting daemon (done in-process meanwhile, it would load the model here).
@@ -91,7 +92,8 @@ def request(where: IndexLocation, method: str, params: dict, *, wait: float = 0.
                 client.path = client.locate()
                 continue
             if exc.kind in NOT_RUN or not write:
-                _warn(f"{exc}; answering in-process")
+                if exc.kind not in UNWARNED_ERRORS:
+                    _warn(f"{exc}; answering in-process")
                 return None
             raise MemoryBusy(f"the memsearch daemon took this write but did not confirm it ({exc}): view the file "
                              "to see whether it was written before writing it again") from None

@@ -202,7 +202,10 @@ def list_dir(root: str | os.PathLike[str], path: str = ".", *, encoding: str | N
         kind = classify(rel + "/x.md", foreign=foreign_dirs(foreign))
         if kind in ("hidden", "foreign"):
             raise NotMemoryFile(f"{shown(rel)} is a {kind} directory, not memory", hint=Hint("list", "."))
-        raise MemoryFileNotFound(f"{shown(rel)} is not a memory directory", hint=Hint("list", rel.rsplit("/", 1)[0] if "/" in rel else "."))
+        up = rel
+        while up != "." and (up == rel or up not in tree.memory_dirs):  # the deepest memory directory that exists
+            up = up.rsplit("/", 1)[0] if "/" in up else "."
+        raise MemoryFileNotFound(f"{shown(rel)} is not a memory directory", hint=Hint("list", up))
     this = _dir_summary(tree, rel)
     texts, missed = _texts(tree, tree.files_in(rel), foreign)
     files = [FileSummary(path=f, title=parse_document(f, text).title, tokens=count_tokens(text, encoding)) for f, text in texts]

@@ -27,7 +27,16 @@ from .. import errors, settings
 from ..errors import DaemonUnavailable
 from ..location import IndexLocation, service_socket
 from ..platforms import peer_uid
-from .protocol import PROTOCOL_ERRORS, PROTOCOL_VERSION, QUIET_ERRORS, WRITE_METHODS, ProtocolError, decode, encode
+from .protocol import (
+    PROTOCOL_ERRORS,
+    PROTOCOL_VERSION,
+    QUIET_ERRORS,
+    UNWARNED_ERRORS,
+    WRITE_METHODS,
+    ProtocolError,
+    decode,
+    encode,
+)
 
 __all__ = ["Client", "ask", "ask_service", "DaemonUnavailable"]
 
@@ -200,7 +209,7 @@ def ask(root, method: str, params: dict, *, db=None, timeout: float | None = Non
     try:
         return Client(root, db, timeout=timeout).call_with_progress(method, params, progress)
     except DaemonUnavailable as exc:
-        if not exc.quiet:
+        if not exc.quiet and exc.kind not in UNWARNED_ERRORS:
             (warn or _warn)(f"{exc}; answering in-process")
         return None
 

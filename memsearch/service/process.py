@@ -166,6 +166,8 @@ def daemon_status(root, db=None) -> dict:
     info["by"] = "watch" if running else None  # who serves it: this user's service, or a `watch` daemon of its own
     if answer and answer.get("socket") == str(service_socket()):  # the per-user service keeps it: its log
         info.update(log=str(service_log_file()), by="service")
+    elif running and answer is None and silent_service() == info["pid"]:  # the service, stopped (SIGSTOP) or hung
+        info.update(log=str(service_log_file()), by="service", socket=str(service_socket()))
     if not running and state and state.get("state") not in ("stopped", None):
         info["state"] += ": it did not stop cleanly; the next start catches up"
     remote = where.remote
@@ -202,7 +204,9 @@ def daemon_status(root, db=None) -> dict:
 @dataclass(frozen=True)
 class Stopped:
     """What ``stop`` did. ``outcome``: ``stopped``, ``not-running``, ``not-a-daemon`` (another writer
-    holds the index: ``holder``) or ``timeout`` (still running after the timeout)."""
+    holds the index: ``holder``), ``not-answering`` (the per-user service holds it but does not answer:
+    nothing signalled, since a SIGTERM would end every root it serves) or ``timeout`` (still running after
+    the timeout)."""
 
     outcome: str
     root: Path
@@ -290,6 +294,8 @@ def stop(root, db=None, timeout: float = 60.0) -> Stopped:
         return Stopped("not-a-daemon", base, db_path, holder=holder)
     pid = int(holder["pid"])
     service = service_status()
+    if service is None and silent_service() == pid:  # stopped or hung: unloading one root takes its answer
+        return Stopped("not-answering", base, db_path, pid=pid, service=True)
     if service is not None and service.get("pid") == pid:
         from .client import Client
 

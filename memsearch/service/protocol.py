@@ -69,8 +69,8 @@ import stat
 from itertools import accumulate
 from pathlib import Path
 
-__all__ = ["PROTOCOL_VERSION", "METHODS", "WRITE_METHODS", "PROTOCOL_ERRORS", "QUIET_ERRORS", "MAX_LINE_BYTES",
-           "MAX_DEPTH", "secure_dir", "encode", "decode", "json_depth", "json_depths", "ProtocolError", "Refused"]
+__all__ = ["PROTOCOL_VERSION", "METHODS", "WRITE_METHODS", "PROTOCOL_ERRORS", "QUIET_ERRORS", "UNWARNED_ERRORS",
+           "MAX_LINE_BYTES", "MAX_DEPTH", "secure_dir", "encode", "decode", "json_depth", "json_depths", "ProtocolError", "Refused"]
 
 PROTOCOL_VERSION = 1
 METHODS = ("search", "read", "ls", "core", "status", "sync", "index", "check", "unload", "stop", "tool", "resource",
@@ -85,6 +85,9 @@ PROTOCOL_ERRORS = ("BadRequest", "UnsupportedVersion", "UnknownMethod", "WrongRo
                    "PermissionDenied", "ServerError", "Loading", "NotLoaded")
 #: Protocol errors after which a client works in-process without a warning: nothing went wrong.
 QUIET_ERRORS = ("WrongRoot", "Loading", "NotLoaded")
+#: Refusals a client answers in-process without a warning though a server listens: the in-process call itself
+#: searches or says what is wrong (another model than the served one: an unknown model, or IndexMismatch).
+UNWARNED_ERRORS = QUIET_ERRORS + ("WrongModel",)
 #: Longest request line the daemon reads; a longer one is answered ``BadRequest`` and the connection closed.
 MAX_LINE_BYTES = 1 << 20
 #: Deepest nesting of arrays and objects in one message: a request is an envelope around flat

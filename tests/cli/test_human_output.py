@@ -122,3 +122,38 @@ def test_a_refused_read_names_the_real_root(make_tree, capsys):
     root = make_tree({"MEMORY.md": "# M\n", "notes/MEMORY.md": "# N\n", "notes/a.md": "a\n"})
     code, _, err = run_cli(["read", str(root), "notes", "--local"], capsys)
     assert code == 2 and f"`memsearch ls {root} notes`" in err and "ROOT" not in err
+
+
+def test_every_count_of_index_and_status_groups_its_thousands(make_tree, capsys, monkeypatch):
+    """`memsearch index` printed `260 embedded, 2692 reused, 3380 in the index` (only the first count grouped),
+    and `status` its last sync and pending counts ungrouped, beside `3,380 chunks` on the next line."""
+    from memsearch.cli import indexing
+    from memsearch.engine.ingest.sync import IndexReport
+    from memsearch.engine.jobs import IndexJob
+    from memsearch.service import process, route
+    from tests.conftest import run_cli
+
+    root = make_tree({"MEMORY.md": "# M\n\nm\n"})
+    report = IndexReport(files_added=1200, files_changed=1300, files_removed=1400, files_unchanged=1500,
+                         chunks_embedded=2600, chunks_reused=2692, chunks_total=3380)
+    monkeypatch.setattr(route, "write", lambda *a, **k: None)
+    monkeypatch.setattr(indexing, "_in_process", lambda where, **k: IndexJob(str(root), str(where.state), report))
+    code, out, _ = run_cli(["index", str(root)], capsys)
+    assert code == 0
+    assert "files: 1,200 added, 1,300 changed, 1,400 removed, 1,500 unchanged" in out, out
+    assert "chunks: 2,600 embedded, 2,692 reused, 3,380 in the index" in out, out
+    info = {"root": str(root), "db": "/d", "running": False, "pid": None, "since": None, "state": "not running",
+            "serving": False, "socket": "/s", "writer": None, "last_sync": report.to_dict() | {"at": "t"},
+            "last_compaction": None, "error": None, "log": None, "indexed": True, "files": 5000, "chunks": 9000,
+            "model": "m", "disk_bytes": 0, "pending": {"added": 1001, "changed": 1002, "removed": 1003, "total": 3006},
+            "partial_files": 0, "partial_chunks": 0, "by": None}
+    monkeypatch.setattr(watch, "daemon_status", lambda *a: info)
+    code, out, _ = run_cli(["status", str(root)], capsys)
+    assert code == 0
+    assert "1,200 added, 1,300 changed, 1,400 removed; 2,600 chunks embedded, 2,692 reused" in out, out
+    assert "3,006 changes not yet indexed (1,001 added, 1,002 changed, 1,003 removed)" in out, out
+    row = {"root": "/m", "files": 5000, "chunks": 9000, "memory_bytes": 1e6, "pending": 1234, "state": "watching",
+           "phase": "watching", "model": "m"}
+    monkeypatch.setattr(process, "service_status", lambda: {"pid": 7, "socket": "/s", "roots": [row]})
+    watch._service_status(False)
+    assert "/m: 5,000 files, 9,000 chunks, 1,234 pending" in capsys.readouterr().out

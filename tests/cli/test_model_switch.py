@@ -36,3 +36,25 @@ def test_index_with_a_hub_model_offline_fails_clearly_and_keeps_the_index(make_t
     # an unknown name is a clear error too
     unknown = run("index", root, "--model", "no-such-model")
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+
+
+@pytest.mark.slow
+def test_an_index_of_another_model_names_the_index_run_that_rebuilds_it_for_the_model_asked(make_tree):
+    """The hint was `memsearch index ROOT --rebuild`, which builds with the default model again: for a search with
+    `--model M` the same error came back. It names `memsearch index ROOT --model M`, which rebuilds for M."""
+    root = make_tree(FILES)
+    assert run("index", str(root)).returncode == 0
+    asked = run("search", str(root), "kayaks", "--local", "--model", "bge-small-en-v1.5")
+    assert asked.returncode == 2 and asked.stderr.count("\n") == 1, asked.stderr
+    assert asked.stderr.rstrip().endswith(f"`memsearch index {root} --model bge-small-en-v1.5`"), asked.stderr
+    # an index recorded as another registry model's, searched with the default: the hint, pasted, fixes it
+    meta = root / ".memsearch" / "index.json"
+    data = json.loads(meta.read_text())
+    meta.write_text(json.dumps(data | {"model": "bge-small-en-v1.5", "fingerprint": "bge-small-en-v1.5:0123456789abcdef"}))
+    refused = run("search", str(root), "kayaks", "--local")
+    assert refused.returncode == 2, refused.stderr
+    hint = refused.stderr.rstrip().rsplit("`", 2)[1]
+    assert hint == f"memsearch index {root} --model all-MiniLM-L6-v2", refused.stderr
+    assert run(*hint.split()[1:]).returncode == 0
+    found = run("search", str(root), "kayaks on the lake", "--local", "--json")
+    assert found.returncode == 0 and json.loads(found.stdout)["hits"][0]["path"] == "notes/a.md", found.stderr

@@ -39,7 +39,7 @@ def test_each_cli_hint_names_the_root_as_a_shell_takes_it(tmp_path, action):
     for argv in commands(text):
         assert argv[:1] == ["memsearch"] and argv[2] == str(root), text
         if "{path}" in HINTS[action]["cli"]:
-            assert "my notes" in argv[3:], text  # the memory path (remodel: the model) too, one shell word
+            assert "my notes" in argv[3:], text  # the memory path (rebuild_model: the model's name) too, one word
 
 
 def test_an_unknown_root_stays_the_placeholder_and_tools_keep_their_wording():
@@ -135,11 +135,33 @@ def test_watch_detach_names_the_root_in_the_commands_it_suggests(tmp_path, capsy
 
 def test_a_watch_refused_for_a_root_the_service_keeps_names_the_root(tmp_path, monkeypatch):
     from memsearch.cli import watch
-    from memsearch.location import service_socket
+    from memsearch.service import process
 
     root = tmp_path / ODD
-    monkeypatch.setattr(watch, "daemon_status", lambda *a: {"running": True, "socket": str(service_socket()),
-                                                              "root": str(root), "pid": 7})
+    root.mkdir()
+    monkeypatch.setattr(process, "verified_holder", lambda *a: {"pid": 7, "purpose": "watch"})
+    monkeypatch.setattr(process, "service_status", lambda *a: {"pid": 7})
     with pytest.raises(IndexLocked) as refused:
         watch._refuse_if_served(root, None)
     assert [["memsearch", "stop", str(root)], ["memsearch", "watch", str(root)]] == commands(str(refused.value))
+    monkeypatch.setattr(process, "service_status", lambda *a: None)  # a watch daemon of its own
+    monkeypatch.setattr(process, "silent_service", lambda *a: None)
+    with pytest.raises(IndexLocked) as refused:
+        watch._refuse_if_served(root, None)
+    assert [["memsearch", "status", str(root)], ["memsearch", "stop", str(root)]] == commands(str(refused.value))
+
+
+@pytest.mark.parametrize("argv", [["read", "NOTES/a.md"], ["read", "notes/gone/deeper/a.md"], ["read", "notes/a.md/b.md"],
+                                  ["ls", "gone/deeper"], ["ls", "notes/gone/deeper"]])
+def test_the_folder_a_missing_path_is_told_to_list_exists(odd_root, capsys, argv):
+    """A missing path's hint listed its parent even when that was missing too (`memsearch read ROOT NOTES/a.md` ->
+    `memsearch ls ROOT NOTES`, itself an error): it lists the deepest memory folder of the path that exists."""
+    from tests.conftest import run_cli
+
+    command, path = argv
+    code, _, err = run_cli([command, str(odd_root), path], capsys)
+    assert code == 2 and err.startswith("error: "), err
+    (hint,) = commands(err)
+    assert hint[:3] == ["memsearch", "ls", str(odd_root)], hint
+    code, out, err = run_cli(hint[1:], capsys)
+    assert code == 0 and not err, err

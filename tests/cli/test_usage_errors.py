@@ -103,6 +103,8 @@ def test_service_answered_commands_keep_those_rules(make_tree, autostart, privat
             time.sleep(0.5)
         message = one_error_line(run("search", str(root), "atlas", "--scope", "notse", env=env))
         assert "scope 'notse' is not a directory" in message
+        message = one_error_line(run("search", str(root), "atlas", "--model", "nope", env=env))  # no "refused" warning
+        assert message.startswith("error: unknown model 'nope'"), message
         for args in (("search", str(root), "clickhouse warehouse", "-k", "1"), ("core", str(root))):
             result = closed_reader(*args, env=env)
             assert result.stderr == "" and result.returncode == 1
@@ -144,9 +146,7 @@ def test_watch_of_a_root_the_service_keeps_names_the_service_and_the_hand_over(m
         while str(root) not in run("status", "--json", env=env).stdout:
             assert time.monotonic() < deadline, "the service did not load the root"
             time.sleep(0.5)
-        watched = run("watch", str(root), env=env)
-        assert watched.returncode == 2 and "Traceback" not in watched.stderr
-        last = watched.stderr.strip().splitlines()[-1]
+        last = one_error_line(run("watch", str(root), env=env))  # before loading a model: no log line before it
         assert last.startswith("error: the memsearch service (pid ") and f"`memsearch stop {root}`" in last, last
         assert f"`memsearch watch {root}`" in last
     finally:
@@ -168,3 +168,12 @@ def test_ctrl_c_exits_130_and_only_a_prompt_without_input_says_nothing_was_writt
     monkeypatch.setattr(validator, "validate", interrupted)
     assert main(["validate", str(make_tree(MEMORY))]) == code
     assert capsys.readouterr().err.strip() == said
+
+
+def test_a_search_with_no_query_says_it_is_missing_not_that_two_were_given(make_tree):
+    """``memsearch search ROOT`` alone used to say ``give either a QUERY or --queries FILE.jsonl (not both)``."""
+    root = make_tree(MEMORY)
+    message = one_error_line(run("search", str(root)))
+    assert "not both" not in message and "no QUERY given" in message
+    assert f"`memsearch search {shlex.quote(str(root))} 'some words'`" in message
+    assert "not both" in one_error_line(run("search", str(root), "atlas", "--queries", str(root / "q.jsonl")))

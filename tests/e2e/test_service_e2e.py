@@ -87,6 +87,16 @@ def test_daemon_serves_on_an_owner_only_socket_and_detach_is_idempotent(daemon):
     assert status(root)["pid"] == info["pid"]  # no second daemon
 
 
+def test_a_foreground_watch_of_a_served_root_is_refused_in_one_line_before_loading_anything(daemon):
+    """``memsearch watch ROOT`` (foreground) of a root a daemon serves used to load the model first (seconds) and
+    log ``INFO memsearch.service: ROOT: index open, ...`` to the terminal before its refusal."""
+    root, info = daemon
+    again = cli("watch", str(root))
+    assert again.returncode == 2 and again.stdout == "", again.stderr
+    assert again.stderr.startswith(f"error: a watch daemon (pid {info['pid']}) already keeps"), again.stderr
+    assert len(again.stderr.splitlines()) == 1 and f"`memsearch stop {root}`" in again.stderr
+
+
 @pytest.mark.parametrize("args", [
     ("search", "{root}", QUERY, "-k", "3"),
     ("search", "{root}", QUERY, "--json", "--mode", "keyword", "--scope", "projects"),
@@ -227,3 +237,6 @@ def test_after_kill_9_clients_work_in_process_at_once_and_a_new_daemon_serves(da
     assert cli("search", str(root), QUERY, "-k", "3").stdout == before.stdout
     again = cli("watch", str(root), "--detach")  # idempotent: the service keeps this index
     assert again.returncode == 0 and f"already keeps this index: pid {served['pid']}" in again.stdout, again.stderr
+    foreground = cli("watch", str(root))  # refused in one line, before any model loads (no log line)
+    assert foreground.returncode == 2 and len(foreground.stderr.splitlines()) == 1, foreground.stderr
+    assert foreground.stderr.startswith(f"error: the memsearch service (pid {served['pid']}) already keeps")

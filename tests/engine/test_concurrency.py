@@ -235,9 +235,9 @@ def test_reader_follows_a_rebuild_by_another_process(make_tree, tmp_path):
     hits = reader.search("gamma Kafka", k=3)
     assert [h.path for h in hits][:1] == ["notes/c.md"]
     assert "notes/b.md" not in [h.path for h in reader.search("beta Postgres replication", k=10)]
-    # another model of the same dimension: refused, never mixed (the fix: this reader's model, or rebuild for it)
+    # another model of the same dimension: refused, never mixed (a name no --model takes: the plain rebuild)
     _rebuild_in_another_process(root, db, "hash-b")
-    with pytest.raises(IndexMismatch, match="'hash-b', not 'hash-a'.*`memsearch index ROOT --model hash-a`"):
+    with pytest.raises(IndexMismatch, match="'hash-b', not 'hash-a'.*`memsearch index ROOT --rebuild`"):
         reader.search("gamma Kafka", k=3)
 
 

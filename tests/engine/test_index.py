@@ -382,12 +382,13 @@ def test_a_hit_s_dict_is_its_dataclass_fields(examples_copy, tmp_path):
 
 
 def test_another_model_by_name_is_refused_with_the_command_that_rebuilds_for_it(index, tmp_path):
-    """A bare ``--rebuild`` would build with the default model again, and the same search would fail again: the hint
-    names ``index --model`` with the model asked for (and the message the index's own)."""
+    """A bare ``--rebuild`` would build with the default model again, and the same search would fail again: for a
+    model of models.toml the hint names ``index --model`` with the model asked for (the message the index's own);
+    a name no ``--model`` takes keeps the plain rebuild."""
     index.sync()
-    with pytest.raises(IndexMismatch, match="'hash-test', not 'hash-other'") as caught:
-        MemoryIndex(index.root, db=tmp_path / "db", embedder=HashEmbedder(name="hash-other"))
-    assert caught.value.hint.render("cli").endswith("`memsearch index ROOT --model hash-other`")
+    with pytest.raises(IndexMismatch, match="'hash-test', not 'bge-small-en-v1.5'") as caught:
+        MemoryIndex(index.root, db=tmp_path / "db", embedder=HashEmbedder(name="bge-small-en-v1.5"))
+    assert caught.value.hint.render("cli").endswith("`memsearch index ROOT --model bge-small-en-v1.5`")
     assert "memory_list and memory_read still work" in caught.value.hint.render("tools")
-    rebuilt = MemoryIndex(index.root, db=tmp_path / "db", embedder=HashEmbedder(name="hash-other"), rebuild=True)
-    assert rebuilt.sync().files_added == 9
+    with pytest.raises(IndexMismatch, match="`memsearch index ROOT --rebuild`"):
+        MemoryIndex(index.root, db=tmp_path / "db", embedder=HashEmbedder(name="hash-other"))

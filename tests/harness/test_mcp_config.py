@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from memsearch.errors import ClientConfigError, InvalidArgument
+from memsearch.errors import ClientConfigError, InvalidArgument, NotAMemoryRoot
 from memsearch.harness import clients
 from tests.conftest import REPO
 
@@ -46,7 +46,7 @@ def test_each_client_gets_its_format_with_absolute_paths(memory, tmp_path, monke
     assert codex == {"mcp_servers": {"memsearch": {"command": spec.command, "args": list(spec.args)}}}
     with pytest.raises(InvalidArgument, match="choose one of claude-desktop"):
         clients.render(spec, "vscode")
-    with pytest.raises(InvalidArgument, match="not a directory"):
+    with pytest.raises(NotAMemoryRoot, match="does not exist: pass the path of a memory directory"):
         clients.server_spec(tmp_path / "nope")
 
 
@@ -107,6 +107,22 @@ def test_cli_prints_and_installs_only_when_told(memory, tmp_path):
     assert json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]["memsearch"]
     done = cli("mcp-config", str(memory), "--client", "emacs")
     assert done.returncode == 2 and done.stderr.startswith("error: unknown client") and "Traceback" not in done.stderr
+
+
+
+@pytest.mark.parametrize("command", [("mcp-config", "{root}", "--client", "cursor"),
+                                     ("claude-code", "install", "{root}", "--plugin", "{tmp}/plugin")])
+def test_a_root_that_is_missing_or_a_file_gets_the_one_root_error_of_every_command(memory, tmp_path, command):
+    """``mcp-config`` and ``claude-code install`` had a check of their own: ``the memory root /x is not a
+    directory`` for a missing root too, with no fix; now the error every other command gives."""
+    from memsearch.memory.root import resolve_root
+
+    for root in (tmp_path / "nope", memory / "MEMORY.md"):
+        done = cli(*(a.format(root=root, tmp=tmp_path) for a in command))
+        with pytest.raises(NotAMemoryRoot) as refused:
+            resolve_root(root)
+        assert (done.returncode, done.stderr) == (2, f"error: {refused.value}\n"), done.stderr
+        assert not (tmp_path / "plugin").exists()
 
 
 @pytest.mark.slow

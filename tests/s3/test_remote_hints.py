@@ -35,7 +35,7 @@ def test_an_index_of_another_model_names_the_rebuild_of_that_index(s3, tmp_path)
     done = _cli(s3, "search", str(root), "heron", "--db", s3.uri("team"))
     assert done.returncode != 0
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
-    assert f"`memsearch index {root} --db {s3.uri('team')} --rebuild`" in done.stderr, done.stderr
+    assert f"`memsearch index {root} --db {s3.uri('team')} --model all-MiniLM-L6-v2`" in done.stderr, done.stderr
 
 
 def test_status_of_a_prefix_without_an_index_names_that_prefix(s3, tmp_path):

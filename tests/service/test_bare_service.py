@@ -102,3 +102,35 @@ def test_stop_of_a_root_the_running_service_does_not_serve_says_so(make_tree, au
     assert stopped.returncode == 0, stopped.stderr
     assert "no memsearch daemon is running" in stopped.stdout and "`memsearch status` lists" in stopped.stdout
     assert [r["root"] for r in service_status()["roots"]] == [str(served)]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="naming the silent service's pid needs /proc")
+def test_stop_of_one_root_of_a_service_that_does_not_answer_ends_nothing(make_tree, autostart):
+    """``memsearch stop ROOT`` of a root a stopped (SIGSTOP) or hung service holds used to take the service for a
+    ``watch`` daemon: it sent it SIGTERM (ending every root it serves once it ran again) and waited 60 s for
+    ``error: the daemon ... is still running``; ``status ROOT`` said ``served by a watch daemon``."""
+    root = make_tree({"MEMORY.md": "# Memory\n\nCore.\n", "notes/MEMORY.md": "# Notes\n\nNotes.\n",
+                      "notes/a.md": "# A\n\nThe harbor outage.\n"})
+    done = subprocess.run([sys.executable, "-m", "memsearch", "search", str(root), "harbor"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 120
+    while not [r for r in service_status()["roots"] if r["root"] == str(root) and not r.get("waiting_for")]:
+        assert time.monotonic() < deadline, "the service did not load the root"
+        time.sleep(0.2)
+    pid = service_status()["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        shown = subprocess.run([sys.executable, "-m", "memsearch", "status", str(root), "--json"], capture_output=True,
+                               text=True, timeout=60)
+        assert json.loads(shown.stdout)["by"] == "service", shown.stdout
+        began = time.monotonic()
+        stop = subprocess.run([sys.executable, "-m", "memsearch", "stop", str(root)], capture_output=True, text=True,
+                              timeout=120)
+        assert time.monotonic() - began < 30
+        assert stop.returncode == 1 and stop.stderr.startswith("error: the memsearch service"), stop.stderr
+        assert f"`kill {pid}`" in stop.stderr and len(stop.stderr.splitlines()) == 1
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    time.sleep(1.0)  # a SIGTERM sent while it was stopped would be delivered now
+    assert service_status()["pid"] == pid and str(root) in [r["root"] for r in service_status()["roots"]]

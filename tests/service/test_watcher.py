@@ -541,7 +541,7 @@ def test_cli_daemon_end_to_end_with_the_real_model(make_tree, real_embedder):
         assert status["running"] and pid and pid == read_state(db)["pid"] and status["by"] == "watch"
         assert f"served by a watch daemon: running, pid {pid}" in cli("status", str(root)).stdout
         again = cli("watch", str(root))
-        assert again.returncode == 2 and f"process {pid} (watch" in again.stderr  # a second writer is refused
+        assert again.returncode == 2 and f"a watch daemon (pid {pid}) already keeps" in again.stderr  # refused: it serves
         until(lambda: (read_state(db) or {}).get("syncs"), timeout=120, what="the daemon's catch-up")
 
         reader = MemoryIndex(root, embedder=real_embedder)  # this process is the "other process"
