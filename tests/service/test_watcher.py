@@ -338,7 +338,7 @@ def test_second_writer_refused_and_stale_lock_taken_over(make_tree):
     root = make_tree(BASE)
     db = root / ".memsearch"
     with Running(root, hash_index(root)):
-        with pytest.raises(IndexLocked, match=rf"process {os.getpid()} \(watch"):
+        with pytest.raises(IndexLocked, match=rf"process {os.getpid()} \(the memsearch service or a watch daemon, keeping it fresh"):
             next(watcher.watch(root, index=hash_index(root)))
         with pytest.raises(IndexLocked, match=str(os.getpid())):
             hash_index(root).sync(wait=0.0)
