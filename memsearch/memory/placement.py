@@ -97,7 +97,10 @@ def require_memories(path) -> None:
         return
     if text.startswith(("/", "~")) or os.path.isabs(text):
         to_relative(text)  # raises: outside the memory
-    rel = "/".join(p for p in PurePosixPath(text).parts if p not in ("", "."))
+    parts = [p for p in PurePosixPath(text).parts if p not in ("", ".")]
+    if parts[:1] == [MEMORIES_PREFIX.strip("/")]:  # 'memories/notes/x.md': the leading slash left out, not a folder
+        parts = parts[1:]
+    rel = "/".join(parts)
     raise PathOutsideRoot(f"path {path!r} must start with /memories, as every memory tool path does: give "
                           f"{MEMORIES_PREFIX + ('/' + rel if rel else '')!r}")
 

@@ -169,6 +169,17 @@ def test_dispatch_returns_typed_errors_and_writes_nothing(make_tree):
     assert after == before
 
 
+def test_a_memory_path_without_its_leading_slash_is_refused_naming_the_path_meant(make_tree):
+    """'memories/notes/atlas.md' (the slash left out) names '/memories/notes/atlas.md', not '/memories/memories/...'."""
+    box = writable(make_tree(BASE))
+    cases = [("memories/notes/atlas.md", "/memories/notes/atlas.md"), ("memories/", "/memories"),
+             ("memories", "/memories"), ("./memories/notes", "/memories/notes"), ("notes/atlas.md", "/memories/notes/atlas.md")]
+    for sent, meant in cases:
+        error = box.dispatch("memory", {"command": "view", "path": sent})["error"]
+        assert error["type"] == "PathOutsideRoot" and f"give {meant!r}" in error["message"], (sent, error)
+        assert "error" not in box.dispatch("memory", {"command": "view", "path": meant}), meant  # the hint works
+
+
 def test_long_view_is_cut_to_the_budget(make_tree):
     root = make_tree(dict(BASE, **{"notes/long.md": "".join(f"line {i} of a long note\n" for i in range(1, 400))}))
     result = writable(root, budget=300).call("memory", {"command": "view", "path": "/memories/notes/long.md"})
