@@ -78,7 +78,8 @@ ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "rename": (("old_path", "new_path"), ()),
 }
 COMMANDS = tuple(ARGUMENTS)
-_EXAMPLE = '{"command": "view", "path": "/memories"}'
+#: A call of the memory tool, for the errors that show one.
+EXAMPLE = '{"command": "view", "path": "/memories"}'
 
 
 def _schema() -> dict:
@@ -123,7 +124,7 @@ def _render(args: dict, errors) -> str:
         if list(error.absolute_path)[:1] == ["command"]:
             return f"unknown memory command {command!r}: choose one of {', '.join(COMMANDS)}"
         if error.validator == "required" and "command" in error.validator_value and "command" not in error.instance:
-            return f"memory: missing 'command': one of {', '.join(COMMANDS)}, e.g. {_EXAMPLE}"
+            return f"memory: missing 'command': one of {', '.join(COMMANDS)}, e.g. {EXAMPLE}"
     error = errors[0]
     required, optional = ARGUMENTS[command]
     if error.validator == "additionalProperties":

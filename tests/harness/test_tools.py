@@ -329,6 +329,18 @@ def test_bad_calls_raise_typed_errors_and_dispatch_returns_error_objects(root, e
     json.dumps(result)
 
 
+def test_arguments_that_are_not_json_are_answered_with_a_good_call_of_that_tool():
+    """The example in the error for arguments that are not JSON is a call the same tool accepts. Before: every tool
+    showed memory_read's {"path": "notes/MEMORY.md"}, which memory_search, memory_core and memory refuse."""
+    from memsearch.harness.specs import specs_for
+
+    for spec in specs_for(True):
+        with pytest.raises(InvalidArgument, match="not valid JSON") as raised:
+            spec.validate('{"query": "deploy outage"')
+        example = str(raised.value).split("e.g. ", 1)[1]
+        assert isinstance(spec.validate(example), dict), (spec.name, example)
+
+
 def test_every_tool_error_is_a_memsearch_error():
     assert issubclass(UnknownTool, InvalidArgument) and issubclass(UnknownTool, MemsearchError)
 
