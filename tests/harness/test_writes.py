@@ -180,6 +180,24 @@ def test_a_memory_path_without_its_leading_slash_is_refused_naming_the_path_mean
         assert "error" not in box.dispatch("memory", {"command": "view", "path": meant}), meant  # the hint works
 
 
+def test_text_holding_a_lone_surrogate_is_refused_and_nothing_is_written(make_tree):
+    """JSON's unpaired '\\ud800' escape parses to a lone surrogate, which UTF-8 cannot hold: create, insert and
+    str_replace refuse it as a bad argument. Before: a UnicodeEncodeError escaped dispatch (the MCP server called it
+    a fault of memsearch and said to call again)."""
+    root = make_tree(BASE)
+    box = writable(root)
+    calls = ['{"command": "create", "path": "/memories/notes/new.md", "file_text": "bad \\ud800 text"}',
+             '{"command": "insert", "path": "/memories/notes/atlas.md", "insert_line": 1, "insert_text": "\\udfff"}',
+             '{"command": "str_replace", "path": "/memories/notes/atlas.md", "old_str": "Ship", "new_str": "\\ud83d"}']
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memsearch" not in p.parts}
+    for call in calls:
+        error = box.dispatch("memory", call)["error"]
+        assert error["type"] == "InvalidArgument" and "lone surrogate" in error["message"], (call, error)
+    with pytest.raises(memsearch.errors.InvalidArgument, match="lone surrogate"):
+        memsearch.edit(root, "create", path="notes/new.md", file_text="bad \ud800 text")
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memsearch" not in p.parts} == before
+
+
 def test_long_view_is_cut_to_the_budget(make_tree):
     root = make_tree(dict(BASE, **{"notes/long.md": "".join(f"line {i} of a long note\n" for i in range(1, 400))}))
     result = writable(root, budget=300).call("memory", {"command": "view", "path": "/memories/notes/long.md"})
