@@ -206,6 +206,21 @@ def test_long_view_is_cut_to_the_budget(make_tree):
     assert f"view_range [{last + 1}, -1]" in result["note"]
 
 
+def test_a_view_whose_first_line_is_over_the_budget_shows_its_start_and_reads_on(make_tree):
+    """A file whose first line alone passes the budget shows that line cut, the note naming the view_range that reads
+    on. Before: no line at all, and the note of a directory listing ('view a subdirectory to see the rest')."""
+    root = make_tree(dict(BASE, **{"notes/wide.md": "word " * 2000 + "\nthe second line\n"}))
+    box = writable(root, budget=300)
+    result = box.dispatch("memory", {"command": "view", "path": "/memories/notes/wide.md"})
+    assert result["result"].split("\n")[1].startswith("     1\tword word") and box.tokens(result) <= 300
+    assert result["note"] == ("line 1 alone is longer than the 300-token budget and was cut; call view with "
+                              "view_range [2, -1] for the lines after it")
+    rest = box.dispatch("memory", {"command": "view", "path": "/memories/notes/wide.md", "view_range": [2, -1]})
+    assert "     2\tthe second line" in rest["result"] and "note" not in rest
+    alone = box.dispatch("memory", {"command": "view", "path": "/memories/notes/wide.md", "view_range": [1, 1]})
+    assert alone["note"].endswith("it is the last line asked for") and "     1\tword" in alone["result"]
+
+
 def test_library_edit_and_system_prompt(make_tree):
     root = make_tree(BASE)
     result = memsearch.edit(root, "create", path="notes/berlin.md", file_text="# Berlin\n\nThe U2 line.\n",
