@@ -524,3 +524,20 @@ def test_harness_example_runs_search_then_list_then_read(box, root):
     printed = "\n".join(lines)
     assert load_core(root).files[0].text.strip() in printed and "=== tool call: memory_read" in printed
     assert transcript[-1]["content"].startswith("From projects/atlas/schema.md")
+
+
+@pytest.mark.parametrize("empty", ["", "  ", None])
+def test_an_empty_root_is_refused_not_taken_for_the_working_directory(make_tree, monkeypatch, empty):
+    """A root read from an empty setting ('', or None) is refused; before, '' was the working directory (a writable
+    toolbox wrote memory into whatever folder the harness ran in) and None a bare TypeError."""
+    import memsearch
+    from memsearch.errors import NotAMemoryRoot
+
+    cwd = make_tree({"MEMORY.md": "# A project\n", "notes/MEMORY.md": "# Notes\n"})
+    monkeypatch.chdir(cwd)
+    before = sorted(p.relative_to(cwd) for p in cwd.rglob("*"))
+    for attempt in (lambda: ToolBox(empty, writable=True), lambda: memsearch.search("notes", empty, local=True),
+                    lambda: memsearch.edit(empty, "create", path="/memories/notes/x.md", file_text="x")):
+        with pytest.raises(NotAMemoryRoot, match="no memory root given"):
+            attempt()
+    assert sorted(p.relative_to(cwd) for p in cwd.rglob("*")) == before
