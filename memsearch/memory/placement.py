@@ -145,8 +145,9 @@ def locate(root: Path, path: str, *, foreign: tuple[str, ...] = (), protect: tup
         current = current / parts[i]
         if stat.S_ISLNK(st.st_mode):
             where = "/".join(parts[: i + 1])
-            raise PathOutsideRoot(f"{shown!r} goes through the link {where!r}; memory writes never follow links "
-                                  "(one could lead outside the memory root): write to a real file or directory")
+            raise PathOutsideRoot(f"{shown!r} goes through the link {where!r}; the memory tool never follows links, "
+                                  "to read or to write (one could lead outside the memory root): use a real file "
+                                  "or directory")
         if i < len(parts) - 1 and not stat.S_ISDIR(st.st_mode):
             where = "/".join(parts[: i + 1])
             raise NotMemoryFile(f"{shown!r} needs {where!r} to be a directory, but it is a file: choose another path")

@@ -211,7 +211,7 @@ def test_links_are_never_followed(tree, tmp_path):
     editor = Editor(tree)
     with pytest.raises(PathOutsideRoot, match="goes through the link 'notes/out'"):
         editor.run("create", path="notes/out/y.md", file_text="x")
-    with pytest.raises(PathOutsideRoot, match="never follow links"):
+    with pytest.raises(PathOutsideRoot, match="never follows links"):
         editor.run("str_replace", path="notes/out/x.md", old_str="secret", new_str="gone")
     with pytest.raises(PathOutsideRoot, match="link 'alias.md'"):
         editor.run("insert", path="alias.md", insert_line=0, insert_text="x")
