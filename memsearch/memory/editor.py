@@ -32,6 +32,7 @@ from typing import Callable, Iterator, Sequence
 from ..errors import (
     CoreBudgetExceeded,
     EditRefused,
+    Hint,
     InvalidArgument,
     MemoryFileExists,
     MemoryFileNotFound,
@@ -124,8 +125,8 @@ class Editor:
             if command == "view":
                 raise EditRefused(f"{target.shown} is not a valid UTF-8 text file (byte {exc.start}), so view cannot "
                                   "show it: delete it if it does not belong in memory") from None
-            raise EditRefused(f"{target.shown} is not valid UTF-8 (byte {exc.start}), so editing it could garble it: "
-                              "re-save it as UTF-8 first; nothing was changed") from None
+            raise EditRefused(f"{target.shown} is not valid UTF-8 (byte {exc.start}), so editing it could garble it; "
+                              "nothing was changed", hint=Hint("resave", target.rel)) from None
 
     def _missing_indexes(self, directory: str, *, filled: str | None = None) -> list[str]:
         """Directories from the root down to ``directory`` that lack ``MEMORY.md`` (``filled``: one the write itself fills).

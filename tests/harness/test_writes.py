@@ -198,6 +198,20 @@ def test_text_holding_a_lone_surrogate_is_refused_and_nothing_is_written(make_tr
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memsearch" not in p.parts} == before
 
 
+def test_editing_a_file_that_is_not_utf8_names_the_fix_in_tool_calls(make_tree):
+    """A Markdown file holding a byte that is not UTF-8 cannot be edited; the model is told what it can do with its
+    tools (memory_read shows the text; delete, then create). Before: 're-save it as UTF-8 first', which no tool does."""
+    root = make_tree(BASE)
+    (root / "notes" / "bad.md").write_bytes(b"# Bad \xff byte\n")
+    box = writable(root)
+    error = box.dispatch("memory", {"command": "str_replace", "path": "/memories/notes/bad.md", "old_str": "Bad",
+                                    "new_str": "Good"})["error"]
+    assert error["type"] == "EditRefused" and "re-save" not in error["message"], error
+    assert "memory_read(path='notes/bad.md')" in error["message"] and "delete it and create it again" in error["message"]
+    assert box.dispatch("memory_read", {"path": "notes/bad.md"})["text"] == "# Bad \ufffd byte\n"  # the hint works
+    assert (root / "notes" / "bad.md").read_bytes() == b"# Bad \xff byte\n"
+
+
 def test_long_view_is_cut_to_the_budget(make_tree):
     root = make_tree(dict(BASE, **{"notes/long.md": "".join(f"line {i} of a long note\n" for i in range(1, 400))}))
     result = writable(root, budget=300).call("memory", {"command": "view", "path": "/memories/notes/long.md"})
