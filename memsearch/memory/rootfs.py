@@ -73,14 +73,16 @@ def _folder_of(given: str) -> str:
     return "." if not parent or parent.startswith(("/", "~")) else parent
 
 
-def error_for(err: OSError, given: str) -> Exception:
+def error_for(err: OSError, given: str, near: str | None = None) -> Exception:
+    """The typed error for ``err`` met on the way to ``given``; ``near``: the deepest directory reached (it exists),
+    which a path not found names to list (else its parent, which may not exist either)."""
     if err.errno in (errno.EACCES, errno.EPERM):
         return MemoryUnreadable(f"{shown(given)} cannot be read: permission denied. Fix its permissions (chmod/chown) "
                                 "or run memsearch as the owner of the memory")
     if err.errno == errno.ENAMETOOLONG:
         return InvalidArgument(f"path {shown(given)} has a component longer than {NAME_MAX} bytes: no such memory file")
     if err.errno in (errno.ENOENT, errno.ENOTDIR):
-        return MemoryFileNotFound(f"no memory file {shown(given)}", hint=Hint("list", _folder_of(given)))
+        return MemoryFileNotFound(f"no memory file {shown(given)}", hint=Hint("list", near or _folder_of(given)))
     return MemoryUnreadable(f"{shown(given)} cannot be opened ({errno.errorcode.get(err.errno, err.errno)}: "
                             f"{os.strerror(err.errno or 0)}): check the file")
 
@@ -140,13 +142,13 @@ def walk(root_fd: int, root_real: str, parts: list[str], given: str, *, director
                 fd = os.open(name, flags, dir_fd=cur)
             except OSError as err:
                 if err.errno not in _LINKISH:
-                    raise error_for(err, given) from None
+                    raise error_for(err, given, "/".join(names) or ".") from None
                 try:
                     st = os.stat(name, dir_fd=cur, follow_symlinks=False)
                 except OSError as again:
-                    raise error_for(again, given) from None
+                    raise error_for(again, given, "/".join(names) or ".") from None
                 if not stat.S_ISLNK(st.st_mode):
-                    raise error_for(err, given) from None
+                    raise error_for(err, given, "/".join(names) or ".") from None
                 if not last or directory:
                     raise NotMemoryFile(
                         f"path {shown(given)} passes through a directory link ({shown(name)}); "
@@ -160,7 +162,7 @@ def walk(root_fd: int, root_real: str, parts: list[str], given: str, *, director
                 try:
                     target = os.readlink(name, dir_fd=cur)
                 except OSError as again:
-                    raise error_for(again, given) from None
+                    raise error_for(again, given, "/".join(names) or ".") from None
                 absolute, more = _link_parts(target, root_real, given)
                 if absolute:
                     names = []

@@ -212,6 +212,29 @@ def test_editing_a_file_that_is_not_utf8_names_the_fix_in_tool_calls(make_tree):
     assert (root / "notes" / "bad.md").read_bytes() == b"# Bad \xff byte\n"
 
 
+def test_a_path_under_a_missing_folder_names_the_nearest_folder_that_exists(make_tree):
+    """A path not found names the nearest folder above it that exists, so the call it suggests works. Before: its
+    parent, missing too ('memories/notes/MEMORY.md' -> memory_list(path='memories/notes') -> ... -> '.')."""
+    import re
+
+    box = writable(make_tree(BASE))
+    calls = [("memory_read", {"path": "memories/notes/MEMORY.md"}, "memory_list(path='.')"),
+             ("memory_read", {"path": "notes/old/2025/a.md"}, "memory_list(path='notes')"),
+             ("memory_list", {"path": "memories/notes"}, "memory_list(path='.')"),
+             ("memory_list", {"path": "notes/old/2025"}, "memory_list(path='notes')"),
+             ("memory", {"command": "view", "path": "/memories/notes/old/2025/a.md"}, "view /memories/notes to"),
+             ("memory", {"command": "delete", "path": "/memories/old/a.md"}, "view /memories to")]
+    for name, args, hint in calls:
+        error = box.dispatch(name, args)["error"]
+        assert error["type"] == "MemoryFileNotFound" and hint in error["message"], (args, error)
+        if name == "memory":
+            folder = re.search(r"view (\S+) to", error["message"]).group(1)
+            assert "error" not in box.dispatch("memory", {"command": "view", "path": folder})
+        else:
+            folder = re.search(r"memory_list\(path='([^']*)'\)", error["message"]).group(1)
+            assert "error" not in box.dispatch("memory_list", {"path": folder})
+
+
 def test_long_view_is_cut_to_the_budget(make_tree):
     root = make_tree(dict(BASE, **{"notes/long.md": "".join(f"line {i} of a long note\n" for i in range(1, 400))}))
     result = writable(root, budget=300).call("memory", {"command": "view", "path": "/memories/notes/long.md"})
