@@ -80,6 +80,9 @@ HINTS: dict[str, dict[str, str]] = {
     "busy": {"cli": "wait for it to finish (--wait SECONDS), or stop it (`memsearch stop ROOT` for a daemon); "
                     "searches keep working meanwhile",
              "tools": "try again in a moment; memory_search, memory_list and memory_read keep working meanwhile"},
+    "resave": {"cli": "re-save it as UTF-8 first",
+               "tools": "memory_read(path={path!r}) shows its text (each bad byte as U+FFFD); to change it, delete it "
+                        "and create it again with the text it should hold"},
     "status": {"cli": "see `memsearch status ROOT`",
                "tools": "memory_search finds it once the index catches up; memory_read reads it now"},
     "wait": {"cli": "search again in a few seconds (`memsearch status ROOT` shows the progress)",

@@ -49,7 +49,11 @@ class MemsearchMemoryTool(BetaAbstractMemoryTool):
         result = self.box.dispatch("memory", arguments)
         if "error" in result:
             raise ToolError(result["error"]["message"])
-        return result["result"]
+        # Claude reads the text alone: what the other keys say to act on goes with it (a view cut to the budget:
+        # the view_range that reads on; a write the index has not taken yet)
+        index = result.get("index") or {}
+        notes = [result.get("note"), index.get("note") if index.get("synced") is False else None]
+        return result["result"] + "".join(f"\n\n({note})" for note in notes if note)
 
     def view(self, command):
         return self._run(command)

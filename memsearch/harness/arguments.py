@@ -21,7 +21,8 @@ __all__ = ["prepare", "check_arguments", "validator_for", "PATTERN_HINTS", "DATE
 def prepare(spec, arguments: Any) -> dict:
     """``arguments`` for the tool ``spec`` (a :class:`~memsearch.harness.specs.ToolSpec`), bounded,
     parsed and validated; :class:`~memsearch.errors.InvalidArgument` names what is wrong."""
-    parsed = check_request(spec.name, arguments, max_chars=spec.max_chars, max_string=spec.max_string)
+    parsed = check_request(spec.name, arguments, max_chars=spec.max_chars, max_string=spec.max_string,
+                           example=spec.example)
     if spec.check is not None:
         return spec.check(parsed)
     return check_arguments(spec.name, spec.parameters, parsed, spec.validator)

@@ -63,12 +63,14 @@ def _depth_of_text(text: str, limit: int = MAX_DEPTH) -> int:
 
 
 def check_request(
-    tool: str, arguments: Any, *, max_chars: int = MAX_REQUEST_CHARS, max_string: int | None = MAX_STRING_CHARS
+    tool: str, arguments: Any, *, max_chars: int = MAX_REQUEST_CHARS, max_string: int | None = MAX_STRING_CHARS,
+    example: str = "{}",
 ) -> Any:
     """``arguments`` unchanged (JSON text parsed) if within the bounds, else :class:`InvalidArgument`.
 
     ``max_chars`` bounds JSON text as sent, ``max_string`` each string (None: no bound, for
-    a write tool whose content is a whole file; ``max_chars`` still applies to JSON text).
+    a write tool whose content is a whole file; ``max_chars`` still applies to JSON text). ``example``: a good
+    call of ``tool`` (its arguments as JSON), which the error for text that is not JSON shows.
     """
     if isinstance(arguments, bytes):
         try:
@@ -91,7 +93,7 @@ def check_request(
             arguments = json.loads(arguments)
         except (ValueError, RecursionError):
             raise InvalidArgument(
-                f'{tool}: arguments are not valid JSON: send one JSON object, e.g. {{"path": "notes/MEMORY.md"}}'
+                f"{tool}: arguments are not valid JSON: send one JSON object, e.g. {example}"
             ) from None
     _check_value(tool, arguments, max_string)
     return arguments

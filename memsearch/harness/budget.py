@@ -182,8 +182,17 @@ class Budget:
             kept.append(line)
         if len(kept) == len(lines):  # the text fits: something else is long
             return result
-        result["result"] = "\n".join(kept)
         result["truncated"] = True
+        first = lines[len(kept)].split("\t", 1)[0].strip()
+        if result.get("command") == "view" and len(kept) == 1 and first.isdigit():  # a file's line over the budget
+            result["result"] = "\n".join(kept + [self.head(lines[1], room - count_tokens(lines[0], self.encoding))[0]])
+            result["note"] = f"line {first} alone is longer than the {self.limit}-token budget and was cut; " + (
+                f"call view with view_range [{int(first) + 1}, -1] for the lines after it"
+                if len(lines) > 2
+                else "it is the last line asked for"
+            )
+            return result
+        result["result"] = "\n".join(kept)
         numbered = [line.split("\t", 1)[0].strip() for line in kept[1:]]
         last = int(numbered[-1]) if numbered and numbered[-1].isdigit() else None
         if result.get("command") == "view":

@@ -83,7 +83,8 @@ def _time(value) -> dt.datetime | None:
 def _prompt_text(content) -> str:
     """The user's own words in a user entry's ``content`` (a string, or blocks), '' for tool results and noise."""
     if isinstance(content, list):
-        content = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+        content = "\n".join(b["text"] for b in content
+                            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
     if not isinstance(content, str) or not content.strip():
         return ""
     text = content.strip()

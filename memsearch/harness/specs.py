@@ -18,7 +18,7 @@ from ..argcheck import DATE_PATTERN, validator_for
 from ..engine.search.args import MODES
 from ..engine.search.timeline_budget import describe as describe_timeline
 from ..errors import Hint, InvalidArgument, UnknownTool, shown
-from ..memory.commands import check_call
+from ..memory.commands import EXAMPLE, check_call
 from .arguments import prepare
 from .bounds import MAX_REQUEST_CHARS, MAX_STRING_CHARS, MAX_WRITE_REQUEST_CHARS
 from .memory_tool import MEMORY_DESCRIPTION, MEMORY_SCHEMA, MEMORY_TOOL_NAME
@@ -44,8 +44,9 @@ MAX_K = 50
 @dataclass(frozen=True)
 class ToolSpec:
     """One tool: its name, a description for the model, the JSON Schema of its arguments (``parameters``)
-    and of its result (``output``), the bounds on what a call may send, and ``check``: the tool's own
-    validation of a parsed call (default: ``parameters`` with jsonschema, worded generically)."""
+    and of its result (``output``), the bounds on what a call may send, ``check``: the tool's own
+    validation of a parsed call (default: ``parameters`` with jsonschema, worded generically), and ``example``:
+    a good call's arguments as JSON, which an error shows where it has none to correct."""
 
     name: str
     description: str
@@ -54,6 +55,7 @@ class ToolSpec:
     max_chars: int = MAX_REQUEST_CHARS
     max_string: int | None = MAX_STRING_CHARS
     check: Callable[[Any], dict] | None = field(default=None, hash=False, compare=False)
+    example: str = field(default="{}", compare=False)
 
     def schema(self) -> dict:
         return copy.deepcopy(self.parameters)
@@ -164,6 +166,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             ("query",),
         ),
         OUTPUT_SCHEMAS["memory_search"],
+        example='{"query": "why did we move billing to Stripe"}',
     ),
     ToolSpec(
         "memory_read",
@@ -187,6 +190,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             ("path",),
         ),
         OUTPUT_SCHEMAS["memory_read"],
+        example='{"path": "projects/atlas/MEMORY.md", "start_line": 1}',
     ),
     ToolSpec(
         "memory_list",
@@ -211,6 +215,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             }
         ),
         OUTPUT_SCHEMAS["memory_list"],
+        example='{"path": "."}',
     ),
     ToolSpec(
         "memory_core",
@@ -231,6 +236,7 @@ MEMORY_TOOL = ToolSpec(
     max_chars=MAX_WRITE_REQUEST_CHARS,
     max_string=None,
     check=check_call,
+    example=EXAMPLE,
 )
 _SPECS = {t.name: t for t in TOOLS + (MEMORY_TOOL,)}
 

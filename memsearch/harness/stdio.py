@@ -148,7 +148,10 @@ def serve(toolbox, *, warm: bool = True, stdin=None, stdout=None) -> None:
     lock = threading.Lock()
 
     def send(reply: dict) -> None:
-        line = json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        try:
+            line = json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        except UnicodeEncodeError:  # a lone surrogate the request sent ('\ud800'), echoed: sent back escaped as it came
+            line = json.dumps(reply, separators=(",", ":")).encode("ascii") + b"\n"
         with lock:
             try:
                 stdout.write(line)

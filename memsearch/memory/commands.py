@@ -17,6 +17,8 @@ from typing import Any
 
 from ..argcheck import check_arguments as _check
 from ..argcheck import validator_for
+from ..errors import InvalidArgument
+from .tree import valid_name
 
 __all__ = [
     "COMMANDS",
@@ -78,7 +80,10 @@ ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "rename": (("old_path", "new_path"), ()),
 }
 COMMANDS = tuple(ARGUMENTS)
-_EXAMPLE = '{"command": "view", "path": "/memories"}'
+#: The arguments whose text is written into a file.
+WRITTEN = ("file_text", "new_str", "insert_text")
+#: A call of the memory tool, for the errors that show one.
+EXAMPLE = '{"command": "view", "path": "/memories"}'
 
 
 def _schema() -> dict:
@@ -123,7 +128,7 @@ def _render(args: dict, errors) -> str:
         if list(error.absolute_path)[:1] == ["command"]:
             return f"unknown memory command {command!r}: choose one of {', '.join(COMMANDS)}"
         if error.validator == "required" and "command" in error.validator_value and "command" not in error.instance:
-            return f"memory: missing 'command': one of {', '.join(COMMANDS)}, e.g. {_EXAMPLE}"
+            return f"memory: missing 'command': one of {', '.join(COMMANDS)}, e.g. {EXAMPLE}"
     error = errors[0]
     required, optional = ARGUMENTS[command]
     if error.validator == "additionalProperties":
@@ -150,7 +155,13 @@ def check_call(arguments: Any) -> dict:
     if _VALIDATOR is None:
         _VALIDATOR = validator_for(CHECK_SCHEMA)
     given = arguments if isinstance(arguments, dict) else {}  # None (no arguments at all) is checked as {}
-    return _check("memory", CHECK_SCHEMA, arguments, _VALIDATOR, render=lambda errors: _render(given, errors))
+    args = _check("memory", CHECK_SCHEMA, arguments, _VALIDATOR, render=lambda errors: _render(given, errors))
+    for name in WRITTEN:  # a lone surrogate (JSON's unpaired '\ud800') cannot be written as UTF-8
+        if name in args and not valid_name(args[name]):
+            raise InvalidArgument(f"{args['command']}: {name!r} is not valid UTF-8 text: it holds a lone surrogate "
+                                  "(an unpaired \\ud800-\\udfff escape); send the characters themselves; nothing "
+                                  "was written")
+    return args
 
 
 def check_arguments(command: Any, arguments: dict) -> dict:

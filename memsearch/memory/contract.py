@@ -18,7 +18,18 @@ from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemsearchError, 
 from .document import decode, parse_document, summary_of
 from .names import lookalike_path
 from .tokens import count_tokens, encoding_name
-from .tree import INDEX_NAME, MemoryTree, classify, foreign_dirs, path_parts, read_memory, resolve_root, safe_path, scan
+from .tree import (
+    INDEX_NAME,
+    MemoryTree,
+    ancestors,
+    classify,
+    foreign_dirs,
+    path_parts,
+    read_memory,
+    resolve_root,
+    safe_path,
+    scan,
+)
 
 __all__ = [
     "CoreFile",
@@ -202,10 +213,8 @@ def list_dir(root: str | os.PathLike[str], path: str = ".", *, encoding: str | N
         kind = classify(rel + "/x.md", foreign=foreign_dirs(foreign))
         if kind in ("hidden", "foreign"):
             raise NotMemoryFile(f"{shown(rel)} is a {kind} directory, not memory", hint=Hint("list", "."))
-        up = rel
-        while up != "." and (up == rel or up not in tree.memory_dirs):  # the deepest memory directory that exists
-            up = up.rsplit("/", 1)[0] if "/" in up else "."
-        raise MemoryFileNotFound(f"{shown(rel)} is not a memory directory", hint=Hint("list", up))
+        near = next((d for d in ancestors(rel)[::-1] if d in tree.memory_dirs), ".")  # the nearest that exists
+        raise MemoryFileNotFound(f"{shown(rel)} is not a memory directory", hint=Hint("list", near))
     this = _dir_summary(tree, rel)
     texts, missed = _texts(tree, tree.files_in(rel), foreign)
     files = [FileSummary(path=f, title=parse_document(f, text).title, tokens=count_tokens(text, encoding)) for f, text in texts]

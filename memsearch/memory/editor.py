@@ -32,6 +32,7 @@ from typing import Callable, Iterator, Sequence
 from ..errors import (
     CoreBudgetExceeded,
     EditRefused,
+    Hint,
     InvalidArgument,
     MemoryFileExists,
     MemoryFileNotFound,
@@ -102,13 +103,26 @@ class Editor:
     def _scan(self) -> MemoryTree:
         return scan(self.root, foreign=self.foreign)
 
+    def _nearest(self, rel: str) -> str:
+        """The nearest directory above ``rel`` that exists (a path not found names it to view, not a parent that is
+        missing too); links are not followed (:func:`locate` has refused any on the way)."""
+        directory = _parent(rel)
+        while directory != ".":
+            try:
+                if stat.S_ISDIR(os.lstat(self.root / directory).st_mode):
+                    return directory
+            except OSError:
+                pass
+            directory = _parent(directory)
+        return "."
+
     def _file(self, target: Target, command: str) -> str:
         """The text of an existing file (a BOM is dropped: :meth:`_write` puts it back); only ``view`` takes one
         that is not Markdown (already in the tree): the writes edit Markdown only."""
         try:
             st = os.lstat(target.path)
         except FileNotFoundError:
-            raise MemoryFileNotFound(f"{target.shown} does not exist: view {target.show(_parent(target.rel))} to see "
+            raise MemoryFileNotFound(f"{target.shown} does not exist: view {target.show(self._nearest(target.rel))} to see "
                                      "its files" + (", or create it" if command != "view" else "")) from None
         if stat.S_ISDIR(st.st_mode):
             raise InvalidArgument(f"{target.shown} is a directory; {command} works on a file: view it to list its files")
@@ -124,8 +138,8 @@ class Editor:
             if command == "view":
                 raise EditRefused(f"{target.shown} is not a valid UTF-8 text file (byte {exc.start}), so view cannot "
                                   "show it: delete it if it does not belong in memory") from None
-            raise EditRefused(f"{target.shown} is not valid UTF-8 (byte {exc.start}), so editing it could garble it: "
-                              "re-save it as UTF-8 first; nothing was changed") from None
+            raise EditRefused(f"{target.shown} is not valid UTF-8 (byte {exc.start}), so editing it could garble it; "
+                              "nothing was changed", hint=Hint("resave", target.rel)) from None
 
     def _missing_indexes(self, directory: str, *, filled: str | None = None) -> list[str]:
         """Directories from the root down to ``directory`` that lack ``MEMORY.md`` (``filled``: one the write itself fills).
@@ -340,7 +354,7 @@ class Editor:
             raise EditRefused("the memory root cannot be deleted: delete the files or directories inside it instead")
         with write_lock(self.root, self.lock_timeout):
             if not os.path.lexists(target.path):
-                raise MemoryFileNotFound(f"{target.shown} does not exist: view {target.show(_parent(target.rel))} to see what does")
+                raise MemoryFileNotFound(f"{target.shown} does not exist: view {target.show(self._nearest(target.rel))} to see what does")
             tree = self._scan()
             if target.path.is_dir():
                 folder = self._check_directory(target, "delete")  # the folder checked, by identity: only it goes
@@ -378,7 +392,7 @@ class Editor:
             raise EditRefused("the memory root cannot be renamed, nor replaced: rename the files or directories inside it")
         with write_lock(self.root, self.lock_timeout):
             if not os.path.lexists(source.path):
-                raise MemoryFileNotFound(f"{source.shown} does not exist: view {source.show(_parent(source.rel))} to see what does")
+                raise MemoryFileNotFound(f"{source.shown} does not exist: view {source.show(self._nearest(source.rel))} to see what does")
             if os.path.lexists(dest.path):
                 raise MemoryFileExists(f"The destination {dest.shown} already exists: rename never overwrites; choose a new "
                                        "name, or delete it first")

@@ -97,7 +97,10 @@ def require_memories(path) -> None:
         return
     if text.startswith(("/", "~")) or os.path.isabs(text):
         to_relative(text)  # raises: outside the memory
-    rel = "/".join(p for p in PurePosixPath(text).parts if p not in ("", "."))
+    parts = [p for p in PurePosixPath(text).parts if p not in ("", ".")]
+    if parts[:1] == [MEMORIES_PREFIX.strip("/")]:  # 'memories/notes/x.md': the leading slash left out, not a folder
+        parts = parts[1:]
+    rel = "/".join(parts)
     raise PathOutsideRoot(f"path {path!r} must start with /memories, as every memory tool path does: give "
                           f"{MEMORIES_PREFIX + ('/' + rel if rel else '')!r}")
 
@@ -142,8 +145,9 @@ def locate(root: Path, path: str, *, foreign: tuple[str, ...] = (), protect: tup
         current = current / parts[i]
         if stat.S_ISLNK(st.st_mode):
             where = "/".join(parts[: i + 1])
-            raise PathOutsideRoot(f"{shown!r} goes through the link {where!r}; memory writes never follow links "
-                                  "(one could lead outside the memory root): write to a real file or directory")
+            raise PathOutsideRoot(f"{shown!r} goes through the link {where!r}; the memory tool never follows links, "
+                                  "to read or to write (one could lead outside the memory root): use a real file "
+                                  "or directory")
         if i < len(parts) - 1 and not stat.S_ISDIR(st.st_mode):
             where = "/".join(parts[: i + 1])
             raise NotMemoryFile(f"{shown!r} needs {where!r} to be a directory, but it is a file: choose another path")

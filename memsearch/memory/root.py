@@ -16,7 +16,11 @@ __all__ = ["resolve_root", "dir_identity"]
 
 
 def resolve_root(root: str | os.PathLike[str]) -> Path:
-    """The absolute, resolved memory root; raises :class:`NotAMemoryRoot` if unusable."""
+    """The absolute, resolved memory root; raises :class:`NotAMemoryRoot` if unusable (an empty path or None too,
+    which would otherwise be the working directory, or a TypeError)."""
+    if root is None or (isinstance(root, (str, bytes)) and not root.strip()):
+        raise NotAMemoryRoot(f"no memory root given ({shown(root)}): pass the path of a memory directory "
+                             "(an empty one would be the working directory)")
     path = Path(root).expanduser()
     try:
         os.stat(path)

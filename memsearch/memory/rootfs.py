@@ -163,7 +163,7 @@ def walk(root_fd: int, root_real: str, parts: list[str], given: str, *, director
                 try:
                     target = os.readlink(name, dir_fd=cur)
                 except OSError as again:
-                    raise error_for(again, given) from None
+                    raise error_for(again, given, "/".join(names) or ".") from None
                 absolute, more = _link_parts(target, root_real, given)
                 if absolute:
                     names = []

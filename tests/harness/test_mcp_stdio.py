@@ -105,3 +105,39 @@ def test_each_reply_is_the_sdk_servers(tmp_path):
         assert mine == theirs
     errors = {r["id"]: r for r in ours if "error" in r or r.get("result", {}).get("isError")}
     assert set(errors) == {7, "eight", 10, 13, 14, 16, 18, 20}
+
+
+@pytest.mark.slow
+def test_a_request_holding_a_lone_surrogate_is_answered(tmp_path):
+    """JSON's unpaired '\\ud800' escape parses to a lone surrogate, which UTF-8 cannot hold; a reply that echoes it
+    (a search's query, a resource's uri) goes back escaped as it came. Before: the reply failed to encode in its worker
+    and was dropped, so the client waited for it forever."""
+    import select
+    import time
+
+    root = tmp_path / "memory"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
+    requests = [_init(1, "2025-06-18"), {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                _call(2, "memory_search", {"query": "atlas \ud800", "k": 1, "mode": "keyword"}),
+                {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "memory://file/\udcff.md"}},
+                {"jsonrpc": "2.0", "id": 4, "method": "ping"}]
+    proc = subprocess.Popen([sys.executable, "-m", "memsearch", "serve", str(root), "--no-warm"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV, cwd=str(REPO))
+    replies, deadline = {}, time.monotonic() + 60
+    try:
+        proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests).encode())  # ensure_ascii: '\ud800' as sent
+        proc.stdin.flush()
+        while len(replies) < 4 and time.monotonic() < deadline:
+            if select.select([proc.stdout], [], [], 1)[0]:
+                line = proc.stdout.readline()
+                if not line:
+                    break
+                reply = json.loads(line)
+                replies[reply["id"]] = reply
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    assert sorted(replies) == [1, 2, 3, 4], replies.keys()
+    found = json.loads(replies[2]["result"]["content"][0]["text"])
+    assert found["query"] == "atlas \ud800" and found["hits"][0]["path"].startswith("projects/atlas")
+    assert "not valid UTF-8" in replies[3]["error"]["message"]

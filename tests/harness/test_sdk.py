@@ -111,6 +111,33 @@ def test_anthropic_tool_runner_uses_memsearch_as_claudes_memory(make_tree):
     assert not is_error and "notes" in listing and "projects" in listing
 
 
+@pytest.mark.slow
+def test_a_view_cut_to_the_budget_tells_claude_how_to_read_on(make_tree):
+    """Claude's memory tool returns only text: a view cut to the budget says so, with the view_range that reads on.
+    Before: the note was dropped, and the file seemed to end where the cut was."""
+    anthropic = pytest.importorskip("anthropic")
+    from memsearch.harness.anthropic_sdk import MemsearchMemoryTool
+    from memsearch.tools import ToolBox
+
+    long = "# Long\n" + "".join(f"Line {i} of a long note about the Atlas warehouse.\n" for i in range(2, 200))
+    root = make_tree(dict(FILES, **{"projects/long.md": long}))
+    path = "/memories/projects/long.md"
+    stub = Stub([claude_turn(1, [tool_use(1, "memory", {"command": "view", "path": path})]),
+                 claude_turn(2, [{"type": "text", "text": "Read."}], stop="end_turn")])
+    try:
+        client = anthropic.Anthropic(api_key="test-key", base_url=stub.url, max_retries=0)
+        runner = client.beta.messages.tool_runner(
+            model="claude-stub", max_tokens=1024, tools=[MemsearchMemoryTool(box=ToolBox(root, writable=True, budget=300))],
+            messages=[{"role": "user", "content": "Read the long note."}])
+        runner.until_done()
+    finally:
+        stub.close()
+    shown, is_error = tool_results(stub.requests[1][1])["toolu_1"]
+    last = int(shown.split("\n\n(")[0].splitlines()[-1].split("\t")[0])
+    assert not is_error and 1 < last < 199
+    assert shown.endswith(f"call view with view_range [{last + 1}, -1] for the rest)")
+
+
 def chat_turn(n: int, calls: list[tuple[str, dict]] | None = None, text: str | None = None) -> dict:
     message = {"role": "assistant", "content": text}
     if calls:

@@ -193,7 +193,9 @@ def test_the_sequence_ends_the_same_way_on_both_tools(tmp_path):
 LINK = "link"  # a link inside the root, to a directory inside the root
 REFUSALS = [
     ("hidden file", {"command": "create", "path": f"{M}/.secret.md", "file_text": "x"}, "choose a name without a leading dot"),
-    ("write through a link", {"command": "create", "path": f"{M}/{LINK}/x.md", "file_text": "x"}, "write to a real file or directory"),
+    ("write through a link", {"command": "create", "path": f"{M}/{LINK}/x.md", "file_text": "x"}, "use a real file or directory"),
+    # before: a view was told 'memory writes never follow links ... write to a real file or directory'
+    ("view through a link", {"command": "view", "path": f"{M}/{LINK}"}, "never follows links, to read or to write"),
     ("core budget", {"command": "create", "path": f"{M}/big.md", "file_text": "word " * 400},
      "Move the detail into a subdirectory instead, e.g. create /memories/notes/big.md"),
     ("a MEMORY.md its folder needs", {"command": "delete", "path": f"{M}/notes/MEMORY.md"}, "Edit it instead"),

@@ -164,6 +164,23 @@ def test_a_hook_that_gives_up_says_why_in_the_hooks_log(make_tree, tmp_path):
     assert hooks_log_file().stat().st_mode & 0o777 == 0o600
 
 
+def test_an_odd_line_of_the_transcript_loses_only_itself(make_tree, tmp_path):
+    """A user entry whose text block is not a string (a null, a number) is skipped like an unreadable line: the
+    session's other turns are still recorded. Before: a TypeError, and the hook recorded nothing of the session."""
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    cwd = str(tmp_path / "proj")
+    path = tmp_path / "t.jsonl"
+    transcript(path, cwd, [("Where is the retry test?", "In tests/test_retry.py.", "")])
+    odd = [entry("user", [{"type": "text", "text": text}], "2026-11-03T10:30:00.000Z", cwd) for text in (5, None, ["x"])]
+    path.write_text(path.read_text() + "\n".join(odd) + "\n")
+    payload = {"session_id": "s-1", "transcript_path": str(path), "cwd": cwd, "hook_event_name": "SessionEnd"}
+    done, _ = run_hook(claude_code.hook_command("SessionEnd", root), payload, tmp_path, MEMSEARCH_AUTOSTART="0")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    log = (root / "proj" / "2026-11-03.md").read_text()
+    assert "Where is the retry test?" in log and "In tests/test_retry.py." in log
+    assert validate(root).valid
+
+
 def test_nothing_is_written_for_a_session_without_a_prompt_or_a_transcript(make_tree, tmp_path):
     root = make_tree({"MEMORY.md": "# Memory\n"})
     empty = tmp_path / "t.jsonl"

@@ -329,6 +329,18 @@ def test_bad_calls_raise_typed_errors_and_dispatch_returns_error_objects(root, e
     json.dumps(result)
 
 
+def test_arguments_that_are_not_json_are_answered_with_a_good_call_of_that_tool():
+    """The example in the error for arguments that are not JSON is a call the same tool accepts. Before: every tool
+    showed memory_read's {"path": "notes/MEMORY.md"}, which memory_search, memory_core and memory refuse."""
+    from memsearch.harness.specs import specs_for
+
+    for spec in specs_for(True):
+        with pytest.raises(InvalidArgument, match="not valid JSON") as raised:
+            spec.validate('{"query": "deploy outage"')
+        example = str(raised.value).split("e.g. ", 1)[1]
+        assert isinstance(spec.validate(example), dict), (spec.name, example)
+
+
 def test_every_tool_error_is_a_memsearch_error():
     assert issubclass(UnknownTool, InvalidArgument) and issubclass(UnknownTool, MemsearchError)
 
@@ -512,3 +524,20 @@ def test_harness_example_runs_search_then_list_then_read(box, root):
     printed = "\n".join(lines)
     assert load_core(root).files[0].text.strip() in printed and "=== tool call: memory_read" in printed
     assert transcript[-1]["content"].startswith("From projects/atlas/schema.md")
+
+
+@pytest.mark.parametrize("empty", ["", "  ", None])
+def test_an_empty_root_is_refused_not_taken_for_the_working_directory(make_tree, monkeypatch, empty):
+    """A root read from an empty setting ('', or None) is refused; before, '' was the working directory (a writable
+    toolbox wrote memory into whatever folder the harness ran in) and None a bare TypeError."""
+    import memsearch
+    from memsearch.errors import NotAMemoryRoot
+
+    cwd = make_tree({"MEMORY.md": "# A project\n", "notes/MEMORY.md": "# Notes\n"})
+    monkeypatch.chdir(cwd)
+    before = sorted(p.relative_to(cwd) for p in cwd.rglob("*"))
+    for attempt in (lambda: ToolBox(empty, writable=True), lambda: memsearch.search("notes", empty, local=True),
+                    lambda: memsearch.edit(empty, "create", path="/memories/notes/x.md", file_text="x")):
+        with pytest.raises(NotAMemoryRoot, match="no memory root given"):
+            attempt()
+    assert sorted(p.relative_to(cwd) for p in cwd.rglob("*")) == before

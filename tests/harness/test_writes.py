@@ -169,12 +169,93 @@ def test_dispatch_returns_typed_errors_and_writes_nothing(make_tree):
     assert after == before
 
 
+def test_a_memory_path_without_its_leading_slash_is_refused_naming_the_path_meant(make_tree):
+    """'memories/notes/atlas.md' (the slash left out) names '/memories/notes/atlas.md', not '/memories/memories/...'."""
+    box = writable(make_tree(BASE))
+    cases = [("memories/notes/atlas.md", "/memories/notes/atlas.md"), ("memories/", "/memories"),
+             ("memories", "/memories"), ("./memories/notes", "/memories/notes"), ("notes/atlas.md", "/memories/notes/atlas.md")]
+    for sent, meant in cases:
+        error = box.dispatch("memory", {"command": "view", "path": sent})["error"]
+        assert error["type"] == "PathOutsideRoot" and f"give {meant!r}" in error["message"], (sent, error)
+        assert "error" not in box.dispatch("memory", {"command": "view", "path": meant}), meant  # the hint works
+
+
+def test_text_holding_a_lone_surrogate_is_refused_and_nothing_is_written(make_tree):
+    """JSON's unpaired '\\ud800' escape parses to a lone surrogate, which UTF-8 cannot hold: create, insert and
+    str_replace refuse it as a bad argument. Before: a UnicodeEncodeError escaped dispatch (the MCP server called it
+    a fault of memsearch and said to call again)."""
+    root = make_tree(BASE)
+    box = writable(root)
+    calls = ['{"command": "create", "path": "/memories/notes/new.md", "file_text": "bad \\ud800 text"}',
+             '{"command": "insert", "path": "/memories/notes/atlas.md", "insert_line": 1, "insert_text": "\\udfff"}',
+             '{"command": "str_replace", "path": "/memories/notes/atlas.md", "old_str": "Ship", "new_str": "\\ud83d"}']
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memsearch" not in p.parts}
+    for call in calls:
+        error = box.dispatch("memory", call)["error"]
+        assert error["type"] == "InvalidArgument" and "lone surrogate" in error["message"], (call, error)
+    with pytest.raises(memsearch.errors.InvalidArgument, match="lone surrogate"):
+        memsearch.edit(root, "create", path="notes/new.md", file_text="bad \ud800 text")
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memsearch" not in p.parts} == before
+
+
+def test_editing_a_file_that_is_not_utf8_names_the_fix_in_tool_calls(make_tree):
+    """A Markdown file holding a byte that is not UTF-8 cannot be edited; the model is told what it can do with its
+    tools (memory_read shows the text; delete, then create). Before: 're-save it as UTF-8 first', which no tool does."""
+    root = make_tree(BASE)
+    (root / "notes" / "bad.md").write_bytes(b"# Bad \xff byte\n")
+    box = writable(root)
+    error = box.dispatch("memory", {"command": "str_replace", "path": "/memories/notes/bad.md", "old_str": "Bad",
+                                    "new_str": "Good"})["error"]
+    assert error["type"] == "EditRefused" and "re-save" not in error["message"], error
+    assert "memory_read(path='notes/bad.md')" in error["message"] and "delete it and create it again" in error["message"]
+    assert box.dispatch("memory_read", {"path": "notes/bad.md"})["text"] == "# Bad \ufffd byte\n"  # the hint works
+    assert (root / "notes" / "bad.md").read_bytes() == b"# Bad \xff byte\n"
+
+
+def test_a_path_under_a_missing_folder_names_the_nearest_folder_that_exists(make_tree):
+    """A path not found names the nearest folder above it that exists, so the call it suggests works. Before: its
+    parent, missing too ('memories/notes/MEMORY.md' -> memory_list(path='memories/notes') -> ... -> '.')."""
+    import re
+
+    box = writable(make_tree(BASE))
+    calls = [("memory_read", {"path": "memories/notes/MEMORY.md"}, "memory_list(path='.')"),
+             ("memory_read", {"path": "notes/old/2025/a.md"}, "memory_list(path='notes')"),
+             ("memory_list", {"path": "memories/notes"}, "memory_list(path='.')"),
+             ("memory_list", {"path": "notes/old/2025"}, "memory_list(path='notes')"),
+             ("memory", {"command": "view", "path": "/memories/notes/old/2025/a.md"}, "view /memories/notes to"),
+             ("memory", {"command": "delete", "path": "/memories/old/a.md"}, "view /memories to")]
+    for name, args, hint in calls:
+        error = box.dispatch(name, args)["error"]
+        assert error["type"] == "MemoryFileNotFound" and hint in error["message"], (args, error)
+        if name == "memory":
+            folder = re.search(r"view (\S+) to", error["message"]).group(1)
+            assert "error" not in box.dispatch("memory", {"command": "view", "path": folder})
+        else:
+            folder = re.search(r"memory_list\(path='([^']*)'\)", error["message"]).group(1)
+            assert "error" not in box.dispatch("memory_list", {"path": folder})
+
+
 def test_long_view_is_cut_to_the_budget(make_tree):
     root = make_tree(dict(BASE, **{"notes/long.md": "".join(f"line {i} of a long note\n" for i in range(1, 400))}))
     result = writable(root, budget=300).call("memory", {"command": "view", "path": "/memories/notes/long.md"})
     assert result["truncated"] and "view_range [" in result["note"]
     last = int(result["result"].splitlines()[-1].split("\t")[0])
     assert f"view_range [{last + 1}, -1]" in result["note"]
+
+
+def test_a_view_whose_first_line_is_over_the_budget_shows_its_start_and_reads_on(make_tree):
+    """A file whose first line alone passes the budget shows that line cut, the note naming the view_range that reads
+    on. Before: no line at all, and the note of a directory listing ('view a subdirectory to see the rest')."""
+    root = make_tree(dict(BASE, **{"notes/wide.md": "word " * 2000 + "\nthe second line\n"}))
+    box = writable(root, budget=300)
+    result = box.dispatch("memory", {"command": "view", "path": "/memories/notes/wide.md"})
+    assert result["result"].split("\n")[1].startswith("     1\tword word") and box.tokens(result) <= 300
+    assert result["note"] == ("line 1 alone is longer than the 300-token budget and was cut; call view with "
+                              "view_range [2, -1] for the lines after it")
+    rest = box.dispatch("memory", {"command": "view", "path": "/memories/notes/wide.md", "view_range": [2, -1]})
+    assert "     2\tthe second line" in rest["result"] and "note" not in rest
+    alone = box.dispatch("memory", {"command": "view", "path": "/memories/notes/wide.md", "view_range": [1, 1]})
+    assert alone["note"].endswith("it is the last line asked for") and "     1\tword" in alone["result"]
 
 
 def test_library_edit_and_system_prompt(make_tree):

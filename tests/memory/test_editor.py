@@ -211,7 +211,7 @@ def test_links_are_never_followed(tree, tmp_path):
     editor = Editor(tree)
     with pytest.raises(PathOutsideRoot, match="goes through the link 'notes/out'"):
         editor.run("create", path="notes/out/y.md", file_text="x")
-    with pytest.raises(PathOutsideRoot, match="never follow links"):
+    with pytest.raises(PathOutsideRoot, match="never follows links"):
         editor.run("str_replace", path="notes/out/x.md", old_str="secret", new_str="gone")
     with pytest.raises(PathOutsideRoot, match="link 'alias.md'"):
         editor.run("insert", path="alias.md", insert_line=0, insert_text="x")
@@ -268,7 +268,7 @@ def test_overlapping_occurrences_count(tree, editor):
 
 def test_not_utf8_is_refused_unchanged(tree, editor):
     (tree / "notes/bad.md").write_bytes(b"# Bad \xff\n")
-    with pytest.raises(EditRefused, match="not valid UTF-8 .*re-save it as UTF-8 first; nothing was changed"):
+    with pytest.raises(EditRefused, match="not valid UTF-8 .*nothing was changed: re-save it as UTF-8 first"):
         editor.run("insert", path="notes/bad.md", insert_line=0, insert_text="x")
     assert (tree / "notes/bad.md").read_bytes() == b"# Bad \xff\n"
 
