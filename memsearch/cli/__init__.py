@@ -24,10 +24,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str]) -> int:
-    if argv[:2] == ["claude-code", "plugin"] and argv[2:3] in (["hook"], ["serve"]):  # the plugin's hooks: no typer
+    if argv[:3] == ["claude-code", "plugin", "hook"]:  # the plugin's hooks: no typer
         from ..harness.plugin import main as plugin
 
         return plugin(argv[2:])
+    if argv[:3] == ["claude-code", "plugin", "serve"]:  # the plugin's server: `memsearch serve` on its root
+        from ..harness.plugin import serve_argv
+
+        served = serve_argv(argv[3:])
+        if served is None:
+            return 2
+        argv = served
     from .fast import run as fast
 
     code = fast(argv)

@@ -98,6 +98,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """What the Claude Code plugin runs: a hook, or the MCP server, on its memory root ($MEMSEARCH_MEMORY_ROOT,
         default ~/.memsearch/memory, created valid on first use)."""
-        from ..harness.plugin import main
+        from ..harness.plugin import main, serve_argv
 
-        raise typer.Exit(main([what, *ctx.args]))
+        if what != "serve":
+            raise typer.Exit(main([what, *ctx.args]))
+        served = serve_argv(ctx.args)  # `memsearch serve ROOT ...`, run by this command line's own root command
+        if served is None:
+            raise typer.Exit(2)
+        raise typer.Exit(ctx.find_root().command.main(args=served, prog_name="memsearch", standalone_mode=False) or 0)

@@ -23,7 +23,7 @@ from ..errors import ClientConfigError
 from ..launch import python_argv
 from . import clients
 from .clients import ConfigChange, ServerSpec, absolute_db
-from .hooks import claude_timeout
+from .hooklimits import claude_timeout
 
 __all__ = ["HOOK_MODULE", "EVENTS", "LOG_EVENTS", "hook_command", "hooks_config", "allowed_tools", "plan_project",
            "plan_plugin"]

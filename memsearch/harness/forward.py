@@ -49,10 +49,10 @@ def _warn(message: str) -> None:
 
 def starting_wait() -> float:
     """How long ``memsearch serve`` waits for the service it started before answering a call another way: the
-    hooks' budget for a first answer (:func:`~memsearch.harness.hooks.answer_budget`, 7 s by default). At load 7
+    hooks' budget for a first answer (:func:`~memsearch.harness.hooklimits.answer_budget`, 7 s by default). At load 7
     on 2 cores the service's LanceDB import alone can take most of it; a request it has taken may run up to
     ``roots.LOAD_WAIT_S`` plus ``firstbuild.SERVED_ROWS_WAIT_S`` past it."""
-    from .hooks import answer_budget
+    from .hooklimits import answer_budget
 
     return answer_budget()
 

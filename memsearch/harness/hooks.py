@@ -6,8 +6,8 @@ on Stop, SessionEnd and PreCompact, is :mod:`memsearch.harness.session_log`'s). 
 prints ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": TEXT}}`` on stdout and exits 0,
 which Claude Code adds to the model's context. A hook never blocks or fails a session: on any error, or past
 the ``hook_timeout`` setting (``MEMSEARCH_HOOK_TIMEOUT``, 8 s), it prints nothing, exits 0 and says why in the
-hooks' log (:func:`log_failure`: ``hooks.log`` beside the service's log; the settings
-memsearch writes give Claude Code a ``timeout`` :data:`CLAUDE_MARGIN_S` longer: :func:`claude_timeout`).
+hooks' log (:func:`~memsearch.harness.hooklimits.log_failure`: ``hooks.log`` beside the service's log; the settings
+memsearch writes give Claude Code a ``timeout`` a little longer: :func:`~memsearch.harness.hooklimits.claude_timeout`).
 
 Both hooks start the index's daemon in the background when none serves (:mod:`memsearch.service.autostart`),
 so prompts are answered by a warm model: the session-start hook starts it before the first prompt. The service
@@ -33,18 +33,11 @@ from ..errors import DaemonUnavailable, IndexBuilding, MemsearchError, shell_wor
 from ..location import IndexLocation
 from ..service import autostart
 from ..service.client import Client
+from .hooklimits import OutOfTime, answer_budget, log_failure
 
-__all__ = ["log_failure", "CLAUDE_MARGIN_S", "MARGIN_S", "claude_timeout", "answer_budget", "PROMPT_HITS", "PROMPT_BYTES",
-           "BUILDING_LINE", "CONTEXT_TOKENS",
-           "session_context", "prompt_context", "parse", "run", "main"]
+__all__ = ["PROMPT_HITS", "PROMPT_BYTES", "BUILDING_LINE", "CONTEXT_TOKENS", "session_context", "prompt_context", "parse",
+           "run", "main"]
 
-#: What Claude Code's ``timeout`` (which memsearch's hook settings write) adds to the ``hook_timeout`` setting
-#: (default 8 s: a search through a warm daemon takes about 0.2 s of wall time, Python's start included, a first
-#: prompt answered in-process a few seconds: docs/benchmarks.md; past it a hook prints nothing and exits 0).
-CLAUDE_MARGIN_S = 2
-#: What a prompt answered in-process keeps of the ``hook_timeout`` to print its answer: the wait for the first
-#: rows of a tree another writer (the daemon session start started) is building ends this long before it.
-MARGIN_S = 1.0
 #: Hits recalled for a prompt, and the most UTF-8 bytes they may take in the context together. A cl100k token is
 #: at least one byte, so this bounds the tokens too; English runs about 4 bytes a token, so about 1,500 tokens.
 #: Counted in bytes, not with tiktoken: loading its encoding costs 0.6 s, three times the rest of the hook.
@@ -59,20 +52,6 @@ BUILDING_LINE = ("Memory recalled for this prompt (memsearch): nothing yet: memo
 CONTEXT_TOKENS = 8000
 #: The daemon's answer time for one hook request (seconds).
 ASK_TIMEOUT_S = 4.0
-
-
-def claude_timeout() -> int:
-    """The ``timeout`` (whole seconds) memsearch's hook settings give Claude Code: the ``hook_timeout`` and a margin."""
-    import math
-
-    return math.ceil(settings.get("hook_timeout")) + CLAUDE_MARGIN_S
-
-
-def answer_budget() -> float:
-    """Seconds a session's first answer may take: the ``hook_timeout`` setting less :data:`MARGIN_S` (7 s by
-    default). The prompt hook's budget, and how long ``memsearch serve`` waits for the service it started
-    (:func:`memsearch.harness.forward.starting_wait`), so that both answer a session's first call within it."""
-    return max(0.0, settings.get("hook_timeout") - MARGIN_S)
 
 
 def _cut(text: str, limit: int) -> tuple[str, bool]:
@@ -249,38 +228,8 @@ def parse(argv: list[str]) -> tuple[str, str, str | None] | None:
     return event, values["--root"], values.get("--db")
 
 
-class _OutOfTime(BaseException):
-    pass
-
-
-def log_failure(event: str, root, why: BaseException | str) -> None:
-    """Say why the ``event`` hook on ``root`` gave up, one line in the hooks' log (owner-only, beside the service's:
-    :func:`~memsearch.location.hooks_log_file`), with the traceback of an unexpected error; never raises."""
-    try:
-        from ..location import hooks_log_file, open_private
-
-        if isinstance(why, _OutOfTime):
-            text = (f"no answer within the hook_timeout setting ({settings.get('hook_timeout'):g} s; "
-                    "MEMSEARCH_HOOK_TIMEOUT raises it)")
-        elif isinstance(why, (MemsearchError, OSError)):
-            text = str(why)
-        elif isinstance(why, BaseException):
-            import traceback
-
-            text = "".join(traceback.format_exception(why)).rstrip().replace("\n", "\n    ")
-        else:
-            text = str(why)
-        path = hooks_log_file()
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = open_private(path)
-        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as log:
-            log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {event} hook, {root}: {text}\n")
-    except Exception:  # noqa: BLE001 - the log is a courtesy: a hook never fails the session
-        pass
-
-
 def _out_of_time(signum, frame):
-    raise _OutOfTime()
+    raise OutOfTime()
 
 
 def main(argv: list[str] | None = None) -> int:

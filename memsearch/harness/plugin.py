@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["ROOT_INDEX", "plugin_root", "hook", "serve", "main"]
+__all__ = ["ROOT_INDEX", "USAGE", "plugin_root", "hook", "serve_argv", "main"]
 
 #: The root ``MEMORY.md`` written when the plugin's memory root is first used (core memory: kept short).
 ROOT_INDEX = ("# Memory\n\n"
@@ -61,6 +61,7 @@ def hook(event: str, argv: list[str]) -> int:
     from .. import settings
     from ..errors import MemsearchError
     from . import hooks
+    from .hooklimits import log_failure
 
     try:
         if event == "session-log" and not settings.get("log_sessions"):
@@ -69,28 +70,29 @@ def hook(event: str, argv: list[str]) -> int:
     except MemsearchError as exc:
         if event == "session-start":
             sys.stdout.write(_notice(str(exc)) + "\n")
-        hooks.log_failure(event, settings.get("memory_root") or "the plugin's memory root", exc)
+        log_failure(event, settings.get("memory_root") or "the plugin's memory root", exc)
         return 0
     return hooks.main([event, "--root", str(root), *argv])
 
 
-def serve(argv: list[str]) -> int:
-    """``memsearch claude-code plugin serve [OPTIONS]``: ``memsearch serve`` on the plugin's root."""
-    from ..cli.app import main as cli
-
+def serve_argv(argv: list[str]) -> list[str] | None:
+    """``memsearch claude-code plugin serve [OPTIONS]`` as the command it is: ``memsearch serve ROOT [OPTIONS]`` on the
+    plugin's root, which the command line then runs; None (the one line Claude Code shows written) when the root
+    cannot be used."""
     try:
         root = plugin_root()
     except Exception as exc:  # noqa: BLE001 - the one line Claude Code shows for a server that did not start
         sys.stderr.write(f"memsearch plugin: {exc}\n")
-        return 2
-    return cli(["serve", str(root), *argv])
+        return None
+    return ["serve", str(root), *argv]
+
+
+USAGE = "usage: memsearch claude-code plugin hook EVENT | serve [--writable]\n"
 
 
 def main(argv: list[str]) -> int:
-    """``hook EVENT ...`` or ``serve ...`` (what the plugin's launcher runs)."""
+    """``hook EVENT ...`` (what the plugin's launcher runs for a hook; its server is :func:`serve_argv`'s command)."""
     if argv[:1] == ["hook"] and len(argv) > 1:
         return hook(argv[1], argv[2:])
-    if argv[:1] == ["serve"]:
-        return serve(argv[1:])
-    sys.stderr.write("usage: memsearch claude-code plugin hook EVENT | serve [--writable]\n")
+    sys.stderr.write(USAGE)
     return 2

@@ -302,7 +302,7 @@ def record_hook(root: Path, payload: dict, db: str | None = None) -> str | None:
         return None
     path = Path(transcript).expanduser()
     if not path.is_file():
-        from .hooks import log_failure
+        from .hooklimits import log_failure
 
         log_failure(str(payload.get("hook_event_name") or "session-log"), root,
                     f"no transcript at {path}: this session is not recorded")

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from memsearch.harness import claude_code, clients, hooks
+from memsearch.harness import claude_code, clients, hooklimits, hooks
 from memsearch.service import process
 from tests.conftest import REPO
 
@@ -60,7 +60,7 @@ def test_install_writes_hooks_and_mcp_server_and_keeps_other_settings(make_tree,
     assert prompt_groups[0] == other and len(prompt_groups) == 2
     for event, arg in claude_code.EVENTS.items():
         (hook,) = settings["hooks"][event][-1]["hooks"]
-        assert hook["type"] == "command" and hook["timeout"] == 90 + hooks.CLAUDE_MARGIN_S  # MEMSEARCH_HOOK_TIMEOUT, as install read it
+        assert hook["type"] == "command" and hook["timeout"] == 90 + hooklimits.CLAUDE_MARGIN_S  # as install read it
         argv = shlex.split(hook["command"])
         assert os.path.isabs(argv[0]) and argv[1] in ("-I", "-P") and argv[2:5] == ["-m", "memsearch.harness.hooks", arg]
         assert argv[5:7] == ["--root", str(root.resolve())]
@@ -205,9 +205,9 @@ def test_a_hung_daemon_does_not_block_the_prompt(make_tree, tmp_path):
 
 def test_claude_code_gets_the_hook_timeout_and_a_margin(monkeypatch):
     monkeypatch.delenv("MEMSEARCH_HOOK_TIMEOUT", raising=False)
-    assert hooks.claude_timeout() == 10  # the default 8 s, and 2 s for Claude Code to see it end
+    assert hooklimits.claude_timeout() == 10  # the default 8 s, and 2 s for Claude Code to see it end
     monkeypatch.setenv("MEMSEARCH_HOOK_TIMEOUT", "2.5")
-    assert hooks.claude_timeout() == 5
+    assert hooklimits.claude_timeout() == 5
 
 
 def test_the_hook_reads_the_command_line_it_is_given(tmp_path):
