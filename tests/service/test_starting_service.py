@@ -28,24 +28,11 @@ def _memsearch(*argv: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-@pytest.mark.slow
-def test_a_starting_service_is_shown_starting_and_stop_all_waits_for_it(make_tree, autostart, monkeypatch):
-    root = make_tree({"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n", "notes/a.md": "# A\n\nThe otter.\n"})
-    pid = starter.ensure(IndexLocation.of(root))
-    assert pid is not None
-    os.kill(pid, signal.SIGSTOP)  # well before it can listen: Python has only just started
+def _stop_all_after_sigcont(pid: int, after: float) -> None:
+    """``stop --all`` while the stopped (SIGSTOP) service ``pid`` is let go ``after`` seconds in: it must stop it, and
+    the process must be gone within 30 s."""
     try:
-        assert process.silent_service() == pid and process.service_starting(pid)
-        shown = _memsearch("status")
-        assert shown.returncode == 0 and f"memsearch service: starting, pid {pid}" in shown.stdout
-        assert "not answering" not in shown.stdout
-        as_json = json.loads(_memsearch("status", "--json").stdout)
-        assert as_json["running"] and as_json["pid"] == pid and as_json["starting"] and not as_json["answering"]
-        grace = process.START_GRACE_S
-        monkeypatch.setattr(process, "START_GRACE_S", 0.0)  # that old and still not listening: hung, not starting
-        assert not process.service_starting(pid)
-        monkeypatch.setattr(process, "START_GRACE_S", grace)
-        threading.Timer(1.5, os.kill, (pid, signal.SIGCONT)).start()  # it goes on starting meanwhile
+        threading.Timer(after, os.kill, (pid, signal.SIGCONT)).start()
         stopped = _memsearch("stop", "--all")
         assert stopped.returncode == 0, stopped.stderr
         assert f"stopped the memsearch service (pid {pid}" in stopped.stdout
@@ -63,6 +50,29 @@ def test_a_starting_service_is_shown_starting_and_stop_all_waits_for_it(make_tre
 
 
 @pytest.mark.slow
+def test_a_starting_service_is_shown_starting_and_stop_all_waits_for_it(make_tree, autostart, monkeypatch):
+    root = make_tree({"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# Notes\n", "notes/a.md": "# A\n\nThe otter.\n"})
+    pid = starter.ensure(IndexLocation.of(root))
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)  # well before it can listen: Python has only just started
+    try:
+        assert process.silent_service() == pid and process.service_starting(pid)
+        shown = _memsearch("status")
+        assert shown.returncode == 0 and f"memsearch service: starting, pid {pid}" in shown.stdout
+        assert "not answering" not in shown.stdout
+        as_json = json.loads(_memsearch("status", "--json").stdout)
+        assert as_json["running"] and as_json["pid"] == pid and as_json["starting"] and not as_json["answering"]
+        grace = process.START_GRACE_S
+        monkeypatch.setattr(process, "START_GRACE_S", 0.0)  # that old and still not listening: hung, not starting
+        assert not process.service_starting(pid)
+        monkeypatch.setattr(process, "START_GRACE_S", grace)
+    except BaseException:
+        os.kill(pid, signal.SIGCONT)
+        raise
+    _stop_all_after_sigcont(pid, 1.5)  # it goes on starting meanwhile
+
+
+@pytest.mark.slow
 def test_a_service_slow_to_answer_its_first_status_is_stopped_not_called_hung(make_tree, autostart):
     """CI: on 2 cores busy with the suite, a service that had only just begun to listen answered `status` after the
     1 s a status waits, and `stop --all` called it hung (exit 1). Held 3 s with SIGSTOP once it listens, it is
@@ -75,17 +85,4 @@ def test_a_service_slow_to_answer_its_first_status_is_stopped_not_called_hung(ma
         assert pid_alive(pid) and time.monotonic() < deadline, "the service did not start"
         time.sleep(0.2)
     os.kill(pid, signal.SIGSTOP)
-    try:
-        threading.Timer(3.0, os.kill, (pid, signal.SIGCONT)).start()
-        stopped = _memsearch("stop", "--all")
-        assert stopped.returncode == 0, stopped.stderr
-        assert f"stopped the memsearch service (pid {pid}" in stopped.stdout
-    finally:
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + 30
-    while pid_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not pid_alive(pid)
+    _stop_all_after_sigcont(pid, 3.0)
