@@ -21,7 +21,6 @@ from .tokens import count_tokens, encoding_name
 from .tree import (
     INDEX_NAME,
     MemoryTree,
-    ancestors,
     classify,
     foreign_dirs,
     path_parts,
@@ -213,8 +212,7 @@ def list_dir(root: str | os.PathLike[str], path: str = ".", *, encoding: str | N
         kind = classify(rel + "/x.md", foreign=foreign_dirs(foreign))
         if kind in ("hidden", "foreign"):
             raise NotMemoryFile(f"{shown(rel)} is a {kind} directory, not memory", hint=Hint("list", "."))
-        near = next((d for d in ancestors(rel)[::-1] if d in tree.memory_dirs), ".")  # the nearest that exists
-        raise MemoryFileNotFound(f"{shown(rel)} is not a memory directory", hint=Hint("list", near))
+        raise MemoryFileNotFound(f"{shown(rel)} is not a memory directory", hint=Hint("list", tree.nearest_dir(rel)))
     this = _dir_summary(tree, rel)
     texts, missed = _texts(tree, tree.files_in(rel), foreign)
     files = [FileSummary(path=f, title=parse_document(f, text).title, tokens=count_tokens(text, encoding)) for f, text in texts]

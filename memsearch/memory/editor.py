@@ -50,6 +50,7 @@ from .tree import (
     MemoryTree,
     ancestors,
     foreign_dirs,
+    parent_dir,
     printable,
     read_memory,
     resolve_root,
@@ -64,10 +65,6 @@ __all__ = ["Editor", "EditResult", "COMMANDS", "ARGUMENTS", "index_text"]
 _BOM = b"\xef\xbb\xbf"
 
 OnChange = Callable[[tuple[str, ...]], "dict | None"]
-
-
-def _parent(rel: str) -> str:
-    return rel.rsplit("/", 1)[0] if "/" in rel else "."
 
 
 def _ancestors(directory: str) -> list[str]:
@@ -103,32 +100,19 @@ class Editor:
     def _scan(self) -> MemoryTree:
         return scan(self.root, foreign=self.foreign)
 
-    def _nearest(self, rel: str) -> str:
-        """The nearest directory above ``rel`` that exists (a path not found names it to view, not a parent that is
-        missing too); links are not followed (:func:`locate` has refused any on the way)."""
-        directory = _parent(rel)
-        while directory != ".":
-            try:
-                if stat.S_ISDIR(os.lstat(self.root / directory).st_mode):
-                    return directory
-            except OSError:
-                pass
-            directory = _parent(directory)
-        return "."
-
     def _file(self, target: Target, command: str) -> str:
         """The text of an existing file (a BOM is dropped: :meth:`_write` puts it back); only ``view`` takes one
         that is not Markdown (already in the tree): the writes edit Markdown only."""
         try:
             st = os.lstat(target.path)
         except FileNotFoundError:
-            raise MemoryFileNotFound(f"{target.shown} does not exist: view {target.show(self._nearest(target.rel))} to see "
+            raise MemoryFileNotFound(f"{target.shown} does not exist: view {target.show(self._scan().nearest_dir(target.rel))} to see "
                                      "its files" + (", or create it" if command != "view" else "")) from None
         if stat.S_ISDIR(st.st_mode):
             raise InvalidArgument(f"{target.shown} is a directory; {command} works on a file: view it to list its files")
         if not stat.S_ISREG(st.st_mode):
             raise NotMemoryFile(f"{target.shown} is not a regular file (a link, device or pipe): view "
-                                f"{target.show(_parent(target.rel))} to see the files")
+                                f"{target.show(parent_dir(target.rel))} to see the files")
         if command != "view":
             require_markdown(target, command)
         raw = self._read(target.rel, target.shown)
@@ -189,7 +173,7 @@ class Editor:
             opened.close()
 
     def _read(self, rel: str, given: str) -> bytes:
-        with self._dir(_parent(rel), given) as dir_fd:
+        with self._dir(parent_dir(rel), given) as dir_fd:
             fd = os.open(_name(rel), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
             try:
                 return rootfs.read_fd(fd)
@@ -198,12 +182,12 @@ class Editor:
 
     def _write(self, rel: str, text: str, *, bom: bool = False) -> None:
         """Atomic, durable whole-file write (the shared helper, by descriptor of the parent); a new file is private."""
-        with self._dir(_parent(rel), rel) as dir_fd:
+        with self._dir(parent_dir(rel), rel) as dir_fd:
             atomic_write_bytes(_name(rel), (_BOM if bom else b"") + text.encode("utf-8"), dir_fd=dir_fd,
                                mode=private_modes(os.stat(self.root).st_mode)[0])
 
     def _mkdir(self, directory: str) -> None:
-        with self._dir(_parent(directory), directory) as dir_fd:
+        with self._dir(parent_dir(directory), directory) as dir_fd:
             if make_dir(_name(directory), dir_fd=dir_fd, mode=private_modes(os.stat(self.root).st_mode)[1]):
                 os.fsync(dir_fd)
 
@@ -229,7 +213,7 @@ class Editor:
     # --- writing ------------------------------------------------------------------------------
     def _make_dirs(self, target: Target, filled: str | None = None) -> list[str]:
         """Create the missing directories above ``target`` and their ``MEMORY.md``, top down."""
-        directory = _parent(target.rel)
+        directory = parent_dir(target.rel)
         check_growth(self.root, target, directory)
         created = []
         for d in self._missing_indexes(directory, filled=filled):
@@ -246,10 +230,10 @@ class Editor:
         """Why ``rel`` (a MEMORY.md) cannot go: what its directory still holds (``arriving``: a file the write puts there)."""
         if rel.rsplit("/", 1)[-1] != INDEX_NAME:
             return None
-        directory = _parent(rel)
+        directory = parent_dir(rel)
         if directory == ".":
             return "the memory root always needs its MEMORY.md"
-        files = [f for f in tree.files_in(directory) if f != rel] + ([arriving] if arriving and _parent(arriving) == directory else [])
+        files = [f for f in tree.files_in(directory) if f != rel] + ([arriving] if arriving and parent_dir(arriving) == directory else [])
         dirs = list(tree.child_dirs(directory))
         if not files and not dirs:
             return None
@@ -301,8 +285,8 @@ class Editor:
                 kind = "directory" if target.path.is_dir() else "file"
                 raise MemoryFileExists(f"{target.shown} already exists (a {kind}): create makes new files only; change it "
                                        "with str_replace or insert, or choose another name")
-            filled = _parent(target.rel) if target.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
-            missing = self._missing_indexes(_parent(target.rel), filled=filled)
+            filled = parent_dir(target.rel) if target.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
+            missing = self._missing_indexes(parent_dir(target.rel), filled=filled)
             changes = {target.rel: file_text} | {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
             core = self._check_budget(changes, target, "create")
             created = self._make_dirs(target, filled)
@@ -354,33 +338,34 @@ class Editor:
             raise EditRefused("the memory root cannot be deleted: delete the files or directories inside it instead")
         with write_lock(self.root, self.lock_timeout):
             if not os.path.lexists(target.path):
-                raise MemoryFileNotFound(f"{target.shown} does not exist: view {target.show(self._nearest(target.rel))} to see what does")
+                near = self._scan().nearest_dir(target.rel)
+                raise MemoryFileNotFound(f"{target.shown} does not exist: view {target.show(near)} to see what does")
             tree = self._scan()
             if target.path.is_dir():
                 folder = self._check_directory(target, "delete")  # the folder checked, by identity: only it goes
                 changed = [f for f in tree.external_files if f.startswith(target.rel + "/")]
-                with self._dir(_parent(target.rel), target.shown) as dir_fd:
+                with self._dir(parent_dir(target.rel), target.shown) as dir_fd:
                     try:
                         removed = rootfs.remove_dir(dir_fd, _name(target.rel), folder)
                     except FileNotFoundError:
                         removed = False
                 if not removed:
                     raise MemoryFileNotFound(f"{target.shown} was moved or replaced meanwhile, so nothing was deleted: "
-                                             f"view {target.show(_parent(target.rel))} to see what is there")
+                                             f"view {target.show(parent_dir(target.rel))} to see what is there")
                 return self._finish("delete", target, f"Successfully deleted {target.shown}", changed)
             reason = self._index_needed(tree, target.rel)
             if reason:
                 raise EditRefused(f"{target.shown} cannot be deleted: {reason}. Edit it instead (str_replace or insert), "
-                                  f"or delete the whole directory {target.show(_parent(target.rel))}")
+                                  f"or delete the whole directory {target.show(parent_dir(target.rel))}")
             core = self._check_budget({target.rel: None}, target, "delete") if target.is_markdown else None
-            with self._dir(_parent(target.rel), target.shown) as dir_fd:
+            with self._dir(parent_dir(target.rel), target.shown) as dir_fd:
                 try:  # checked by descriptor: a name swapped meanwhile for a folder or a link is left alone
                     if not stat.S_ISREG(os.stat(_name(target.rel), dir_fd=dir_fd, follow_symlinks=False).st_mode):
                         raise IsADirectoryError
                     os.unlink(_name(target.rel), dir_fd=dir_fd)
                 except (FileNotFoundError, IsADirectoryError):
                     raise MemoryFileNotFound(f"{target.shown} was moved or replaced meanwhile: view "
-                                             f"{target.show(_parent(target.rel))} to see what is there") from None
+                                             f"{target.show(parent_dir(target.rel))} to see what is there") from None
                 os.fsync(dir_fd)
             return self._finish("delete", target, f"Successfully deleted {target.shown}", [target.rel], (), core)
 
@@ -392,7 +377,8 @@ class Editor:
             raise EditRefused("the memory root cannot be renamed, nor replaced: rename the files or directories inside it")
         with write_lock(self.root, self.lock_timeout):
             if not os.path.lexists(source.path):
-                raise MemoryFileNotFound(f"{source.shown} does not exist: view {source.show(self._nearest(source.rel))} to see what does")
+                near = self._scan().nearest_dir(source.rel)
+                raise MemoryFileNotFound(f"{source.shown} does not exist: view {source.show(near)} to see what does")
             if os.path.lexists(dest.path):
                 raise MemoryFileExists(f"The destination {dest.shown} already exists: rename never overwrites; choose a new "
                                        "name, or delete it first")
@@ -410,12 +396,12 @@ class Editor:
                 changed = created + moved + [dest.rel + f[len(source.rel):] for f in moved]
                 return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}", changed, created)
             require_markdown(dest)  # a file that is not Markdown may become memory
-            filled = _parent(dest.rel) if dest.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
-            reason = self._index_needed(tree, source.rel, dest.rel) if _parent(source.rel) != filled else None
+            filled = parent_dir(dest.rel) if dest.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
+            reason = self._index_needed(tree, source.rel, dest.rel) if parent_dir(source.rel) != filled else None
             if reason:
                 raise EditRefused(f"{source.shown} cannot be moved: {reason}. Create the new file with its text instead "
                                   "(view, then create) and edit this one")
-            missing = self._missing_indexes(_parent(dest.rel), filled=filled)
+            missing = self._missing_indexes(parent_dir(dest.rel), filled=filled)
             changes = {dest.rel: self._plain(source.rel) if source.is_markdown else self._file(source, "view"), source.rel: None}
             changes |= {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
             core = self._check_budget(changes, dest, "rename")
@@ -437,7 +423,7 @@ class Editor:
 
     def _move(self, source: Target, dest: Target, *, link: bool) -> None:
         """Move by descriptors; a file by hard link then unlink, so an existing ``dest`` is never replaced."""
-        with self._dir(_parent(source.rel), source.shown) as src_fd, self._dir(_parent(dest.rel), dest.shown) as dst_fd:
+        with self._dir(parent_dir(source.rel), source.shown) as src_fd, self._dir(parent_dir(dest.rel), dest.shown) as dst_fd:
             names = (_name(source.rel), _name(dest.rel))
             if link:
                 try:

@@ -101,6 +101,11 @@ class MemoryTree:
         """The files an index of this tree holds: external memory, and core memory when ``include_core``."""
         return self.external_files + (self.core_files if include_core else ())
 
+    def nearest_dir(self, rel: str) -> str:
+        """The nearest memory directory above ``rel`` (``"."`` at the top): what a path not found names to list, not
+        a parent that is missing too."""
+        return next((d for d in reversed(ancestors(rel)) if d in self.memory_dirs), ".")
+
     def child_dirs(self, directory: str) -> tuple[str, ...]:
         """Memory directories directly below ``directory``."""
         return tuple(d for d in self.memory_dirs if parent_dir(d) == (directory or "."))
