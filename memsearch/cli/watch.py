@@ -17,7 +17,7 @@ from typing import Optional
 
 import typer
 
-from .options import DbOpt, JsonOpt, ModelOpt, RootArg
+from .options import DbOpt, JsonOpt, ModelOpt, RootArg, root_arg
 from .render import counted, err, escape, out
 
 __all__ = ["register", "daemon_status"]
@@ -197,8 +197,8 @@ def daemon_status(root, db=None) -> dict:
     return status(root, db)
 
 
-def status_command(root: Optional[Path] = typer.Argument(None, help="A memory root (default: list the roots the "
-                                                   "per-user service has loaded).", show_default=False),
+def status_command(root: Optional[Path] = root_arg(None, help="A memory root (default: list the roots the "
+                                                   "per-user service has loaded)."),
                    db: Optional[str] = DbOpt, as_json: bool = JsonOpt) -> None:
     """Tell how one root's index is kept fresh (pid, last sync, files, chunks, pending changes, size), or with no
     ROOT, what this user's memsearch service has loaded."""
@@ -322,7 +322,7 @@ def _refuse_silent(pid: int) -> None:
 
 
 def stop_command(
-    root: Optional[Path] = typer.Argument(None, help="The memory root whose serving to stop.", show_default=False),
+    root: Optional[Path] = root_arg(None, help="The memory root whose serving to stop."),
     db: Optional[str] = DbOpt,
     all_roots: bool = typer.Option(False, "--all", help="Stop this user's memsearch service (every root it serves)."),
     timeout: float = typer.Option(

@@ -177,3 +177,45 @@ def test_a_search_with_no_query_says_it_is_missing_not_that_two_were_given(make_
     assert "not both" not in message and "no QUERY given" in message
     assert f"`memsearch search {shlex.quote(str(root))} 'some words'`" in message
     assert "not both" in one_error_line(run("search", str(root), "atlas", "--queries", str(root / "q.jsonl")))
+
+
+def _root_commands():
+    """(command words, click command) of every ``memsearch`` command that takes a ROOT argument."""
+    import typer
+
+    from memsearch.cli.app import app
+
+    found, todo = [], [((), typer.main.get_command(app))]
+    while todo:
+        words, command = todo.pop()
+        for name, sub in getattr(command, "commands", {}).items():
+            todo.append(((*words, name), sub))
+        if any(p.name == "root" and p.param_type_name == "argument" for p in command.params):
+            found.append((words, command))
+    return sorted(found, key=lambda item: item[0])
+
+
+def test_every_root_argument_refuses_an_empty_root():
+    """``memsearch COMMAND ''``: typer made ``""`` into ``Path(".")``, so each command worked on the working
+    directory; each ROOT argument is now parsed by one rule (the library's), which refuses it before anything runs."""
+    from memsearch.errors import NotAMemoryRoot
+
+    commands = _root_commands()
+    names = {" ".join(words) for words, _ in commands}
+    assert {"search", "index", "ls", "read", "core", "status", "validate", "watch", "stop", "edit", "check",
+            "mcp-config", "serve", "claude-code install"} <= names
+    for words, command in commands:
+        with pytest.raises(NotAMemoryRoot, match="no memory root given"):
+            command.make_context(words[-1], [""])  # parsing only: nothing runs
+
+
+@pytest.mark.parametrize("args", [("search", "", "ClickHouse warehouse"), ("ls", ""), ("index", ""), ("status", "")])
+def test_an_empty_root_is_one_error_line_not_the_working_directory(make_tree, args):
+    """Run inside a memory tree, ``memsearch search '' QUERY`` answered from the working directory (the fast path
+    hands the empty root to the full CLI, which refuses it)."""
+    root = make_tree(MEMORY)
+    result = subprocess.run([sys.executable, "-m", "memsearch", *args], capture_output=True, text=True, cwd=root,
+                            timeout=300)
+    message = one_error_line(result)
+    assert "no memory root given ('')" in message and "`.` for the working directory" in message
+    assert not (root / ".memsearch").exists()
