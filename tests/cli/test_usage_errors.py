@@ -4,6 +4,7 @@ output piped into a reader that stops early ends quietly; a mistyped ``--scope``
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -219,3 +220,18 @@ def test_an_empty_root_is_one_error_line_not_the_working_directory(make_tree, ar
     message = one_error_line(result)
     assert "no memory root given ('')" in message and "`.` for the working directory" in message
     assert not (root / ".memsearch").exists()
+
+
+def test_a_query_that_starts_with_a_dash_is_told_to_go_after_double_dash(make_tree):
+    """``memsearch search ROOT "-x fails"`` got click's "No such option: -x" alone; now the line shows the command
+    with the query after ``--`` (exit 2 kept), and that command, pasted, searches."""
+    root = make_tree(MEMORY)
+    message = one_error_line(run("search", str(root), "-x ClickHouse", "-k", "3", "--mode", "keyword", "--local"))
+    assert "No such option: -x" in message and "`memsearch search --help`" in message
+    [suggested] = [c for c in re.findall(r"`(memsearch search [^`]*)`", message) if c != "memsearch search --help"]
+    argv = shlex.split(suggested)
+    assert argv[-2:] == ["--", "-x ClickHouse"] and argv[2] == str(root)
+    pasted = run(*argv[1:])
+    assert pasted.returncode == 0 and "notes/a.md" in pasted.stdout, (pasted.stdout, pasted.stderr)
+    message = one_error_line(run("status", "--bogus"))  # a command with a ROOT alone: a mistyped option
+    assert "--`" not in message and "`memsearch status --help`" in message
