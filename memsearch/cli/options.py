@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-__all__ = ["RootArg", "root_arg", "memory_root", "DbOpt", "ModelOpt", "JsonOpt"]
+__all__ = ["RootArg", "root_arg", "memory_root", "setting_option", "DbOpt", "ModelOpt", "JsonOpt"]
 
 ROOT_HELP = "The memory root: the directory holding the root MEMORY.md."
 
@@ -25,6 +25,21 @@ def root_arg(default=..., help: str = ROOT_HELP, **kwargs):
 
 
 RootArg = root_arg()
+
+
+def setting_option(setting: str, flag: str, **kwargs):
+    """An option that gives a value to a setting (``--debounce``: ``debounce_ms``; default None: the setting's
+    variable, else its default), checked as it is parsed by the setting's own rule (:func:`memsearch.settings.get`)
+    and refused naming ``flag`` as the user typed it, not the setting or its variable."""
+
+    def check(value):
+        if value is not None:
+            from .. import settings
+
+            settings.get(setting, value, label=flag)
+        return value
+
+    return typer.Option(None, flag, callback=check, **kwargs)
 DbOpt = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix "
                      "(default: $MEMSEARCH_DB, else ROOT/.memsearch).")
 ModelOpt = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory.")

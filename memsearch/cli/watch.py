@@ -17,7 +17,7 @@ from typing import Optional
 
 import typer
 
-from .options import DbOpt, JsonOpt, ModelOpt, RootArg, root_arg
+from .options import DbOpt, JsonOpt, ModelOpt, RootArg, root_arg, setting_option
 from .render import counted, err, escape, out
 
 __all__ = ["register", "daemon_status"]
@@ -57,8 +57,8 @@ def watch_command(
     root: Path = RootArg,
     db: Optional[str] = DbOpt,
     model: Optional[str] = ModelOpt,
-    debounce: Optional[int] = typer.Option(
-        None,
+    debounce: Optional[int] = setting_option(
+        "debounce_ms",
         "--debounce",
         metavar="MS",
         help="Longest wait (ms) to group file events before a sync (default: $MEMSEARCH_DEBOUNCE_MS, else 300).",
@@ -73,11 +73,10 @@ def watch_command(
         min=0.0,
         help="Wait this long for another writer of the index to finish (default: exit at once, naming it).",
     ),
-    idle_exit: Optional[int] = typer.Option(
-        None,
+    idle_exit: Optional[int] = setting_option(
+        "idle_exit",
         "--idle-exit",
         metavar="SECONDS",
-        min=0,
         help="Exit after this many seconds without a client request (default: never; an auto-started daemon: $MEMSEARCH_IDLE_EXIT).",
     ),
     standby: bool = typer.Option(
@@ -138,11 +137,10 @@ def _refuse_if_served(root: Path, db: Optional[str]) -> None:
 
 
 def service_command(
-    idle_exit: Optional[int] = typer.Option(
-        None,
+    idle_exit: Optional[int] = setting_option(
+        "idle_exit",
         "--idle-exit",
         metavar="SECONDS",
-        min=0,
         help="Unload a root after this many seconds without a request (default: $MEMSEARCH_IDLE_EXIT); "
         "the service exits when no root is left.",
     ),

@@ -235,3 +235,19 @@ def test_a_query_that_starts_with_a_dash_is_told_to_go_after_double_dash(make_tr
     assert pasted.returncode == 0 and "notes/a.md" in pasted.stdout, (pasted.stdout, pasted.stderr)
     message = one_error_line(run("status", "--bogus"))  # a command with a ROOT alone: a mistyped option
     assert "--`" not in message and "`memsearch status --help`" in message
+
+
+@pytest.mark.parametrize("args, option", [
+    (("watch", "{root}", "--debounce", "-5"), "--debounce"),
+    (("watch", "{root}", "--debounce", "0"), "--debounce"),
+    (("watch", "{root}", "--idle-exit", "-5"), "--idle-exit"),
+    (("service", "--idle-exit", "-1"), "--idle-exit"),
+])
+def test_a_bad_value_of_an_option_that_sets_a_setting_names_the_option(make_tree, args, option):
+    """``memsearch watch ROOT --debounce -5`` said ``debounce -5 is not valid: debounce_ms accepts ...`` (the
+    setting's name, not what the user typed); each option backed by a setting is checked by the setting's rule as it
+    is parsed, before anything starts, and named as typed."""
+    root = make_tree(MEMORY)
+    message = one_error_line(run(*(a.format(root=root) for a in args)))
+    assert message.startswith(f"error: {option} {args[-1]} is not valid: {option} accepts "), message
+    assert "debounce_ms" not in message and "MEMSEARCH_" not in message
