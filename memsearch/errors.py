@@ -117,33 +117,42 @@ def naming_root(message: str, root, db=None) -> str:
 
 
 class Hint:
-    """The next step an error suggests, as data: ``action`` (a key of :data:`HINTS`) and the ``path`` it concerns."""
+    """The next step an error suggests, as data: ``action`` (a key of :data:`HINTS`) and the ``path`` it concerns;
+    ``root`` (and ``db``, an index not at ``ROOT/.memsearch``): the memory root its commands act on, when the
+    library knows it, so that a hint raised from the Python API names it (``memsearch stop /my/memory``) instead of
+    the ``ROOT`` placeholder only the CLI would fill in."""
 
-    __slots__ = ("action", "path")
+    __slots__ = ("action", "path", "root", "db")
 
-    def __init__(self, action: str, path: str = "."):
+    def __init__(self, action: str, path: str = ".", *, root=None, db=None):
         if action not in HINTS:
             raise KeyError(f"unknown hint {action!r}")
         self.action, self.path = action, path if len(path) <= SHOWN_CHARS else "."
+        self.root = None if root is None else str(root)
+        self.db = None if db is None or root is None else str(db)
 
     def render(self, audience: str) -> str:
         words = HINTS[self.action]
         if audience != "cli" and audience in words:
             return words[audience].format(path=self.path)
-        return words["cli"].format(path=shell_word(self.path))  # a path in a command, as a shell takes it
+        # a path in a command, as a shell takes it; ROOT: the root, where known
+        return naming_root(words["cli"].format(path=shell_word(self.path)), self.root, self.db)
 
     def to_dict(self) -> dict:
-        return {"action": self.action, "path": self.path}
+        known = {name: getattr(self, name) for name in ("root", "db") if getattr(self, name) is not None}
+        return {"action": self.action, "path": self.path} | known
 
     @classmethod
     def from_dict(cls, data) -> Hint | None:
         """The hint ``to_dict`` wrote (e.g. across the daemon's socket), or None for anything else."""
         if not isinstance(data, dict) or data.get("action") not in HINTS or not isinstance(data.get("path", "."), str):
             return None
-        return cls(data["action"], data.get("path", "."))
+        where = {name: data[name] for name in ("root", "db") if isinstance(data.get(name), str)}
+        return cls(data["action"], data.get("path", "."), **where)
 
     def __repr__(self) -> str:
-        return f"Hint({self.action!r}, {self.path!r})"
+        where = "".join(f", {name}={getattr(self, name)!r}" for name in ("root", "db") if getattr(self, name) is not None)
+        return f"Hint({self.action!r}, {self.path!r}{where})"
 
 
 class MemsearchError(Exception):

@@ -249,7 +249,8 @@ def get(name: str, value: Any = None, *, environ: Mapping[str, str] | None = Non
         return setting.parse(value)
     except (TypeError, ValueError):
         shown = source if source.startswith(setting.env) else f"{source} {value!r}"
-        raise InvalidArgument(f"{shown} is not valid: {setting.name} accepts {setting.accepts}") from None
+        who = label if label and source == label else setting.name  # an option typed: named as typed
+        raise InvalidArgument(f"{shown} is not valid: {who} accepts {setting.accepts}") from None
 
 
 def check_all(environ: Mapping[str, str] | None = None) -> None:

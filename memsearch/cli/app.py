@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
 
             rich_utils.rich_format_error(exc)
         else:
-            print_error(usage_message(exc))
+            print_error(usage_message(exc, sys.argv[1:] if argv is None else argv))
         return exc.exit_code
     except click.ClickException as exc:
         exc.show()
@@ -341,10 +341,11 @@ def _words(ctx) -> list[str]:
     return [*getattr(ctx, "_protected_args", ()), *ctx.args]
 
 
-def usage_message(exc) -> str:
+def usage_message(exc, argv: list[str] | None = None) -> str:
     """One line for a usage mistake (an unknown option or command, a missing argument, a bad value) that names
     ``COMMAND --help``; an unknown option is answered with the visible options it resembles (``--k``: ``-k``),
-    never with a hidden one."""
+    never with a hidden one; one that resembles none, of a command that takes arguments, may be a value that starts
+    with ``-`` (``memsearch search ROOT "-x fails"``): the command line ``argv`` is shown again with it after ``--``."""
     import difflib
 
     click = _click_exceptions()
@@ -355,10 +356,27 @@ def usage_message(exc) -> str:
                  for name in (*p.opts, *p.secondary_opts)]
         close = [n for n in names if n.lstrip("-") == exc.option_name.lstrip("-") and n != exc.option_name]
         close = close or difflib.get_close_matches(exc.option_name, [n for n in names if n.startswith("--")])
-        message = exc.message + (f" (did you mean {' or '.join(close)}?)" if close else "")
+        message = exc.message + (f" (did you mean {' or '.join(close)}?)" if close else _after_dashes(exc, argv))
     message = message.rstrip(".")
     command = ctx.command_path if ctx is not None else "memsearch"
     return f"{message}{' ' if message.endswith('?') else ': '}see `{command} --help`"
+
+
+def _after_dashes(exc, argv: list[str] | None) -> str:
+    """For an unknown option that may be a value starting with ``-`` (of a command taking a QUERY, a PATH: an
+    argument besides ROOT): `` (a value that starts with '-' goes after `--`: `memsearch search ROOT -- '-x'`)``,
+    the other words of ``argv`` kept before ``--``."""
+    from ..errors import shell_word
+
+    values = [p for p in exc.ctx.command.params if p.param_type_name == "argument" and p.name != "root"]
+    if not argv or "--" in argv or not values:  # a ROOT alone (status, stop): an option mistyped, most likely
+        return ""
+    value = next((word for word in argv if word.startswith(exc.option_name)), None)
+    if value is None:
+        return ""
+    words = [word for word in argv if word is not value]
+    line = " ".join(shell_word(word) for word in ["memsearch", *words, "--", value])
+    return f" (a value that starts with '-' goes after `--`: `{line}`)"
 
 
 def _click_exceptions():

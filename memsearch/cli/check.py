@@ -12,6 +12,7 @@ from typing import Optional
 import typer
 
 from ..errors import IndexDamaged, naming_root, shell_word
+from .options import RootArg
 from .render import counted, emit_json, err, escape, out
 
 __all__ = ["register", "print_check"]
@@ -49,8 +50,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("check")
     def check_command(
-        root: Path = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.",
-                                    show_default=False),
+        root: Path = RootArg,
         db: Optional[str] = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix "
                                          "(default: $MEMSEARCH_DB, else ROOT/.memsearch)."),
         model: Optional[str] = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a "

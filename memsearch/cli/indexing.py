@@ -105,6 +105,15 @@ def _in_process(where, *, model, include_core, rebuild, wait, ray, check, bar: P
             embedder.close()
 
 
+def _left_to_the_service(root, db, rebuild: bool) -> None:
+    """Ctrl-C while the service indexes (or rebuilds) for this command: the service does not stop with it."""
+    from ..errors import naming_root
+
+    what = "rebuild" if rebuild else "indexing"
+    err.print(escape(naming_root(f"interrupted: the memsearch service goes on with the {what}; follow it with "
+                                 "`memsearch status ROOT`", root, db)))
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``index`` command to ``app``."""
 
@@ -146,7 +155,12 @@ def register(app: typer.Typer) -> None:
             if not ray:  # a Ray cluster is this command's own choice: it embeds here
                 params = {"rebuild": rebuild, "model": model, "include_core": include_core, "check": check,
                           "wait": wait}
-                data = route.write(where, "index", params, progress=bar.line, warn=warn)
+                try:
+                    data = route.write(where, "index", params, progress=bar.line, warn=warn)
+                except KeyboardInterrupt:  # the service, asked already, goes on: say so, and how to follow it
+                    bar.__exit__()
+                    _left_to_the_service(root, db, rebuild)
+                    raise typer.Exit(130) from None
                 if data is not None:
                     job = IndexJob.from_dict(data)
                     print_notes(job.notes)

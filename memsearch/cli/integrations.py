@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from ..errors import InvalidArgument
-from .options import DbOpt
+from .options import DbOpt, root_arg
 
 __all__ = ["register"]
 
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("mcp-config")
     def mcp_config(
-        root: Path = typer.Argument(..., help="The memory root the server serves."),
+        root: Path = root_arg(help="The memory root the server serves."),
         client: str = typer.Option(..., "--client", help="claude-desktop, claude-code, codex or cursor."),
         writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool, which writes memory."),
         db: Optional[str] = DbOpt,
@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
 
     @group.command("install")
     def claude_code_install(
-        root: Path = typer.Argument(..., help="The memory root."),
+        root: Path = root_arg(help="The memory root."),
         project: Path = typer.Option(Path("."), "--project", help="The project: .claude/settings.json, .mcp.json."),
         plugin: Optional[Path] = typer.Option(None, "--plugin", help="Write a plugin folder instead."),
         writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool, which writes memory."),

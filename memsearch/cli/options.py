@@ -2,11 +2,44 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
-__all__ = ["RootArg", "DbOpt", "ModelOpt", "JsonOpt"]
+__all__ = ["RootArg", "root_arg", "memory_root", "setting_option", "DbOpt", "ModelOpt", "JsonOpt"]
 
-RootArg = typer.Argument(..., help="The memory root: the directory holding the root MEMORY.md.", show_default=False)
+ROOT_HELP = "The memory root: the directory holding the root MEMORY.md."
+
+
+def memory_root(value: str) -> Path:
+    """The parser of every ROOT argument: typer would make ``""`` into ``Path(".")`` (the working directory), so an
+    empty root is refused here, by the library's rule (:func:`~memsearch.memory.root.given_root`)."""
+    from ..memory.root import given_root
+
+    return Path(given_root(value))
+
+
+def root_arg(default=..., help: str = ROOT_HELP, **kwargs):
+    """A command's ROOT argument (required unless ``default`` is given), parsed by :func:`memory_root`."""
+    return typer.Argument(default, help=help, show_default=False, parser=memory_root, **kwargs)
+
+
+RootArg = root_arg()
+
+
+def setting_option(setting: str, flag: str, **kwargs):
+    """An option that gives a value to a setting (``--debounce``: ``debounce_ms``; default None: the setting's
+    variable, else its default), checked as it is parsed by the setting's own rule (:func:`memsearch.settings.get`)
+    and refused naming ``flag`` as the user typed it, not the setting or its variable."""
+
+    def check(value):
+        if value is not None:
+            from .. import settings
+
+            settings.get(setting, value, label=flag)
+        return value
+
+    return typer.Option(None, flag, callback=check, **kwargs)
 DbOpt = typer.Option(None, "--db", help="Index directory, or s3://bucket/prefix "
                      "(default: $MEMSEARCH_DB, else ROOT/.memsearch).")
 ModelOpt = typer.Option(None, "--model", help="Embedding model: a name from models.toml or a local model directory.")

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from ..errors import IndexLocked, InvalidArgument
-from .options import DbOpt, ModelOpt
+from .options import DbOpt, ModelOpt, root_arg
 
 __all__ = ["register"]
 
@@ -21,9 +21,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("serve")
     def serve(
-        root: Optional[Path] = typer.Argument(
-            None, help="The memory root: the directory holding the root MEMORY.md.", show_default=False
-        ),
+        root: Optional[Path] = root_arg(None),
         roots: Optional[Path] = typer.Option(
             None,
             "--roots",

@@ -97,6 +97,10 @@ def typer_param(command: str, name: str):
     import typer
 
     p = param(command, name)
+    if p is ROOT:
+        from .options import root_arg
+
+        return root_arg(help=p.help)
     if p.positional:
         return typer.Argument(p.default, help=p.help, show_default=p.default not in (None, REQUIRED))
     return typer.Option(p.default, *p.flags, help=p.help, min=p.min, max=p.max, metavar=p.metavar, hidden=p.hidden)

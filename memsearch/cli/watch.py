@@ -17,7 +17,7 @@ from typing import Optional
 
 import typer
 
-from .options import DbOpt, JsonOpt, ModelOpt, RootArg
+from .options import DbOpt, JsonOpt, ModelOpt, RootArg, root_arg, setting_option
 from .render import counted, err, escape, out
 
 __all__ = ["register", "daemon_status"]
@@ -57,8 +57,8 @@ def watch_command(
     root: Path = RootArg,
     db: Optional[str] = DbOpt,
     model: Optional[str] = ModelOpt,
-    debounce: Optional[int] = typer.Option(
-        None,
+    debounce: Optional[int] = setting_option(
+        "debounce_ms",
         "--debounce",
         metavar="MS",
         help="Longest wait (ms) to group file events before a sync (default: $MEMSEARCH_DEBOUNCE_MS, else 300).",
@@ -73,11 +73,10 @@ def watch_command(
         min=0.0,
         help="Wait this long for another writer of the index to finish (default: exit at once, naming it).",
     ),
-    idle_exit: Optional[int] = typer.Option(
-        None,
+    idle_exit: Optional[int] = setting_option(
+        "idle_exit",
         "--idle-exit",
         metavar="SECONDS",
-        min=0,
         help="Exit after this many seconds without a client request (default: never; an auto-started daemon: $MEMSEARCH_IDLE_EXIT).",
     ),
     standby: bool = typer.Option(
@@ -138,11 +137,10 @@ def _refuse_if_served(root: Path, db: Optional[str]) -> None:
 
 
 def service_command(
-    idle_exit: Optional[int] = typer.Option(
-        None,
+    idle_exit: Optional[int] = setting_option(
+        "idle_exit",
         "--idle-exit",
         metavar="SECONDS",
-        min=0,
         help="Unload a root after this many seconds without a request (default: $MEMSEARCH_IDLE_EXIT); "
         "the service exits when no root is left.",
     ),
@@ -197,8 +195,8 @@ def daemon_status(root, db=None) -> dict:
     return status(root, db)
 
 
-def status_command(root: Optional[Path] = typer.Argument(None, help="A memory root (default: list the roots the "
-                                                   "per-user service has loaded).", show_default=False),
+def status_command(root: Optional[Path] = root_arg(None, help="A memory root (default: list the roots the "
+                                                   "per-user service has loaded)."),
                    db: Optional[str] = DbOpt, as_json: bool = JsonOpt) -> None:
     """Tell how one root's index is kept fresh (pid, last sync, files, chunks, pending changes, size), or with no
     ROOT, what this user's memsearch service has loaded."""
@@ -322,7 +320,7 @@ def _refuse_silent(pid: int) -> None:
 
 
 def stop_command(
-    root: Optional[Path] = typer.Argument(None, help="The memory root whose serving to stop.", show_default=False),
+    root: Optional[Path] = root_arg(None, help="The memory root whose serving to stop."),
     db: Optional[str] = DbOpt,
     all_roots: bool = typer.Option(False, "--all", help="Stop this user's memsearch service (every root it serves)."),
     timeout: float = typer.Option(

@@ -84,7 +84,7 @@ class MemoryIndex:
         self.foreign = foreign
         self.encoding = encoding_name(encoding)
         self.keyword = settings.get("keyword", keyword)  # what runs BM25: "memory" (bm25.py) or "lancedb"
-        self.lock = (RemoteWriterLock(self.db_path, self.remote, lock_purpose) if self.remote
+        self.lock = (RemoteWriterLock(self.db_path, self.remote, lock_purpose, root=self.root) if self.remote
                      else WriterLock(self.db_path, lock_purpose, root=self.root))
         # --rebuild drops the tables inside the first sync, under the same hold of the lock
         self._rebuild_pending = rebuild
@@ -164,7 +164,7 @@ class MemoryIndex:
         """
         if self.read_only:
             raise IndexLocked(f"the index at {self.location} is open read-only (a replica): its writer indexes the "
-                              "files", hint=Hint("busy"))
+                              "files", hint=self.lock.busy)
         with self.store.guard(self.root):  # taking the lock itself may fail (full disk, permissions)
             with self.lock.writing(timeout=wait):
                 if self._rebuild_pending or (self.store.read_meta() is None and not self._weights_here(defer)):

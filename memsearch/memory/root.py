@@ -12,16 +12,23 @@ from pathlib import Path
 
 from ..errors import NotAMemoryRoot, shown
 
-__all__ = ["resolve_root", "dir_identity"]
+__all__ = ["resolve_root", "given_root", "dir_identity"]
+
+
+def given_root(root):
+    """``root`` itself, unless it is None or empty (blank): :class:`NotAMemoryRoot`, since ``Path("")`` would be the
+    working directory. :func:`resolve_root` checks this first; the CLI checks each ROOT argument with it before
+    typer makes ``""`` into ``Path(".")`` (:func:`memsearch.cli.options.memory_root`)."""
+    if root is None or (isinstance(root, (str, bytes)) and not root.strip()):
+        raise NotAMemoryRoot(f"no memory root given ({shown(root)}): pass the path of a memory directory "
+                             "(`.` for the working directory: an empty path is refused, not taken for it)")
+    return root
 
 
 def resolve_root(root: str | os.PathLike[str]) -> Path:
     """The absolute, resolved memory root; raises :class:`NotAMemoryRoot` if unusable (an empty path or None too,
     which would otherwise be the working directory, or a TypeError)."""
-    if root is None or (isinstance(root, (str, bytes)) and not root.strip()):
-        raise NotAMemoryRoot(f"no memory root given ({shown(root)}): pass the path of a memory directory "
-                             "(an empty one would be the working directory)")
-    path = Path(root).expanduser()
+    path = Path(given_root(root)).expanduser()
     try:
         os.stat(path)
         if not path.is_dir():

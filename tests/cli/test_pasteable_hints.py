@@ -165,3 +165,27 @@ def test_the_folder_a_missing_path_is_told_to_list_exists(odd_root, capsys, argv
     assert hint[:3] == ["memsearch", "ls", str(odd_root)], hint
     code, out, err = run_cli(hint[1:], capsys)
     assert code == 0 and not err, err
+
+
+@pytest.mark.parametrize("own_db", [False, True])
+def test_an_index_locked_raised_by_the_python_api_names_the_root_in_its_hint(odd_root, tmp_path, own_db):
+    """``MemoryIndex.sync`` while another process holds the writer lock: the hint's ``memsearch stop`` names the real
+    root (and the index, with ``--db``, when it is not ``ROOT/.memsearch``), not the ``ROOT`` only the CLI fills in;
+    over the service's socket the hint keeps them (``to_dict`` / ``from_dict``)."""
+    from memsearch.engine.embed.embedder import HashEmbedder
+    from memsearch.engine.index import MemoryIndex
+    from tests.engine.test_concurrency import _holder
+
+    db = tmp_path / "own db" if own_db else odd_root / ".memsearch"
+    index = MemoryIndex(odd_root, db=db if own_db else None, embedder=HashEmbedder())
+    holder = _holder(db)
+    try:
+        with pytest.raises(IndexLocked) as busy:
+            index.sync(wait=0.0)
+    finally:
+        holder.kill()
+        holder.wait()
+    expected = ["memsearch", "stop", str(odd_root.resolve())] + (["--db", str(db)] if own_db else [])
+    assert commands(str(busy.value)) == [expected]
+    assert "ROOT" not in str(busy.value)
+    assert str(Hint.from_dict(busy.value.hint.to_dict()).render("cli")) == busy.value.hint.render("cli")

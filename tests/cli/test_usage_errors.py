@@ -4,9 +4,11 @@ output piped into a reader that stops early ends quietly; a mistyped ``--scope``
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
+import textwrap
 import time
 
 import pytest
@@ -177,3 +179,109 @@ def test_a_search_with_no_query_says_it_is_missing_not_that_two_were_given(make_
     assert "not both" not in message and "no QUERY given" in message
     assert f"`memsearch search {shlex.quote(str(root))} 'some words'`" in message
     assert "not both" in one_error_line(run("search", str(root), "atlas", "--queries", str(root / "q.jsonl")))
+
+
+def _root_commands():
+    """(command words, click command) of every ``memsearch`` command that takes a ROOT argument."""
+    import typer
+
+    from memsearch.cli.app import app
+
+    found, todo = [], [((), typer.main.get_command(app))]
+    while todo:
+        words, command = todo.pop()
+        for name, sub in getattr(command, "commands", {}).items():
+            todo.append(((*words, name), sub))
+        if any(p.name == "root" and p.param_type_name == "argument" for p in command.params):
+            found.append((words, command))
+    return sorted(found, key=lambda item: item[0])
+
+
+def test_every_root_argument_refuses_an_empty_root():
+    """``memsearch COMMAND ''``: typer made ``""`` into ``Path(".")``, so each command worked on the working
+    directory; each ROOT argument is now parsed by one rule (the library's), which refuses it before anything runs."""
+    from memsearch.errors import NotAMemoryRoot
+
+    commands = _root_commands()
+    names = {" ".join(words) for words, _ in commands}
+    assert {"search", "index", "ls", "read", "core", "status", "validate", "watch", "stop", "edit", "check",
+            "mcp-config", "serve", "claude-code install"} <= names
+    for words, command in commands:
+        with pytest.raises(NotAMemoryRoot, match="no memory root given"):
+            command.make_context(words[-1], [""])  # parsing only: nothing runs
+
+
+@pytest.mark.parametrize("args", [("search", "", "ClickHouse warehouse"), ("ls", ""), ("index", ""), ("status", "")])
+def test_an_empty_root_is_one_error_line_not_the_working_directory(make_tree, args):
+    """Run inside a memory tree, ``memsearch search '' QUERY`` answered from the working directory (the fast path
+    hands the empty root to the full CLI, which refuses it)."""
+    root = make_tree(MEMORY)
+    result = subprocess.run([sys.executable, "-m", "memsearch", *args], capture_output=True, text=True, cwd=root,
+                            timeout=300)
+    message = one_error_line(result)
+    assert "no memory root given ('')" in message and "`.` for the working directory" in message
+    assert not (root / ".memsearch").exists()
+
+
+def test_a_query_that_starts_with_a_dash_is_told_to_go_after_double_dash(make_tree):
+    """``memsearch search ROOT "-x fails"`` got click's "No such option: -x" alone; now the line shows the command
+    with the query after ``--`` (exit 2 kept), and that command, pasted, searches."""
+    root = make_tree(MEMORY)
+    message = one_error_line(run("search", str(root), "-x ClickHouse", "-k", "3", "--mode", "keyword", "--local"))
+    assert "No such option: -x" in message and "`memsearch search --help`" in message
+    [suggested] = [c for c in re.findall(r"`(memsearch search [^`]*)`", message) if c != "memsearch search --help"]
+    argv = shlex.split(suggested)
+    assert argv[-2:] == ["--", "-x ClickHouse"] and argv[2] == str(root)
+    pasted = run(*argv[1:])
+    assert pasted.returncode == 0 and "notes/a.md" in pasted.stdout, (pasted.stdout, pasted.stderr)
+    message = one_error_line(run("status", "--bogus"))  # a command with a ROOT alone: a mistyped option
+    assert "--`" not in message and "`memsearch status --help`" in message
+
+
+@pytest.mark.parametrize("args, option", [
+    (("watch", "{root}", "--debounce", "-5"), "--debounce"),
+    (("watch", "{root}", "--debounce", "0"), "--debounce"),
+    (("watch", "{root}", "--idle-exit", "-5"), "--idle-exit"),
+    (("service", "--idle-exit", "-1"), "--idle-exit"),
+])
+def test_a_bad_value_of_an_option_that_sets_a_setting_names_the_option(make_tree, args, option):
+    """``memsearch watch ROOT --debounce -5`` said ``debounce -5 is not valid: debounce_ms accepts ...`` (the
+    setting's name, not what the user typed); each option backed by a setting is checked by the setting's rule as it
+    is parsed, before anything starts, and named as typed."""
+    root = make_tree(MEMORY)
+    message = one_error_line(run(*(a.format(root=root) for a in args)))
+    assert message.startswith(f"error: {option} {args[-1]} is not valid: {option} accepts "), message
+    assert "debounce_ms" not in message and "MEMSEARCH_" not in message
+
+
+def test_ctrl_c_while_the_service_rebuilds_says_it_goes_on(make_tree):
+    """Ctrl-C in ``memsearch index ROOT --rebuild`` that the service carries out ended with status 130 and nothing
+    said, while the service went on rebuilding; now one line says so and names ``memsearch status ROOT``, exit 130.
+    The service is stood in for: its answer (``route.write``) never comes, and the process gets a real SIGINT while
+    it waits, as a terminal's Ctrl-C sends it (a real service rebuilding a tree slow enough to interrupt reliably
+    would make this test minutes long)."""
+    root = make_tree(MEMORY)
+    code = textwrap.dedent(f"""
+        import os, signal, sys, time
+        from memsearch.service import route
+
+        def write(where, method, params, **kwargs):
+            assert method == "index" and params["rebuild"]
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(30)
+
+        route.write = write
+        from memsearch.cli import main
+        sys.exit(main(["index", {str(root)!r}, "--rebuild"]))
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 130, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("interrupted: the memsearch service goes on with the rebuild")
+    assert commands_in(line) == [["memsearch", "status", str(root)]]
+    assert not (root / ".memsearch").exists()  # nothing was indexed here
+
+
+def commands_in(text: str) -> list[list[str]]:
+    return [shlex.split(c) for c in re.findall(r"`(memsearch [^`]*)`", text)]

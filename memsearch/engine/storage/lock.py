@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ...errors import Hint, IndexLocked, UnsupportedPlatform
-from ...location import HOLDER_FILE, LOCK_FILE, open_private
+from ...location import DB_DIRNAME, HOLDER_FILE, LOCK_FILE, open_private
 from ...memory.files import atomic_write_json, make_index_dir, read_json
 from ...platforms import pid_alive
 
@@ -83,6 +83,10 @@ class WriterLock:
     def __init__(self, db_path: str | os.PathLike[str], purpose: str = "index", root: str | os.PathLike[str] | None = None):
         self.db_path = Path(db_path)
         self.root = root
+        #: What an :class:`IndexLocked` for a busy lock suggests: its commands name this root (and this index, when
+        #: it is not at ``ROOT/.memsearch``), so that an error raised from the Python API can be pasted as it is.
+        self.busy = Hint("busy", root=root, db=None if root is None or self.db_path == Path(root) / DB_DIRNAME
+                         else self.db_path)
         self.path = self.db_path / LOCK_FILE
         self.purpose = purpose
         self._restore: str | None = None  # the purpose to go back to when a hold taken with its own ends
@@ -169,7 +173,7 @@ class WriterLock:
         deadline = _deadline(timeout)
         left = _left(deadline)
         if not self._write.acquire(timeout=-1 if left is None else left):
-            raise IndexLocked(self._busy_message(in_process=True), hint=Hint("busy"))
+            raise IndexLocked(self._busy_message(in_process=True), hint=self.busy)
         try:
             self._writer, self._depth = me, 1
             self.acquire(timeout=_left(deadline))
@@ -208,7 +212,7 @@ class WriterLock:
                     return fd
                 except BlockingIOError:
                     if deadline is not None and time.monotonic() >= deadline:
-                        raise IndexLocked(self._busy_message(), hint=Hint("busy")) from None
+                        raise IndexLocked(self._busy_message(), hint=self.busy) from None
                     time.sleep(POLL_S)
         except BaseException:
             os.close(fd)

@@ -239,9 +239,10 @@ class WriterLease:
     """One writer per remote index across machines: a lease object put only if absent (or if its
     etag is still the one read), renewed by a thread while held. See the module docstring."""
 
-    def __init__(self, remote: RemoteDB, purpose: str = "index", ttl: float | None = None):
+    def __init__(self, remote: RemoteDB, purpose: str = "index", ttl: float | None = None, busy: Hint | None = None):
         self.remote = remote
         self.purpose = purpose
+        self.busy = busy or Hint("busy")  # what an IndexLocked suggests (naming the root, where known)
         self.ttl = settings.get("lease_ttl", ttl)
         self._etag: str | None = None
         self._record: dict | None = None
@@ -312,7 +313,7 @@ class WriterLease:
                     return self
                 continue  # another writer won this round: read its lease
             if deadline is not None and time.monotonic() >= deadline:
-                raise IndexLocked(self._busy_message(current[0]), hint=Hint("busy"))
+                raise IndexLocked(self._busy_message(current[0]), hint=self.busy)
             if current[1] != self._told:  # a standby: say once per lease version whom it waits for
                 self._told = current[1]
                 logger.info("standing by: %s", self._busy_message(current[0]))
@@ -374,10 +375,12 @@ def _live(record: dict) -> bool:
 class RemoteWriterLock(WriterLock):
     """The writer lock of a remote index: this machine's flock (in the state directory), then the lease."""
 
-    def __init__(self, state_dir: str | os.PathLike[str], remote: RemoteDB, purpose: str = "index"):
-        super().__init__(state_dir, purpose)
+    def __init__(self, state_dir: str | os.PathLike[str], remote: RemoteDB, purpose: str = "index",
+                 root: str | os.PathLike[str] | None = None):
+        super().__init__(state_dir, purpose)  # no root: the state directory shares no read bits with it
         self.remote = remote
-        self.lease = WriterLease(remote, purpose)
+        self.busy = Hint("busy", root=root, db=remote.uri)
+        self.lease = WriterLease(remote, purpose, busy=self.busy)
 
     def acquire(self, timeout: float | None = 0.0, purpose: str | None = None) -> "RemoteWriterLock":
         """A hold on this machine's flock; the first hold also takes the lease (counted like the flock)."""
@@ -404,4 +407,4 @@ class RemoteWriterLock(WriterLock):
         been taken over while this process was paused or cut off from the store: then it must not commit)."""
         if self.lease.held and not self.lease.fresh():
             raise IndexLocked(f"this writer no longer holds the lease of {self.remote.uri} (not renewed in time, or "
-                              "taken over by a standby): it stops committing; restart it to stand by", hint=Hint("busy"))
+                              "taken over by a standby): it stops committing; restart it to stand by", hint=self.busy)
