@@ -13,7 +13,14 @@ from memsearch.engine.search.fusion import (
     hybrid,
     vector_weight,
 )
-from memsearch.engine.search.query import DateRange, has_identifier, is_identifier, listed_items, query_dates
+from memsearch.engine.search.query import (
+    DateRange,
+    has_identifier,
+    is_identifier,
+    listed_items,
+    query_dates,
+    spans_memory,
+)
 
 
 def test_query_dates_forms():
@@ -103,6 +110,19 @@ def test_a_brand_name_is_a_word_not_code_with_the_real_model(make_tree, tmp_path
         paths = [h.path for h in index.search(BRAND_QUESTION, k=5)]
         assert paths.index("pollen/howto/store-submit.md") < paths.index("pollen/bugs/keyboard-covers-notes.md")
         assert paths.index("pollen/howto/store-submit.md") < paths.index("pollen/bugs/camera-permission.md")
+
+
+def test_a_question_that_spans_memory_is_told_from_one_a_passage_answers():
+    spanning = ("Can you summarise what I did about my job search across our chats?", "give me a recap of the launch",
+                "In which order did these happen: the offer, the notice?", "put these releases in order",
+                "how did the move away from wkhtmltopdf go", "everything about the Stripe integration",
+                "the story of the UTF-8 crash", "what have I been up to with Spanish so far",
+                "what did I ask you to keep in mind about my CV", "which came first, the move or the new job")
+    single = ("What is Dana's phone number?", "in order to fix the build, which flag did we set",
+              "how did you go about the migration", "when did Caroline go to the LGBTQ support group",
+              "which warehouse did we choose for Atlas and why", "what did you suggest for the garden")
+    assert all(spans_memory(q) for q in spanning), [q for q in spanning if not spans_memory(q)]
+    assert not any(spans_memory(q) for q in single), [q for q in single if spans_memory(q)]
 
 
 def test_a_question_that_lists_things_is_told_from_one_that_does_not():

@@ -8,15 +8,17 @@ import pytest
 from memsearch import MemoryIndex
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.search.args import MODES
+from memsearch.engine.search.query import asks_instructions
 from memsearch.engine.search.timeline import (
     DIRECTIVE_WEIGHT,
+    SPREAD_K,
     TIMELINE_CHARS_PER_HIT,
     TIMELINE_HEAD,
     TIMELINE_ROWS_PER_HIT,
-    asks_instructions,
     is_directive,
     line_chars,
     session_of,
+    spread,
     timeline,
 )
 from memsearch.errors import InvalidArgument
@@ -117,6 +119,22 @@ def test_a_question_about_standing_instructions_ranks_the_turns_that_give_one_hi
     assert said not in timeline(asked + [said], "summarise my job search", k=2)
 
 
+def test_spread_opens_with_hybrids_best_then_the_best_of_other_sessions():
+    # one session holds the six best rows (200 characters each); five other sessions one row each, below them
+    ranked = [row("chats/2026-05-01.md", 0.9 - i / 100, "a" * 199, "2026-05-01", start=i) for i in range(1, 7)]
+    ranked += [row(f"chats/2026-01-{d:02}.md", 0.5 - d / 100, "o" * 199, f"2026-01-{d:02}") for d in range(1, 6)]
+    out = spread(ranked, "summarise the season", k=1)  # 1,200 characters, 5 rows: 600 by rank, then the spread
+    assert [(r["path"][6:16], r["start_line"]) for r in out] == [
+        ("2026-05-01", 1), ("2026-05-01", 2), ("2026-05-01", 3), ("2026-01-01", 1), ("2026-01-02", 1),
+        ("2026-05-01", 4), ("2026-05-01", 5), ("2026-05-01", 6), ("2026-01-03", 1), ("2026-01-04", 1),
+        ("2026-01-05", 1)]  # the rest of the ranking follows as it was: nothing is dropped
+    assert spread([], "x") == [] and SPREAD_K * TIMELINE_CHARS_PER_HIT > 5 * TIMELINE_CHARS_PER_HIT
+    # the same rules as a timeline's: the asker's own turns first for a question about the asker
+    advice = row("chats/2026-01-05.md", 0.9, "**Assistant:** Mulch keeps the garden beds moist.", "2026-01-05", 3)
+    mine = row("chats/2026-01-05.md", 0.4, "**User:** I planted the tomatoes today.", "2026-01-05", 1)
+    assert spread([advice, mine], "what did I do about the garden so far") == [mine, advice]
+
+
 def test_timeline_mode_through_the_index(tmp_path):
     root = tmp_path / "mem"
     (root / "chats").mkdir(parents=True)
@@ -193,3 +211,33 @@ def test_an_order_question_gets_its_events_within_the_budget_with_the_real_model
         lines = {(h.path, n) for h in hits for n in range(h.start_line, h.end_line + 1)}
         text = {p: (root / p).read_text().splitlines() for p, _ in lines}
         assert sum(len(text[p][n - 1]) + 1 for p, n in lines) <= 5 * TIMELINE_CHARS_PER_HIT
+
+
+@pytest.mark.slow
+def test_a_summary_question_reaches_over_the_sessions_in_a_ranked_search_with_the_real_model(tmp_path, real_embedder):
+    """One session of long advice on the garden outranks three short lines of news in three other sessions: a
+    plain hybrid search for "summarise ..." (no mode asked) opens with the advice, then brings the news of each
+    session within its first ten hits (timeline.spread), where the advice alone filled them before; a question a
+    passage answers keeps hybrid's ranking."""
+    root = tmp_path / "mem"
+    (root / "chats").mkdir(parents=True)
+    news = {"2026-02-01": "The soil test for the vegetable garden came back at pH 7.8.",
+            "2026-03-15": "Twelve tomato seedlings went into the vegetable garden along the fence.",
+            "2026-05-02": "Blight hit the vegetable garden tomatoes and half of them were pulled."}
+    for day, said in news.items():
+        (root / "chats" / f"{day}.md").write_text(
+            f"# Chat {day}\n\n**User:** {said}\n\n**Assistant:** Noted. Anything else on your mind?\n\n"
+            "**User:** Which bus goes to the station on Sundays?\n\n**Assistant:** The 42, every half hour.\n")
+    advice = ("For a vegetable garden season, mulch the beds, water the vegetable garden deeply twice a week, rotate "
+              "the crops, feed the soil with compost and keep a vegetable garden log of what grows well. ") * 5
+    (root / "chats" / "2026-06-01.md").write_text(
+        "# Chat 2026-06-01\n\n" + "".join(f"**Assistant:** ({n}) {advice}\n\n" for n in range(14)))
+    with MemoryIndex(root, db=tmp_path / "db", embedder=real_embedder) as index:
+        index.sync()
+        question = "summarise the vegetable garden season"
+        hits = index.search(question, k=10)
+        assert hits[0].path == "chats/2026-06-01.md"
+        told = {h.path for h in hits if any(s in h.text for s in news.values())}
+        assert told == {f"chats/{d}.md" for d in news}
+        plain = index.search("how often should the vegetable garden be watered", k=10)
+        assert {h.path for h in plain} == {"chats/2026-06-01.md"}

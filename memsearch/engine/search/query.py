@@ -27,6 +27,8 @@ __all__ = [
     "query_dates",
     "wants_latest",
     "asks_own_words",
+    "asks_instructions",
+    "spans_memory",
     "asks_for_folder",
     "is_identifier",
     "has_identifier",
@@ -124,6 +126,42 @@ _ASSISTANT_SAID = re.compile(
     r"recommendation|answer|tip|idea|plan)s?)\b",
     re.I,
 )
+
+
+_ASKS_INSTRUCTIONS = re.compile(
+    r"\b(?:asked\s+you\s+to|ask\s+you\s+to|told\s+you\s+to|keep\s+in\s+mind|always|never|instruct\w*|rules?\s+for\s+you)\b",
+    re.IGNORECASE)
+
+
+def asks_instructions(query: str) -> bool:
+    """Whether ``query`` asks for standing instructions ("what did I ask you to always do", "keep in mind")."""
+    return bool(_ASKS_INSTRUCTIONS.search(query))
+
+
+#: A question whose answer is spread over memory rather than held by one passage: a summary or overview
+#: (summarise, recap, overview, rundown, history of, the story of, walk me through, catch me up, progress,
+#: milestones, "how did X go"), a span (so far, up to now, over time, over the past weeks, across our
+#: chats/sessions/notes, everything about X, every time) or an order of events (in which order, in order,
+#: chronological, sequence, which came first, earliest, before or after). English's words for "many events"
+#: and "their order" (benchmarks/research/LOG.md, rounds five and fifteen), not one benchmark's template:
+#: the story / "how did X go" / "everything about" / "in order" forms were added from codeagent's tuning half.
+_SPANS = re.compile(
+    r"\b(?:summar(?:y|i[sz]e\w*)|recap|overview|run-?down|round-?up|timeline|history\s+of|story\s+of|"
+    r"walk\s+me\s+through|catch\s+me\s+up|progress|milestones?|so\s+far|up\s+to\s+now|over\s+time|"
+    r"how\s+did\s+[^?.!]{1,80}?\s+go(?!\s+about)|"
+    r"over\s+the\s+(?:past|last)\s+(?:few\s+)?(?:days|weeks|months|years)|"
+    r"across\s+(?:(?:our|the|all|my|these|those)\s+)*(?:chats|sessions|conversations|notes|talks|meetings)|"
+    r"every\s?thing\s+(?:(?:that\s+)?(?:happened|I|we)|about|on)|every\s+time|all\s+the\s+times|"
+    r"(?:in\s+)?(?:which|what)\s+order|in\s+(?:the\s+)?order(?!\s+to\b)|chronolog\w*|sequence|"
+    r"(?:came|happened|was)\s+first|earliest|before\s+or\s+after|after\s+or\s+before)\b",
+    re.I,
+)
+
+
+def spans_memory(query: str) -> bool:
+    """Whether ``query`` asks for what is spread over memory: a summary, an order of events, everything about
+    a topic (:data:`_SPANS`), or the standing instructions given over time (:func:`asks_instructions`)."""
+    return bool(_SPANS.search(query)) or asks_instructions(query)
 
 
 def asks_own_words(query: str) -> bool:

@@ -7,7 +7,8 @@ default a convex combination of min-max normalised scores, or reciprocal rank fu
 benchmarks/README.md for the measurements behind the choice). Hits of one file whose line ranges
 overlap are merged, and every hit carries its nearest enclosing ``MEMORY.md`` (:mod:`.hits`). The
 ``timeline`` mode keeps the hybrid ranking's best rows within ``k`` x TIMELINE_CHARS_PER_HIT characters, a few a session, oldest first
-(:mod:`.timeline`).
+(:mod:`.timeline`); a hybrid search for a question that spans memory (:func:`.query.spans_memory`) opens with those
+rows, best first (:func:`.timeline.spread`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from .flat import FlatVectors
 from .fusion import CANDIDATE_FACTOR, MIN_CANDIDATES, hybrid
 from .hits import Hit, HitBuilder
 from .order import rank_order
+from .query import spans_memory
 from .shape import merge_rows
-from .timeline import TIMELINE_CANDIDATES, timeline
+from .timeline import TIMELINE_CANDIDATES, spread, timeline
 
 __all__ = ["Searcher", "canonical", "KEYWORD_SCORE_DECIMALS", "KEYWORD_THREAD_MIN_ROWS"]
 
@@ -89,9 +91,11 @@ class Searcher:
         version, rows = self.snapshot()
         if rows == 0:
             return []
-        # a timeline fetches its own depth (TIMELINE_CANDIDATES, measured as such); every other mode at least
-        # MIN_CANDIDATES, so its order does not depend on k (fusion.NORM_DEPTH)
-        n = max(k * CANDIDATE_FACTOR, TIMELINE_CANDIDATES if mode == "timeline" else MIN_CANDIDATES)
+        # a timeline, or a hybrid search for a question that spans memory, fetches the timeline's depth
+        # (TIMELINE_CANDIDATES, measured as such); every other search at least MIN_CANDIDATES, so its order does
+        # not depend on k (fusion.NORM_DEPTH)
+        spans = mode == "timeline" or (mode == "hybrid" and spans_memory(query))
+        n = max(k * CANDIDATE_FACTOR, TIMELINE_CANDIDATES if spans else MIN_CANDIDATES)
         if mode == "keyword":
             return self._merge(self.keyword(query, n, flt, (build, version)), k, build)
         if mode == "vector":
@@ -113,6 +117,8 @@ class Searcher:
         if mode == "timeline":  # the best rows within k x TIMELINE_CHARS_PER_HIT characters, oldest first: all are hits
             ranked = timeline(ranked, query, k)
             return self._merge(ranked, len(ranked), build)
+        if spans:  # a summary, an order, everything about X: its first hits reach over the sessions (timeline.spread)
+            ranked = spread(ranked, query)
         return self._merge(ranked, k, build)
 
     def snapshot(self) -> tuple[int, int]:

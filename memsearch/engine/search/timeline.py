@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import re
 
-from .query import asks_own_words
+from .query import asks_instructions, asks_own_words
 from .speakers import is_user_turn
 from .timeline_budget import TIMELINE_CHARS_PER_HIT, TIMELINE_ROWS_PER_HIT
 
-__all__ = ["DIRECTIVE_WEIGHT", "TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD", "TIMELINE_PASSAGES",
-           "TIMELINE_ROWS_PER_HIT", "asks_instructions", "is_directive", "line_chars", "session_of", "timeline"]
+__all__ = ["DIRECTIVE_WEIGHT", "SPREAD_K", "TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD",
+           "TIMELINE_PASSAGES", "TIMELINE_ROWS_PER_HIT", "is_directive", "line_chars", "pick", "session_of", "spread",
+           "timeline"]
 
 #: Share of the budget filled with hybrid's best rows whatever their session, before the spread: an order
 #: question names its events, which hybrid ranks first, and an event is not always among its session's best
@@ -48,20 +49,16 @@ TIMELINE_CANDIDATES = 150
 #: search", and ranked below the turns that name the topic. Chosen on the same tuning users: 1.1 changes
 #: nothing, 1.3 is the smallest that reaches the best (1.2 / 1.3 / 1.5 / 2.0 measured; LOG.md, round seven).
 DIRECTIVE_WEIGHT = 1.3
+#: A ranked (hybrid) search for a question that spans memory opens with what a timeline of this many hits would
+#: pick (:func:`spread`), whatever its own k, so that its first hits do not depend on k. Chosen on the tuning users
+#: of the long-chat corpora against 5 (LOG.md, round fifteen).
+SPREAD_K = 10
 _HEADING_DAY = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
-_ASKS_INSTRUCTIONS = re.compile(
-    r"\b(?:asked\s+you\s+to|ask\s+you\s+to|told\s+you\s+to|keep\s+in\s+mind|always|never|instruct\w*|rules?\s+for\s+you)\b",
-    re.IGNORECASE)
 # a sentence that opens with an imperative or a standing condition, at the start of a line, after a
 # speaker's mark ("**User:**", "User:") or after another sentence
 _DIRECTIVE = re.compile(
     r"(?:^|[.!?]\s+|:\**\s+)(?:don'?t|do\s+not|always|never|keep|please|remember|make\s+sure|whenever\s+you|"
     r"when\s+you|from\s+now\s+on|stop|avoid)\b", re.IGNORECASE | re.MULTILINE)
-
-
-def asks_instructions(query: str) -> bool:
-    """Whether ``query`` asks for standing instructions ("what did I ask you to always do", "keep in mind")."""
-    return bool(_ASKS_INSTRUCTIONS.search(query))
 
 
 def is_directive(row: dict) -> bool:
@@ -90,39 +87,58 @@ def line_chars(rows: list[dict]) -> dict[tuple[str, int, int], int]:
     return out
 
 
-def timeline(ranked: list[dict], query: str, k: int, *, chars: int | None = None, rows: int | None = None,
-             passages: int = TIMELINE_PASSAGES, head: float = TIMELINE_HEAD,
-             directive: float = DIRECTIVE_WEIGHT) -> list[dict]:
-    """The best rows of ``ranked`` within ``chars`` characters and ``rows`` rows (defaults: ``k`` x
-    TIMELINE_CHARS_PER_HIT and ``k`` x TIMELINE_ROWS_PER_HIT), the first ``head`` of the characters by rank
-    alone, then at most ``passages`` a session; oldest session first. ``directive``: DIRECTIVE_WEIGHT."""
-    budget = k * TIMELINE_CHARS_PER_HIT if chars is None else chars
-    left = k * TIMELINE_ROWS_PER_HIT if rows is None else rows
+def pick(ranked: list[dict], query: str, chars: int, rows: int, *, passages: int = TIMELINE_PASSAGES,
+         head: float = TIMELINE_HEAD, directive: float = DIRECTIVE_WEIGHT) -> list[dict]:
+    """The best rows of ``ranked`` within ``chars`` characters and ``rows`` rows, best first: the first ``head`` of
+    the characters by rank alone, then at most ``passages`` a session; for a question about the asker only their
+    own turns (when any rank), for one about standing instructions the rows that give one first (``directive``)."""
     cost = line_chars(ranked)
     if asks_instructions(query):  # a stable sort: ties keep hybrid's order
         ranked = sorted(ranked, key=lambda r: -r["score"] * (directive if is_directive(r) else 1.0))
     if asks_own_words(query):
         ranked = [r for r in ranked if is_user_turn(r)] or ranked
-    sessions: dict[tuple[str, str | None], list[dict]] = {}
+    sessions: dict[tuple[str, str | None], int] = {}
     paid: set[tuple[str, int, int]] = set()  # line ranges already in the budget (another piece of the line)
+    out: list[dict] = []
     used = 0
     for row in ranked:  # best first
-        if left <= 0:
+        if len(out) >= rows:
             break
-        kept = sessions.setdefault(session_of(row), [])
-        if len(kept) >= passages and used >= head * budget:
+        session = session_of(row)
+        if sessions.get(session, 0) >= passages and used >= head * chars:
             continue
         span = (row["path"], row["start_line"], row["end_line"])
         price = 0 if span in paid else cost[span]
-        if used + price > budget and used:  # the best row always comes, whatever its length
+        if used + price > chars and used:  # the best row always comes, whatever its length
             continue
-        kept.append(row)
+        out.append(row)
+        sessions[session] = sessions.get(session, 0) + 1
         paid.add(span)
         used += price
-        left -= 1
+    return out
+
+
+def timeline(ranked: list[dict], query: str, k: int, *, chars: int | None = None, rows: int | None = None,
+             **rules) -> list[dict]:
+    """:func:`pick`'s rows within ``chars`` characters and ``rows`` rows (defaults: ``k`` x
+    TIMELINE_CHARS_PER_HIT and ``k`` x TIMELINE_ROWS_PER_HIT), oldest session first; ``rules``: :func:`pick`'s."""
+    budget = k * TIMELINE_CHARS_PER_HIT if chars is None else chars
+    picked = pick(ranked, query, budget, k * TIMELINE_ROWS_PER_HIT if rows is None else rows, **rules)
+    sessions: dict[tuple[str, str | None], list[dict]] = {}
+    for row in picked:
+        sessions.setdefault(session_of(row), []).append(row)
     out: list[dict] = []
     # dated sessions oldest first ("~" sorts after every digit), then the undated ones by score
-    filled = [(key, kept) for key, kept in sessions.items() if kept]
+    filled = list(sessions.items())
     for _, _, kept in sorted((key[1] or kept[0].get("date") or "~", i, kept) for i, (key, kept) in enumerate(filled)):
         out += sorted(kept, key=lambda r: r["start_line"])
     return out
+
+
+def spread(ranked: list[dict], query: str, k: int = SPREAD_K) -> list[dict]:
+    """``ranked`` opening with what a timeline of ``k`` hits picks (for a question that spans memory,
+    :func:`.query.spans_memory`), in :func:`pick`'s order: hybrid's best rows, then the best of other sessions;
+    the rest of the ranking follows as it was."""
+    first = pick(ranked, query, k * TIMELINE_CHARS_PER_HIT, k * TIMELINE_ROWS_PER_HIT)
+    taken = {id(r) for r in first}
+    return first + [r for r in ranked if id(r) not in taken]
