@@ -8,7 +8,6 @@ import re
 import shlex
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
@@ -252,35 +251,6 @@ def test_a_bad_value_of_an_option_that_sets_a_setting_names_the_option(make_tree
     message = one_error_line(run(*(a.format(root=root) for a in args)))
     assert message.startswith(f"error: {option} {args[-1]} is not valid: {option} accepts "), message
     assert "debounce_ms" not in message and "MEMSEARCH_" not in message
-
-
-def test_ctrl_c_while_the_service_rebuilds_says_it_goes_on(make_tree):
-    """Ctrl-C in ``memsearch index ROOT --rebuild`` that the service carries out ended with status 130 and nothing
-    said, while the service went on rebuilding; now one line says so and names ``memsearch status ROOT``, exit 130.
-    The service is stood in for: its answer (``route.write``) never comes, and the process gets a real SIGINT while
-    it waits, as a terminal's Ctrl-C sends it (a real service rebuilding a tree slow enough to interrupt reliably
-    would make this test minutes long)."""
-    root = make_tree(MEMORY)
-    code = textwrap.dedent(f"""
-        import os, signal, sys, time
-        from memsearch.service import route
-
-        def write(where, method, params, **kwargs):
-            assert method == "index" and params["rebuild"]
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(30)
-
-        route.write = write
-        from memsearch.cli import main
-        sys.exit(main(["index", {str(root)!r}, "--rebuild"]))
-    """)
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 130, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    [line] = result.stderr.strip().splitlines()
-    assert line.startswith("interrupted: the memsearch service goes on with the rebuild")
-    assert commands_in(line) == [["memsearch", "status", str(root)]]
-    assert not (root / ".memsearch").exists()  # nothing was indexed here
 
 
 def commands_in(text: str) -> list[list[str]]:

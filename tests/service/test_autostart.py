@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -339,3 +341,38 @@ def test_a_runtime_dir_too_long_for_a_socket_still_gets_the_service(examples_cop
         import shutil
 
         shutil.rmtree(short, ignore_errors=True)
+
+
+def test_ctrl_c_while_the_service_rebuilds_says_it_goes_on_and_it_does(tmp_path):
+    """Ctrl-C in ``memsearch index ROOT --rebuild`` that the running service carries out: the command says in one
+    line that the service goes on and how to follow it (exit 130, as any Ctrl-C), and the service finishes the
+    rebuild: it exited 130 with nothing said before, while the service went on."""
+    from benchmarks.synthetic import generate_chunks
+
+    root = tmp_path / "memory"
+    planted = generate_chunks(root, COLD_CHUNKS)
+    env = _env(MEMSEARCH_AUTOSTART="1", MEMSEARCH_IDLE_EXIT="600")
+    try:
+        _cli_search(root, planted[0].query, env)  # starts the service, which builds the index
+        _until(lambda: (lambda s: s["partial_files"] == 0 and s["last_sync"] and s)(daemon_status(root)),
+               timeout=900, step=1.0)
+        pid = _serving(root)["pid"]
+        rebuild = subprocess.Popen([sys.executable, "-m", "memsearch", "index", str(root), "--rebuild"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        # interrupted once the service holds the rebuild: the index's files are being indexed again
+        _until(lambda: daemon_status(root)["partial_files"] > 0 or rebuild.poll() is not None, timeout=120, step=0.1)
+        assert rebuild.poll() is None, rebuild.communicate()
+        rebuild.send_signal(signal.SIGINT)
+        out, err = rebuild.communicate(timeout=60)
+        assert rebuild.returncode == 130, (out, err)
+        assert "Traceback" not in err
+        line = err.strip().splitlines()[-1]
+        assert line == f"interrupted: the memsearch service goes on with the rebuild; follow it with `memsearch " \
+                       f"status {shlex.quote(str(root))}`", err
+        # and it does: the same service completes the rebuilt index, which answers whole again
+        done = _until(lambda: (lambda s: s["partial_files"] == 0 and s["last_sync"] and s)(daemon_status(root)),
+                      timeout=900, step=1.0)
+        assert done["pid"] == pid
+        assert not any(h["partial"] for h in _cli_search(root, planted[0].query, env))
+    finally:
+        stop(root, timeout=60)
