@@ -115,8 +115,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "and the nearest MEMORY.md (title and summary) that explains the folder the hit is in. "
         "To see more of a hit, call memory_read with its path, start_line and end_line. "
         "For a question whose answer is spread over many sessions or notes (summarise how X went, in which "
-        "order things happened, everything about X, what the user asked you to always or never do), use "
-        "mode 'timeline': the best passages of each file or dated session on the topic, oldest first.",
+        "order things happened, everything about X, what the user asked you to always or never do), the default "
+        "mode already brings the best passages of other sessions among its first hits, best first; mode "
+        "'timeline' gives the best passages of each file or dated session on the topic, oldest first.",
         _obj(
             {
                 "query": {

@@ -117,10 +117,12 @@ def test_a_question_that_spans_memory_is_told_from_one_a_passage_answers():
                 "In which order did these happen: the offer, the notice?", "put these releases in order",
                 "how did the move away from wkhtmltopdf go", "everything about the Stripe integration",
                 "the story of the UTF-8 crash", "what have I been up to with Spanish so far",
-                "what did I ask you to keep in mind about my CV", "which came first, the move or the new job")
+                "what did I ask you to keep in mind about my CV", "which came first, the move or the new job",
+                "What are my preferences when it comes to the wedding?")
     single = ("What is Dana's phone number?", "in order to fix the build, which flag did we set",
               "how did you go about the migration", "when did Caroline go to the LGBTQ support group",
-              "which warehouse did we choose for Atlas and why", "what did you suggest for the garden")
+              "which warehouse did we choose for Atlas and why", "what did you suggest for the garden",
+              "which preference did Sam state for the venue")
     assert all(spans_memory(q) for q in spanning), [q for q in spanning if not spans_memory(q)]
     assert not any(spans_memory(q) for q in single), [q for q in single if spans_memory(q)]
 

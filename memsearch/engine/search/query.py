@@ -11,7 +11,9 @@ state ("the latest X", "last time", "so far": :func:`wants_latest`) is recognise
 several things ("in which order did these happen: A, B, C?": :func:`listed_items`). A question about
 the asker's own doings, words or tastes ("what do I prefer", "what did I ask you to") is told from
 one about what the other side said ("what did you suggest": :func:`asks_own_words`), which matters
-in a chat transcript where the two speak in turns (:mod:`.speakers`).
+in a chat transcript where the two speak in turns (:mod:`.speakers`); and one whose answer is spread over
+memory (a summary, an order of events, everything about X, standing instructions: :func:`spans_memory`) gets
+the best passages of many sessions first (:func:`.timeline.spread`).
 """
 
 from __future__ import annotations
@@ -142,9 +144,10 @@ def asks_instructions(query: str) -> bool:
 #: (summarise, recap, overview, rundown, history of, the story of, walk me through, catch me up, progress,
 #: milestones, "how did X go"), a span (so far, up to now, over time, over the past weeks, across our
 #: chats/sessions/notes, everything about X, every time) or an order of events (in which order, in order,
-#: chronological, sequence, which came first, earliest, before or after). English's words for "many events"
-#: and "their order" (benchmarks/research/LOG.md, rounds five and fifteen), not one benchmark's template:
-#: the story / "how did X go" / "everything about" / "in order" forms were added from codeagent's tuning half.
+#: chronological, sequence, which came first, earliest, before or after), or the asker's preferences, many
+#: of them. English's words for "many events", "their order" and "many tastes" (benchmarks/research/LOG.md,
+#: rounds five and fifteen), not one benchmark's template: the story / "how did X go" / "everything about" /
+#: "in order" forms were added from codeagent's tuning half, "preferences" from longchat-hard's.
 _SPANS = re.compile(
     r"\b(?:summar(?:y|i[sz]e\w*)|recap|overview|run-?down|round-?up|timeline|history\s+of|story\s+of|"
     r"walk\s+me\s+through|catch\s+me\s+up|progress|milestones?|so\s+far|up\s+to\s+now|over\s+time|"
@@ -153,14 +156,15 @@ _SPANS = re.compile(
     r"across\s+(?:(?:our|the|all|my|these|those)\s+)*(?:chats|sessions|conversations|notes|talks|meetings)|"
     r"every\s?thing\s+(?:(?:that\s+)?(?:happened|I|we)|about|on)|every\s+time|all\s+the\s+times|"
     r"(?:in\s+)?(?:which|what)\s+order|in\s+(?:the\s+)?order(?!\s+to\b)|chronolog\w*|sequence|"
-    r"(?:came|happened|was)\s+first|earliest|before\s+or\s+after|after\s+or\s+before)\b",
+    r"(?:came|happened|was)\s+first|earliest|before\s+or\s+after|after\s+or\s+before|preferences)\b",
     re.I,
 )
 
 
 def spans_memory(query: str) -> bool:
     """Whether ``query`` asks for what is spread over memory: a summary, an order of events, everything about
-    a topic (:data:`_SPANS`), or the standing instructions given over time (:func:`asks_instructions`)."""
+    a topic, the asker's preferences (:data:`_SPANS`), or the standing instructions given over time
+    (:func:`asks_instructions`)."""
     return bool(_SPANS.search(query)) or asks_instructions(query)
 
 
