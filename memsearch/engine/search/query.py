@@ -146,7 +146,7 @@ def asks_instructions(query: str) -> bool:
 #: chats/sessions/notes, everything about X, every time) or an order of events (in which order, in order,
 #: chronological, sequence, which came first, earliest, before or after), or the asker's preferences, many
 #: of them. English's words for "many events", "their order" and "many tastes" (benchmarks/research/LOG.md,
-#: rounds five and fifteen), not one benchmark's template: the story / "how did X go" / "everything about" /
+#: rounds four and fourteen), not one benchmark's template: the story / "how did X go" / "everything about" /
 #: "in order" forms were added from codeagent's tuning half, "preferences" from longchat-hard's.
 _SPANS = re.compile(
     r"\b(?:summar(?:y|i[sz]e\w*)|recap|overview|run-?down|round-?up|timeline|history\s+of|story\s+of|"

@@ -51,7 +51,7 @@ TIMELINE_CANDIDATES = 150
 DIRECTIVE_WEIGHT = 1.3
 #: A ranked (hybrid) search for a question that spans memory opens with what a timeline of this many hits would
 #: pick (:func:`spread`), whatever its own k, so that its first hits do not depend on k. Chosen on the tuning users
-#: of the long-chat corpora against 5 (LOG.md, round fifteen).
+#: of the long-chat corpora against 5 (LOG.md, round fourteen).
 SPREAD_K = 10
 _HEADING_DAY = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 # a sentence that opens with an imperative or a standing condition, at the start of a line, after a
