@@ -27,6 +27,7 @@ from benchmarks.metrics import Span
 from memsearch.engine.search import fusion, shape, speakers
 from memsearch.engine.search.order import rank_order
 from memsearch.engine.search.query import asks_own_words, query_dates, wants_latest
+from memsearch.engine.search.timeline import spread_if_spanning
 
 __all__ = ["RANKINGS", "VARIANTS", "rankings", "ranks", "analyse", "main"]
 
@@ -34,7 +35,7 @@ __all__ = ["RANKINGS", "VARIANTS", "rankings", "ranks", "analyse", "main"]
 def _hybrid(weight=None, stages=None):
     def run(q, vec, kw):
         w = (lambda *a: fusion.VECTOR_WEIGHT) if weight == "fixed" else None
-        return fusion.hybrid("convex", q.query, vec, kw, weight=w, stages=stages)
+        return spread_if_spanning(fusion.hybrid("convex", q.query, vec, kw, weight=w, stages=stages), q.query)
 
     return run
 

@@ -16,6 +16,7 @@ import numpy as np
 from benchmarks import quality
 from memsearch.engine.search import fusion, shape, speakers
 from memsearch.engine.search.order import rank_order
+from memsearch.engine.search.timeline import spread_if_spanning
 
 __all__ = ["POOL", "EXPAND_TERMS", "VARIANTS", "baseline"]
 
@@ -25,7 +26,8 @@ POOL = max(quality.K * fusion.CANDIDATE_FACTOR, fusion.MIN_CANDIDATES)
 EXPAND_TERMS = (3, 8)
 
 def baseline(q, vec, kw, ctx):
-    return fusion.hybrid("convex", q.query, vec, kw)
+    """The engine's hybrid ranking (with the spread of a question that spans memory)."""
+    return spread_if_spanning(fusion.hybrid("convex", q.query, vec, kw), q.query)
 
 
 def _rank(rows):

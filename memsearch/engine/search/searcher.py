@@ -29,7 +29,7 @@ from .hits import Hit, HitBuilder
 from .order import rank_order
 from .query import spans_memory
 from .shape import merge_rows
-from .timeline import TIMELINE_CANDIDATES, spread, timeline
+from .timeline import TIMELINE_CANDIDATES, spread_if_spanning, timeline
 
 __all__ = ["Searcher", "canonical", "KEYWORD_SCORE_DECIMALS", "KEYWORD_THREAD_MIN_ROWS"]
 
@@ -117,9 +117,8 @@ class Searcher:
         if mode == "timeline":  # the best rows within k x TIMELINE_CHARS_PER_HIT characters, oldest first: all are hits
             ranked = timeline(ranked, query, k)
             return self._merge(ranked, len(ranked), build)
-        if spans:  # a summary, an order, everything about X: its first hits reach over the sessions (timeline.spread)
-            ranked = spread(ranked, query)
-        return self._merge(ranked, k, build)
+        # a summary, an order, everything about X: its first hits reach over the sessions (timeline.spread)
+        return self._merge(spread_if_spanning(ranked, query), k, build)
 
     def snapshot(self) -> tuple[int, int]:
         """(latest version, rows) of the chunks table, asking LanceDB only when the tables' versions

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import re
 
-from .query import asks_instructions, asks_own_words
+from .query import asks_instructions, asks_own_words, spans_memory
 from .speakers import is_user_turn
 from .timeline_budget import TIMELINE_CHARS_PER_HIT, TIMELINE_ROWS_PER_HIT
 
 __all__ = ["DIRECTIVE_WEIGHT", "SPREAD_K", "TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD",
-           "TIMELINE_PASSAGES", "TIMELINE_ROWS_PER_HIT", "is_directive", "line_chars", "pick", "session_of", "spread",
+           "TIMELINE_PASSAGES", "TIMELINE_ROWS_PER_HIT", "is_directive", "line_chars", "pick", "session_of", "spread", "spread_if_spanning",
            "timeline"]
 
 #: Share of the budget filled with hybrid's best rows whatever their session, before the spread: an order
@@ -142,3 +142,9 @@ def spread(ranked: list[dict], query: str, k: int = SPREAD_K) -> list[dict]:
     first = pick(ranked, query, k * TIMELINE_CHARS_PER_HIT, k * TIMELINE_ROWS_PER_HIT)
     taken = {id(r) for r in first}
     return first + [r for r in ranked if id(r) not in taken]
+
+
+def spread_if_spanning(ranked: list[dict], query: str) -> list[dict]:
+    """The hybrid ranking as a search returns it: :func:`spread` for a question that spans memory
+    (:func:`.query.spans_memory`), else ``ranked`` as it is."""
+    return spread(ranked, query) if spans_memory(query) else ranked
