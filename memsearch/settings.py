@@ -23,7 +23,8 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 from .errors import InvalidArgument
 
-__all__ = ["Setting", "SETTINGS", "get", "check_all", "env_name", "describe", "cache_dir"]
+__all__ = ["Setting", "Rule", "SETTINGS", "get", "parsed", "check_all", "env_name", "describe", "cache_dir", "whole",
+           "over"]
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -41,7 +42,15 @@ class Setting(NamedTuple):
     default_text: str = ""
 
 
-def _whole(lo: int, hi: int | None = None) -> Callable[[Any], int]:
+class Rule(NamedTuple):
+    """What a value that is no setting accepts (``validate --window``): its parser and the words for messages."""
+
+    parse: Callable[[Any], Any]
+    accepts: str
+
+
+def whole(lo: int, hi: int | None = None) -> Callable[[Any], int]:
+    """A parser of whole numbers from ``lo`` (to ``hi``): ``ValueError`` outside."""
     def parse(value: Any) -> int:
         if isinstance(value, bool):
             raise ValueError
@@ -62,7 +71,8 @@ def _choice(*choices: str, upper: bool = False) -> Callable[[Any], str]:
     return parse
 
 
-def _seconds(lo: float, hi: float) -> Callable[[Any], float]:
+def over(lo: float, hi: float) -> Callable[[Any], float]:
+    """A parser of numbers more than ``lo`` and at most ``hi``: ``ValueError`` outside."""
     def parse(value: Any) -> float:
         if isinstance(value, bool):
             raise ValueError
@@ -147,16 +157,16 @@ _ROWS = [
     Setting("cache", "MEMSEARCH_CACHE", None, _path, "a directory path",
             "Where derived files live (the model exported to ONNX, per model fingerprint).",
             "`$XDG_CACHE_HOME/memsearch`, else `~/.cache/memsearch`"),
-    Setting("batch_size", "MEMSEARCH_BATCH_SIZE", 32, _whole(1, 65536), "a whole number from 1 to 65536",
+    Setting("batch_size", "MEMSEARCH_BATCH_SIZE", 32, whole(1, 65536), "a whole number from 1 to 65536",
             "Texts per model call when indexing."),
-    Setting("batch_chunks", "MEMSEARCH_BATCH_CHUNKS", 512, _whole(1, 10_000_000), "a whole number of chunks, at least 1",
+    Setting("batch_chunks", "MEMSEARCH_BATCH_CHUNKS", 512, whole(1, 10_000_000), "a whole number of chunks, at least 1",
             "Chunks embedded and committed per store write when indexing; a file with more chunks streams over several writes."),
-    Setting("text_first_files", "MEMSEARCH_TEXT_FIRST_FILES", 64, _whole(0, 10_000_000),
+    Setting("text_first_files", "MEMSEARCH_TEXT_FIRST_FILES", 64, whole(0, 10_000_000),
             "a whole number of files (0: never)",
             "New files in one sync from which their text is written first, keyword-searchable (hits say `partial`) "
             "before it is embedded; the first sync of a tree never indexed does so whatever its size; 0 embeds as "
             "it writes."),
-    Setting("max_file_mb", "MEMSEARCH_MAX_FILE_MB", 10, _whole(1, 100_000), "a whole number of megabytes, at least 1",
+    Setting("max_file_mb", "MEMSEARCH_MAX_FILE_MB", 10, whole(1, 100_000), "a whole number of megabytes, at least 1",
             "Markdown files larger than this are not indexed (a warning names them). Memory no longer grows with a "
             "file's size; this bounds time: 10 MB is about 19,000 chunks, some 20 minutes of embedding on 2 busy CPU cores."),
     Setting("fusion", "MEMSEARCH_FUSION", "convex", _choice("convex", "rrf"), "convex or rrf",
@@ -168,17 +178,17 @@ _ROWS = [
             "The tokenizer for token counts and budgets."),
     Setting("foreign", "MEMSEARCH_FOREIGN", ("skills",), _names, "comma-separated paths relative to the root, or none",
             "Directories governed by another format, skipped whole.", "`skills`"),
-    Setting("core_budget", "MEMSEARCH_CORE_BUDGET", 30_000, _whole(1), "a whole number of tokens, at least 1",
+    Setting("core_budget", "MEMSEARCH_CORE_BUDGET", 30_000, whole(1), "a whole number of tokens, at least 1",
             "Token budget of core memory: `validate` warns past it, and a memory write that would pass it is refused."),
-    Setting("max_depth", "MEMSEARCH_MAX_DEPTH", 32, _whole(1, 1000), "a whole number of folders from 1 to 1000",
+    Setting("max_depth", "MEMSEARCH_MAX_DEPTH", 32, whole(1, 1000), "a whole number of folders from 1 to 1000",
             "Deepest folder a memory write may put a file in (folders below the root); a deeper path is refused."),
-    Setting("max_new_dirs", "MEMSEARCH_MAX_NEW_DIRS", 8, _whole(1, 1000), "a whole number of folders from 1 to 1000",
+    Setting("max_new_dirs", "MEMSEARCH_MAX_NEW_DIRS", 8, whole(1, 1000), "a whole number of folders from 1 to 1000",
             "Most new folders one memory write (create, rename) may make, each with its MEMORY.md; more is refused."),
-    Setting("debounce_ms", "MEMSEARCH_DEBOUNCE_MS", 300, _whole(1, 60_000), "a whole number of milliseconds from 1 to 60000",
+    Setting("debounce_ms", "MEMSEARCH_DEBOUNCE_MS", 300, whole(1, 60_000), "a whole number of milliseconds from 1 to 60000",
             "Longest wait to group file events before the service (or a `watch` daemon) syncs."),
-    Setting("client_timeout", "MEMSEARCH_CLIENT_TIMEOUT", 3.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
+    Setting("client_timeout", "MEMSEARCH_CLIENT_TIMEOUT", 3.0, over(0.0, 600.0), "seconds, more than 0 and at most 600",
             "How long a client waits for the service's answer before working in-process (one line on stderr)."),
-    Setting("hook_timeout", "MEMSEARCH_HOOK_TIMEOUT", 8.0, _seconds(0.0, 600.0), "seconds, more than 0 and at most 600",
+    Setting("hook_timeout", "MEMSEARCH_HOOK_TIMEOUT", 8.0, over(0.0, 600.0), "seconds, more than 0 and at most 600",
             "The longest a Claude Code hook of memsearch runs: past it, it adds nothing to the session and exits 0. "
             "`claude-code install` gives Claude Code's own `timeout` 2 s more (read when it writes the hooks). Less 1 s, "
             "also how long `memsearch serve` waits for the service it started before a search says it is starting."),
@@ -186,19 +196,19 @@ _ROWS = [
             "When a search finds nothing serving a local index this user may write, start this user's memsearch service "
             "in the background for the calls that follow (this call is answered in-process). `--no-daemon` turns it off for one command. "
             "`read`, `ls`, `core`, `status` and `validate` need no model and never start one."),
-    Setting("idle_exit", "MEMSEARCH_IDLE_EXIT", 1800, _whole(0, 10_000_000), "a whole number of seconds, 0 for never",
+    Setting("idle_exit", "MEMSEARCH_IDLE_EXIT", 1800, whole(0, 10_000_000), "a whole number of seconds, 0 for never",
             "The memsearch service unloads a root no client asked anything about for this long, and exits when no "
             "root is left (`memsearch watch` started by hand keeps running unless given `--idle-exit`)."),
-    Setting("follow_s", "MEMSEARCH_FOLLOW_S", 0.5, _seconds(0.0, 60.0), "seconds, more than 0 and at most 60",
+    Setting("follow_s", "MEMSEARCH_FOLLOW_S", 0.5, over(0.0, 60.0), "seconds, more than 0 and at most 60",
             "How often a read replica (`serve --read-only`) asks the store for a newer committed version of its index; "
             "a commit is searchable there within about this long plus the time to load the new version."),
-    Setting("lease_ttl", "MEMSEARCH_LEASE_TTL", 30.0, _seconds(0.0, 3600.0), "seconds, more than 0 and at most 3600",
+    Setting("lease_ttl", "MEMSEARCH_LEASE_TTL", 30.0, over(0.0, 3600.0), "seconds, more than 0 and at most 3600",
             "Length of the writer lease of an s3:// index: renewed every third of it; a writer that stops renewing "
             "(killed, cut off) frees the index this long after its last renewal, and stops committing itself once "
             "less than a sixth of it is left."),
-    Setting("max_open", "MEMSEARCH_MAX_OPEN", 16, _whole(1, 100_000), "a whole number of indexes, at least 1",
+    Setting("max_open", "MEMSEARCH_MAX_OPEN", 16, whole(1, 100_000), "a whole number of indexes, at least 1",
             "Indexes one process keeps open (`memsearch.search`, `serve`, `serve --roots`), least recently used closed first."),
-    Setting("open_mb", "MEMSEARCH_OPEN_MB", 1024, _whole(1, 10_000_000), "a whole number of megabytes, at least 1",
+    Setting("open_mb", "MEMSEARCH_OPEN_MB", 1024, whole(1, 10_000_000), "a whole number of megabytes, at least 1",
             "Estimated memory the open indexes of one process may hold (in-memory vectors and rows); past it the least "
             "recently used are closed. The index in use always stays open."),
     Setting("memory_root", "MEMSEARCH_MEMORY_ROOT", Path("~/.memsearch/memory"), _path, "a directory path",
@@ -239,18 +249,24 @@ def get(name: str, value: Any = None, *, environ: Mapping[str, str] | None = Non
     ``label`` names the argument in error messages (default: the setting's name).
     """
     setting = _setting(name)
-    source = label or name
-    if value is None:
-        raw = (os.environ if environ is None else environ).get(setting.env, "")
-        if not raw.strip():
-            return setting.default
-        value, source = raw, f"{setting.env}={raw!r}"
+    if value is not None:
+        return parsed(value, setting, label or name)
+    raw = (os.environ if environ is None else environ).get(setting.env, "")
+    if not raw.strip():
+        return setting.default
     try:
-        return setting.parse(value)
+        return setting.parse(raw)
     except (TypeError, ValueError):
-        shown = source if source.startswith(setting.env) else f"{source} {value!r}"
-        who = label if label and source == label else setting.name  # an option typed: named as typed
-        raise InvalidArgument(f"{shown} is not valid: {who} accepts {setting.accepts}") from None
+        raise InvalidArgument(f"{setting.env}={raw!r} is not valid: {setting.name} accepts {setting.accepts}") from None
+
+
+def parsed(value: Any, rule: Setting | Rule, label: str) -> Any:
+    """``value`` parsed by ``rule`` (a :class:`Setting` or a :class:`Rule`), or :class:`InvalidArgument` naming it
+    ``label`` (an option as the user typed it, a keyword argument): ``--budget -5 is not valid: --budget accepts ...``."""
+    try:
+        return rule.parse(value)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{label} {value!r} is not valid: {label} accepts {rule.accepts}") from None
 
 
 def check_all(environ: Mapping[str, str] | None = None) -> None:

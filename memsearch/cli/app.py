@@ -17,7 +17,7 @@ from rich.table import Table
 
 from ..errors import InvalidArgument, MemsearchError
 from ..service import route
-from .options import JsonOpt, RootArg
+from .options import JsonOpt, RootArg, checked_option, setting_option
 from .render import (
     counted,
     emit_json,
@@ -47,13 +47,18 @@ app = typer.Typer(
 def validate(
     root: Path = RootArg,
     as_json: bool = JsonOpt,
-    budget: Optional[int] = typer.Option(None, help="Core memory budget in tokens (default 30,000)."),
-    window: Optional[int] = typer.Option(None, help="Context window in tokens; the budget becomes a share of it."),
-    share: Optional[float] = typer.Option(None, help="Share of --window for core memory (default 0.15)."),
+    budget: Optional[int] = setting_option("core_budget", "--budget",
+                                           help="Core memory budget in tokens (default 30,000)."),
+    window: Optional[int] = checked_option("--window", lambda: _validator().WINDOW,
+                                           help="Context window in tokens; the budget becomes a share of it."),
+    share: Optional[float] = checked_option("--share", lambda: _validator().SHARE,
+                                            help="Share of --window for core memory (default 0.15)."),
 ) -> None:
     """Check a memory root against the Agent Memory spec. Exit 0 valid, 1 invalid, 2 unusable root."""
     from ..memory.validator import validate as run_validate
 
+    if share is not None and window is None and budget is None:
+        raise InvalidArgument("--share is a share of --window: give both, e.g. --window 200000 --share 0.15")
     report = run_validate(root, budget=budget, window=window, share=share)
     if as_json:
         emit_json(report.to_dict())
@@ -67,6 +72,12 @@ def validate(
         for issue in report.warnings:
             out.print(f"  [yellow]warning[/yellow] {issue.code:<20} {escape(issue.path)}: {escape(issue.message)}")
     raise typer.Exit(0 if report.valid else 1)
+
+
+def _validator():
+    from ..memory import validator
+
+    return validator
 
 
 def _where(root: Path, db: Optional[str], command: str = "", then: Optional[str] = None):

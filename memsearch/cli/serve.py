@@ -11,9 +11,15 @@ from typing import Optional
 import typer
 
 from ..errors import IndexLocked, InvalidArgument
-from .options import DbOpt, ModelOpt, root_arg
+from .options import DbOpt, ModelOpt, checked_option, root_arg
 
 __all__ = ["register"]
+
+
+def _tool_budget():
+    from ..harness.budget import RULE
+
+    return RULE
 
 
 def register(app: typer.Typer) -> None:
@@ -30,9 +36,9 @@ def register(app: typer.Typer) -> None:
         ),
         db: Optional[str] = DbOpt,
         model: Optional[str] = ModelOpt,
-        budget: Optional[int] = typer.Option(
-            None,
+        budget: Optional[int] = checked_option(
             "--budget",
+            _tool_budget,
             help="Most tokens one tool result may take (default 4000); longer results are cut with a note.",
         ),
         http: bool = typer.Option(

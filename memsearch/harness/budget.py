@@ -13,15 +13,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import InvalidArgument
+from .. import settings
 from ..memory.tokens import count_tokens, encoding_name, get_encoding
 
-__all__ = ["Budget", "DEFAULT_BUDGET", "MIN_BUDGET"]
+__all__ = ["Budget", "DEFAULT_BUDGET", "MIN_BUDGET", "RULE"]
 
 #: Tokens one tool result may take by default (JSON as the model sees it).
 DEFAULT_BUDGET = 4000
 #: The smallest budget accepted: below it, an error or a cut note alone would not fit.
 MIN_BUDGET = 200
+
+
+def _tokens(value: Any) -> int:
+    if isinstance(value, str):  # a number, not text that holds one
+        raise ValueError
+    return settings.whole(MIN_BUDGET)(value)
+
+
+#: What a budget (``budget=``, ``serve --budget``) accepts.
+RULE = settings.Rule(_tokens, f"a whole number of tokens, at least {MIN_BUDGET}")
 #: Tokens kept free for the note a cut adds.
 NOTE_ROOM = 80
 #: Snippet lengths (tokens) tried in turn when search hits do not fit.
@@ -36,9 +46,7 @@ class Budget:
     """``limit`` tokens per result in tiktoken ``encoding``."""
 
     def __init__(self, limit: int | None = None, encoding: str | None = None):
-        self.limit = DEFAULT_BUDGET if limit is None else limit
-        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < MIN_BUDGET:
-            raise InvalidArgument(f"budget must be a whole number of tokens, at least {MIN_BUDGET}; got {limit!r}")
+        self.limit = DEFAULT_BUDGET if limit is None else settings.parsed(limit, RULE, "budget")
         self.encoding = encoding_name(encoding)
 
     def tokens(self, result: Any) -> int:

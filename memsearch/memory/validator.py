@@ -57,20 +57,22 @@ class ValidationReport:
         }
 
 
+#: What a context window (``window``, ``validate --window``) and its share for core memory accept.
+WINDOW = settings.Rule(settings.whole(1), "a whole number of tokens, at least 1")
+SHARE = settings.Rule(settings.over(0.0, 1.0), "a number more than 0 and at most 1")
+
+
 def core_budget(budget: int | None = None, *, window: int | None = None, share: float | None = None) -> int:
     """Token budget of core memory: explicit tokens, else ``share`` (15%) of ``window``, else
     ``MEMSEARCH_CORE_BUDGET``, else 30,000."""
     if budget is not None:
-        if budget <= 0:
-            raise InvalidArgument(f"core budget must be a positive number of tokens, got {budget}")
-        return int(budget)
+        return settings.get("core_budget", budget, label="budget")
     if window is not None:
-        share = DEFAULT_WINDOW_SHARE if share is None else share
-        if window <= 0 or not 0 < share <= 1:
-            raise InvalidArgument(f"context window must be positive and share in (0, 1], got window={window}, share={share}")
-        return int(window * share)
+        window = settings.parsed(window, WINDOW, "window")
+        share = DEFAULT_WINDOW_SHARE if share is None else settings.parsed(share, SHARE, "share")
+        return max(1, int(window * share))
     if share is not None:
-        raise InvalidArgument("a budget share needs a context window size: pass window= (e.g. --window 200000)")
+        raise InvalidArgument("a budget share needs a context window size: pass window= as well")
     return settings.get("core_budget")
 
 

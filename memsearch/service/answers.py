@@ -11,6 +11,7 @@ forward (:mod:`memsearch.harness.served`, which syncs its writes through the wri
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -19,6 +20,8 @@ from typing import Callable, Protocol
 from . import protocol
 from .firstbuild import await_first_rows, indexing
 from .protocol import PROTOCOL_VERSION, Refused
+
+log = logging.getLogger("memsearch.service")
 
 __all__ = ["Answers", "Writer", "ProgressSink"]
 
@@ -159,13 +162,41 @@ class Answers:
         writer = self._need_writer("index")
         _check_types(rebuild=(rebuild, bool), check=(check, bool), model=(model, (str, type(None))),
                      include_core=(include_core, (bool, type(None))), wait=(wait, (int, float)))
-        return writer.run_index({"rebuild": rebuild, "model": model, "include_core": include_core, "check": check,
-                                 "wait": float(wait)}, progress)
+        what = ("rebuild" if rebuild else "index") + (f" with model {model}" if model else "") + (
+            " and check" if check else "")
+        return self._logged(what, lambda: writer.run_index(
+            {"rebuild": rebuild, "model": model, "include_core": include_core, "check": check, "wait": float(wait)},
+            progress))
 
     def _check(self, repair=False, wait=0.0, model=None) -> dict:
         writer = self._need_writer("check")
         _check_types(repair=(repair, bool), model=(model, (str, type(None))), wait=(wait, (int, float)))
-        return writer.run_check({"repair": repair, "wait": float(wait), "model": model})
+        job = lambda: writer.run_check({"repair": repair, "wait": float(wait), "model": model})  # noqa: E731
+        return self._logged("repair", job) if repair else job()
+
+    def _logged(self, what: str, job: Callable[[], dict]) -> dict:
+        """``job`` (a client's index, rebuild or repair, carried out here) between two lines of the service's log:
+        its start, and its end with what it did and how long it took, or its error."""
+        log.info("%s: %s started", self.root, what)
+        began = time.monotonic()
+        try:
+            done = job()
+        except BaseException as exc:
+            log.info("%s: %s failed after %.1f s: %s", self.root, what, time.monotonic() - began,
+                     str(exc) or type(exc).__name__)
+            raise
+        log.info("%s: %s done in %.1f s: %s", self.root, what, time.monotonic() - began, _did(done))
+        return done
+
+
+def _did(done: dict) -> str:
+    """What an index job's (or a check's) answer says it did, in a few words for the log."""
+    if "rows" in done:  # a check
+        return (f"{done['rows']} rows of {done['files']} files checked, {done.get('findings_total', 0)} findings; "
+                f"{done.get('repaired') or 'nothing repaired'}")
+    return (f"{done.get('files_added', 0)} files added, {done.get('files_changed', 0)} changed, "
+            f"{done.get('files_removed', 0)} removed; {done.get('chunks_embedded', 0)} chunks embedded, "
+            f"{done.get('chunks_total', 0)} in all")
 
 
 def _check_types(**checks) -> None:

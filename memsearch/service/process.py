@@ -189,8 +189,11 @@ def daemon_status(root, db=None) -> dict:
     states = store.file_states()
     tree = scan(base)
     wanted = set(tree.indexed_files(bool(meta.get("include_core"))))
-    changed = 0
+    changed = unfinished = 0
     for path in wanted & set(states):
+        if is_incomplete(states[path].mtime_ns, states[path].size):  # written text only, or a sync stopped inside
+            unfinished += 1  # it: no whole version of it is indexed, so added, as the sync counts it (Pending.added)
+            continue
         try:
             st = (base / path).stat()
         except OSError:
@@ -200,7 +203,7 @@ def daemon_status(root, db=None) -> dict:
                 partial_chunks=store.text_only_rows())
     info.update(indexed=True, files=len(states), chunks=store.row_count(),
                 model=meta.get("model"), disk_bytes=store.disk_bytes(), updated=meta.get("updated"),
-                pending={"added": len(wanted - set(states)), "changed": changed, "removed": len(set(states) - wanted)})
+                pending={"added": len(wanted - set(states)) + unfinished, "changed": changed, "removed": len(set(states) - wanted)})
     info["pending"]["total"] = sum(info["pending"].values())
     return info
 

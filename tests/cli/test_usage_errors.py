@@ -242,15 +242,29 @@ def test_a_query_that_starts_with_a_dash_is_told_to_go_after_double_dash(make_tr
     (("watch", "{root}", "--debounce", "0"), "--debounce"),
     (("watch", "{root}", "--idle-exit", "-5"), "--idle-exit"),
     (("service", "--idle-exit", "-1"), "--idle-exit"),
+    (("validate", "{root}", "--budget", "-5"), "--budget"),
+    (("validate", "{root}", "--window", "-5"), "--window"),
+    (("validate", "{root}", "--window", "1000", "--share", "2"), "--share"),
+    (("serve", "{root}", "--budget", "-3"), "--budget"),
+    (("serve", "{root}", "--budget", "199"), "--budget"),
 ])
-def test_a_bad_value_of_an_option_that_sets_a_setting_names_the_option(make_tree, args, option):
+def test_a_bad_value_of_an_option_names_the_option(make_tree, args, option):
     """``memsearch watch ROOT --debounce -5`` said ``debounce -5 is not valid: debounce_ms accepts ...`` (the
-    setting's name, not what the user typed); each option backed by a setting is checked by the setting's rule as it
-    is parsed, before anything starts, and named as typed."""
+    setting's name, not what the user typed), ``validate --budget -5`` said ``core budget must be a positive number``,
+    ``validate --window -5`` ``context window must be ...`` and ``serve --budget -3`` ``budget must be ...``; each
+    numeric option is checked by the library's rule for it as it is parsed, before anything starts, and named as
+    typed."""
     root = make_tree(MEMORY)
     message = one_error_line(run(*(a.format(root=root) for a in args)))
-    assert message.startswith(f"error: {option} {args[-1]} is not valid: {option} accepts "), message
-    assert "debounce_ms" not in message and "MEMSEARCH_" not in message
+    value = args[-1] if option != "--share" else "2.0"  # typer has made it a float
+    assert message.startswith(f"error: {option} {value} is not valid: {option} accepts "), message
+    assert "debounce_ms" not in message and "MEMSEARCH_" not in message and "core budget" not in message
+
+
+def test_a_share_without_a_window_names_both_options(make_tree):
+    """``validate --share 0.5`` alone said ``pass window= (e.g. --window 200000)``, the Python API's words."""
+    message = one_error_line(run("validate", str(make_tree(MEMORY)), "--share", "0.5"))
+    assert "--share" in message and "--window 200000 --share 0.15" in message and "window=" not in message
 
 
 def commands_in(text: str) -> list[list[str]]:

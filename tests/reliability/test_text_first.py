@@ -84,6 +84,9 @@ def test_hits_during_a_cold_index_are_partial_then_whole(tmp_path, monkeypatch):
             sync.join(0.1)
         info = daemon_status(root, db)
         assert info["partial_files"] == FILES + 2 and info["partial_chunks"] == info["chunks"] > 2 * FILES
+        # files written text only wait to be added: `status` said "26 changes not yet indexed (0 added, 26 changed,
+        # 0 removed)" for a tree nobody changed; the finished sync counts them added (files_added below)
+        assert info["pending"] == {"added": FILES + 2, "changed": 0, "removed": 0, "total": FILES + 2}, info["pending"]
         keyword = reader.search("otter tag7", k=3, mode="keyword")
         assert keyword and keyword[0].path == "notes/n07.md"
         assert all(h.partial and not h.stale for h in keyword)

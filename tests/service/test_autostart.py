@@ -376,3 +376,30 @@ def test_ctrl_c_while_the_service_rebuilds_says_it_goes_on_and_it_does(tmp_path)
         assert not any(h["partial"] for h in _cli_search(root, planted[0].query, env))
     finally:
         stop(root, timeout=60)
+
+
+def test_an_index_and_a_repair_the_service_carries_out_are_in_its_log(make_tree):
+    """``memsearch index ROOT --rebuild`` (and ``check --repair``) done by the service for a client wrote nothing to
+    the service's log: now one line when the job starts (root, what) and one when it ends (files, chunks, seconds)."""
+    root = make_tree({"MEMORY.md": "# Memory\n\nCore.\n", "notes/MEMORY.md": "# Notes\n\nDaily notes.\n",
+                      "notes/a.md": "# Atlas\n\nWe chose ClickHouse for the warehouse.\n"}).resolve()
+    env = _env(MEMSEARCH_AUTOSTART="1", MEMSEARCH_IDLE_EXIT="600")
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "-m", "memsearch", *args], capture_output=True, text=True, env=env,
+                              timeout=600)
+        assert done.returncode == 0, (done.stdout, done.stderr)
+        return done
+
+    try:
+        _cli_search(root, "clickhouse", env)  # starts the service
+        _until(lambda: (lambda s: s["serving"] and s["last_sync"] and s)(daemon_status(root)), timeout=300)
+        cli("index", str(root), "--rebuild")
+        cli("check", str(root), "--repair")
+        log = service_log_file().read_text()
+        assert f"{root}: rebuild started" in log, log
+        done = [line for line in log.splitlines() if f"{root}: rebuild done in " in line]
+        assert len(done) == 1 and "INFO" in done[0] and "2 files added" in done[0] and " chunks embedded" in done[0]
+        assert f"{root}: repair started" in log and f"{root}: repair done in " in log, log
+    finally:
+        stop(root, timeout=60)
