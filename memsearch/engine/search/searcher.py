@@ -94,8 +94,8 @@ class Searcher:
         # a timeline, or a hybrid search for a question that spans memory, fetches the timeline's depth
         # (TIMELINE_CANDIDATES, measured as such); every other search at least MIN_CANDIDATES, so its order does
         # not depend on k (fusion.NORM_DEPTH)
-        spans = mode == "timeline" or (mode == "hybrid" and spans_memory(query))
-        n = max(k * CANDIDATE_FACTOR, TIMELINE_CANDIDATES if spans else MIN_CANDIDATES)
+        spanning = mode == "hybrid" and spans_memory(query)  # asked once: a regex over the query
+        n = max(k * CANDIDATE_FACTOR, TIMELINE_CANDIDATES if spanning or mode == "timeline" else MIN_CANDIDATES)
         if mode == "keyword":
             return self._merge(self.keyword(query, n, flt, (build, version)), k, build)
         if mode == "vector":
@@ -118,7 +118,7 @@ class Searcher:
             ranked = timeline(ranked, query, k)
             return self._merge(ranked, len(ranked), build)
         # a summary, an order, everything about X: its first hits reach over the sessions (timeline.spread)
-        return self._merge(spread_if_spanning(ranked, query), k, build)
+        return self._merge(spread_if_spanning(ranked, query, spanning), k, build)
 
     def snapshot(self) -> tuple[int, int]:
         """(latest version, rows) of the chunks table, asking LanceDB only when the tables' versions

@@ -30,8 +30,8 @@ from .speakers import is_user_turn
 from .timeline_budget import TIMELINE_CHARS_PER_HIT, TIMELINE_ROWS_PER_HIT
 
 __all__ = ["DIRECTIVE_WEIGHT", "SPREAD_K", "TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD",
-           "TIMELINE_PASSAGES", "TIMELINE_ROWS_PER_HIT", "is_directive", "line_chars", "pick", "session_of", "spread", "spread_if_spanning",
-           "timeline"]
+           "TIMELINE_PASSAGES", "TIMELINE_ROWS_PER_HIT", "is_directive", "line_chars", "pick", "session_of", "spread",
+           "spread_if_spanning", "timeline"]
 
 #: Share of the budget filled with hybrid's best rows whatever their session, before the spread: an order
 #: question names its events, which hybrid ranks first, and an event is not always among its session's best
@@ -144,7 +144,7 @@ def spread(ranked: list[dict], query: str, k: int = SPREAD_K) -> list[dict]:
     return first + [r for r in ranked if id(r) not in taken]
 
 
-def spread_if_spanning(ranked: list[dict], query: str) -> list[dict]:
+def spread_if_spanning(ranked: list[dict], query: str, spanning: bool | None = None) -> list[dict]:
     """The hybrid ranking as a search returns it: :func:`spread` for a question that spans memory
-    (:func:`.query.spans_memory`), else ``ranked`` as it is."""
-    return spread(ranked, query) if spans_memory(query) else ranked
+    (:func:`.query.spans_memory`, or ``spanning`` when the caller asked it already), else ``ranked`` as it is."""
+    return spread(ranked, query) if (spans_memory(query) if spanning is None else spanning) else ranked
