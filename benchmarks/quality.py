@@ -19,6 +19,8 @@ Corpora (each a :class:`Corpus`: trees to index, questions with line-level relev
   3-6 four-sentence paragraphs, half the users with a whole turn on one line, facts buried mid-paragraph,
   instruction and preference questions that name the topic only; users 0-2 tuning, 3-5 held out;
 * ``longchat-alt`` - the same chats asked in a second, held-out wording (benchmarks/longchat_wordings.py);
+* ``longchat-ask`` - the hard chats asked as a live chat asks: requests and topic-only order questions
+  (benchmarks/longchat_requests.py);
 * ``codeagent`` - a coding agent's memory across six projects (benchmarks/codeagent.py): decisions, bugs,
   how-tos, people, dated session logs, real ``MEMORY.md`` summaries; questions from facts to "how did X go";
   three projects tuning, three held out.
@@ -74,7 +76,7 @@ FIXTURE = REPO / "tests" / "fixtures" / "examples_queries.json"
 CJK_DIR = REPO / "benchmarks" / "corpora" / "cjk"
 CORPORA = (
     "examples", "locomo", "locomo-merged", "synthetic", "cjk", "agentmem", "longchat", "longchat-hard",
-    "longchat-alt", "codeagent",
+    "longchat-alt", "longchat-ask", "codeagent",
 )
 #: LoCoMo conversations (in file order) of the tuning split; the rest are the held-out test split.
 LOCOMO_TUNING = 5
@@ -178,16 +180,18 @@ def codeagent_corpus(work: Path) -> Corpus:
 def longchat_corpus(work: Path, hard: bool = False, wordings: str = "first") -> Corpus:
     """Six users' long chats (benchmarks/longchat.py, or the harder benchmarks/longchat_hard.py), one tree
     each; relevance is the answering line. ``wordings="held-out"``: longchat's second, never-tuned wording
-    set (benchmarks/longchat_wordings.py)."""
+    set (benchmarks/longchat_wordings.py); ``wordings="requests"``: the hard chats' third set, asked as
+    requests (benchmarks/longchat_requests.py)."""
     from benchmarks import longchat, longchat_hard
+    from benchmarks.longchat_requests import requests
     from benchmarks.longchat_wordings import alternatives
 
     name = "longchat-hard" if hard else "longchat"
     trees, planted, stats = (longchat_hard if hard else longchat).build(work / name)
     if wordings != "first":
-        planted = alternatives(planted)
+        planted = requests(planted) if wordings == "requests" else alternatives(planted)
         stats = stats | {"questions": len(planted)}
-        name += "-alt"
+        name = "longchat-ask" if wordings == "requests" else name + "-alt"
     qs = [
         Question(p.qid, p.query, tuple(Item(path, (n, n)) for path, n in p.items), p.category, p.tree, p.split)
         for p in planted
@@ -244,6 +248,8 @@ def load_corpus(name: str, work: Path, *, locomo=None, size: int = 1000) -> Corp
         return longchat_corpus(work, hard=name == "longchat-hard")
     if name == "longchat-alt":
         return longchat_corpus(work, wordings="held-out")
+    if name == "longchat-ask":
+        return longchat_corpus(work, hard=True, wordings="requests")
     if name == "codeagent":
         return codeagent_corpus(work)
     raise ValueError(f"unknown corpus {name!r}: choose from {', '.join(CORPORA)}")

@@ -146,7 +146,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--corpus",
         action="append",
-        help="examples, locomo, locomo-merged, synthetic, cjk, agentmem, longchat, longchat-hard, longchat-alt, codeagent "
+        help="examples, locomo, locomo-merged, synthetic, cjk, agentmem, longchat, longchat-hard, longchat-alt, longchat-ask, codeagent "
         "(comma-separated or repeated)",
     )
     parser.add_argument("--size", action="append", help="synthetic sizes in chunks (default 1000,10000)")

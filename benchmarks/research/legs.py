@@ -26,7 +26,7 @@ from benchmarks import metrics, quality
 from benchmarks.metrics import Span
 from memsearch.engine.search import fusion, shape, speakers
 from memsearch.engine.search.order import rank_order
-from memsearch.engine.search.query import asks_own_words, query_dates, wants_latest
+from memsearch.engine.search.query import asks_advice, asks_own_words, query_dates, wants_latest
 from memsearch.engine.search.timeline import spread_if_spanning
 
 __all__ = ["RANKINGS", "VARIANTS", "rankings", "ranks", "analyse", "main"]
@@ -50,6 +50,7 @@ RANKINGS = {
     "no-stages": _hybrid(stages=()),
     "no-dated": _hybrid(stages=tuple(s for s in _ALL if s is not fusion.dated)),
     "no-own": _hybrid(stages=tuple(s for s in _ALL if s is not speakers.own_words)),
+    "no-standing": _hybrid(stages=tuple(s for s in _ALL if s is not speakers.standing)),
     "no-shape": _hybrid(stages=tuple(s for s in _ALL if s is not shape.reshape)),
 }
 
@@ -105,7 +106,7 @@ def analyse(out: Path, show: bool = False, by_category: bool = False, names=None
             cov = fusion.keyword_coverage(q.query, kw)
             w = fusion.vector_weight(q.query, keyword=kw)
             fired = "".join(c for c, on in (("D", bool(query_dates(q.query))), ("O", asks_own_words(q.query)),
-                                            ("L", wants_latest(q.query))) if on)
+                                            ("A", asks_advice(q.query)), ("L", wants_latest(q.query))) if on)
             r = {n: ranks(got[n], q.items) for n in got}
             cells = " ".join(f"{n[:6]}={_r(a)}/{_r(b)}" for n, (a, b) in r.items())
             cells += "  R@5 " + "/".join(f"{scores[n][1]:.2f}" for n in ("keyword", "vector", "hybrid"))

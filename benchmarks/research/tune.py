@@ -49,7 +49,7 @@ MEASURES = {"locomo": ("file_recall@5", "file_recall@10", f"turn_recall@{quality
             "agentmem": ("hit@1", "file_recall@3", "mrr@10", "index_above@10"),
             "longchat": ("file_recall@5", "turn_recall@10hits", "turn_recall@6000chars", "mrr@10")}
 MEASURES["longchat-alt"] = MEASURES["longchat"]
-MEASURES["longchat-hard"] = MEASURES["longchat"]
+MEASURES["longchat-hard"] = MEASURES["longchat-ask"] = MEASURES["longchat"]
 MEASURES["codeagent"] = ("hit@1", "file_recall@5", "turn_recall@6000chars", "index_above@10")
 
 

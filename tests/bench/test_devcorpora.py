@@ -63,6 +63,32 @@ def test_longchat_held_out_wordings_ask_for_the_same_evidence_in_other_words(tmp
     assert corpus.name == "longchat-alt" and len(corpus.questions) == len(alt)
 
 
+def test_longchat_requests_ask_for_the_same_evidence_as_a_live_chat_asks(tmp_path):
+    from benchmarks.longchat_requests import CATEGORIES, requests
+
+    _, planted, _ = longchat_hard.build(tmp_path / "a")
+    asked = requests(planted)
+    first = {p.qid: p for p in planted}
+    was = {"order-topic": "summary", "instruction-request": "instruction", "preference-request": "preference",
+           "fact-request": "fact"}
+    for category in CATEGORIES:
+        for split in ("tune", "test"):
+            assert any(p.category == category and p.split == split for p in asked), (category, split)
+    assert len(asked) == sum(p.category in was.values() for p in planted)  # every such question, once
+    for p in asked:
+        original = first[p.qid.removesuffix("-ask")]
+        assert (p.items, p.tree, p.split, was[p.category]) == (original.items, original.tree, original.split,
+                                                               original.category)
+        assert p.query != original.query
+        assert not any(w in p.query.lower() for w in ("summarise", "in which order", "did you", "keep in mind",
+                                                      "preferences"))
+    for category in ("instruction-request", "preference-request"):  # each half asks in its own words
+        tune = {p.query for p in asked if p.category == category and p.split == "tune"}
+        assert tune and not tune & {p.query for p in asked if p.category == category and p.split == "test"}
+    corpus = quality.load_corpus("longchat-ask", tmp_path / "b")
+    assert corpus.name == "longchat-ask" and len(corpus.questions) == len(asked)
+
+
 def test_longchat_hard_buries_facts_mid_paragraph_in_both_layouts(tmp_path):
     trees, planted, stats = longchat_hard.build(tmp_path / "a")
     assert stats["questions"] == len(planted) == 192 and len(trees) == longchat_hard.USERS

@@ -118,11 +118,15 @@ def test_a_question_that_spans_memory_is_told_from_one_a_passage_answers():
                 "how did the move away from wkhtmltopdf go", "everything about the Stripe integration",
                 "the story of the UTF-8 crash", "what have I been up to with Spanish so far",
                 "what did I ask you to keep in mind about my CV", "which came first, the move or the new job",
-                "What are my preferences when it comes to the wedding?")
+                "What are my preferences when it comes to the wedding?",
+                "list the order in which I brought up different parts of my garden throughout our conversations",
+                "what steps did I take with the garden, from first to last", "trace how the kitchen went over the months",
+                "what came up throughout our sessions about my CV")
     single = ("What is Dana's phone number?", "in order to fix the build, which flag did we set",
               "how did you go about the migration", "when did Caroline go to the LGBTQ support group",
               "which warehouse did we choose for Atlas and why", "what did you suggest for the garden",
-              "which preference did Sam state for the venue")
+              "which preference did Sam state for the venue", "what did I have for lunch over the weekend",
+              "in order to order in bulk, which supplier do we use", "from the first commit, which file was renamed")
     assert all(spans_memory(q) for q in spanning), [q for q in spanning if not spans_memory(q)]
     assert not any(spans_memory(q) for q in single), [q for q in single if spans_memory(q)]
 

@@ -88,3 +88,75 @@ def test_a_chat_transcript_end_to_end(make_tree, tmp_path, real_embedder):
             m.setattr(fusion, "STAGES", tuple(stage for stage in fusion.STAGES if stage is not fusion.own_words))
             assert "cast iron" not in index.search(question, k=3)[0].text
         assert "spaghetti" in index.search("What did you suggest for a weeknight pasta?", k=3)[0].text
+
+
+def test_requests_for_advice_or_work_are_told_from_questions_about_what_was_said():
+    from memsearch.engine.search.query import asks_advice
+
+    for q in ("Which tomato seeds should I order for next season?", "Can you recommend some bean varieties?",
+              "Suggest a menu for the rehearsal dinner.", "Write me a taper schedule for the race.",
+              "The courgettes have mildew, how do I treat it?", "Here's my cover letter, can you improve it?",
+              "What should we serve at the wedding dinner?", "please draft the release notes"):
+        assert asks_advice(q), q
+    for q in ("How much sulphur did you suggest for the soil?", "What did you recommend for the taper?",
+              "You told me to water twice a week, right?", "What do I prefer for kitchen storage?",
+              "When did Caroline go to the LGBTQ support group?", "which warehouse did we choose for Atlas",
+              "what is the plan for the launch"):
+        assert not asks_advice(q), q
+
+
+def test_standing_statements_are_the_users_own_instructions_and_tastes():
+    from memsearch.engine.search.speakers import states_standing
+
+    for text in ("**User:** Hi again. I'd always pick heirloom varieties over F1 hybrids. Should I mulch now?",
+                 "**User:** I much prefer running early in the morning before work.",
+                 "**User:** We'd rather have a small band than a DJ.",
+                 "**User:** Whenever you give me a training plan, put the paces in minutes per kilometre.",
+                 "**User:** Don't rewrite my cover letters completely.",
+                 "intro\n**User:** Please always give me costs in euros."):
+        assert states_standing(row("chats/a.md", 1.0, text)), text
+    assert states_standing(row("chats/a.md", 1.0, "I prefer podcasts.", heading="Chat 2026-01-05 > User"))
+    for text in ("**Assistant:** Always water at the base; I prefer a soaker hose myself.",  # not the user's
+                 "**User:** I planted the tomatoes along the south fence yesterday.",  # an event, not a standing one
+                 "Caroline: I prefer the lake.",  # a named speaker, not marked as the user
+                 "**Assistant:** sure\nI'd rather you kept notes."):  # the user's mark is not on this line
+        assert not states_standing(row("chats/a.md", 1.0, text)), text
+
+
+def test_a_request_leans_to_the_users_standing_statements():
+    from memsearch.engine.search.speakers import STANDING_GAIN, standing
+
+    advice = row("chats/a.md", 1.0, "**Assistant:** Tomato seeds: pick a variety that suits your season.", 5)
+    taste = row("chats/b.md", 0.8, "**User:** I'd always pick heirloom varieties over F1 hybrids.", 1)
+    event = row("chats/c.md", 0.9, "**User:** I planted twelve tomato seedlings yesterday.", 1)
+    ranked = [advice, event, taste]
+    out = standing(ranked, "Which tomato seeds should I order for next season?")
+    assert [r["id"] for r in out] == [advice["id"], taste["id"], event["id"]]  # beside the best match, not above it
+    assert out[1]["score"] == pytest.approx(0.8 + STANDING_GAIN * 1.0) and out[0]["score"] > out[1]["score"]
+    top = standing([taste, advice], "Which tomato seeds should I order?")
+    assert [r["id"] for r in top] == [taste["id"], advice["id"]]  # already first: stays first
+    assert standing(ranked, "Which tomato seeds did you recommend?") is ranked  # recall of what was said
+    assert standing(ranked, "When did I plant the tomatoes?") is ranked  # not a request
+    far = row("chats/b.md", 0.3, "**User:** I prefer podcasts.", 1)
+    assert standing([advice, event, far], "Which seeds should I order?")[1] is event  # a lean, not an override
+    named = [row("s/1.md", 1.0, "Caroline: shelves"), row("s/1.md", 0.9, "Melanie: I prefer cabinets", 4)]
+    assert standing(named, "What should I buy?") is named  # no user marks in this memory: unchanged
+
+
+@pytest.mark.slow
+def test_a_request_finds_the_taste_the_user_stated_with_the_real_model(tmp_path, real_embedder):
+    """In a long chat (the harder long-chat corpus's second user: 18 sessions of many-paragraph advice), the
+    user said once "I much prefer running early in the morning before work". Asked "when should I fit my long
+    runs into the week?", hybrid ranked that turn 18th under the advice on long runs; with the lean to the
+    user's standing statements (speakers.standing) it is among the first three hits, below hybrid's first. A
+    question about what the assistant said keeps the advice first."""
+    from benchmarks import longchat_hard
+
+    trees, _, _ = longchat_hard.build(tmp_path / "chats")
+    with MemoryIndex(trees["user-1"], db=tmp_path / "db", embedder=real_embedder) as index:
+        index.sync()
+        hits = index.search("When should I fit my long runs into the week?", k=3)
+        assert any("I much prefer running early in the morning" in h.text for h in hits), [h.text[:60] for h in hits]
+        recalled = index.search("How often did you say I should take a gel on long runs?", k=3)
+        assert not any("I much prefer running early" in h.text for h in recalled)
+        assert any("every 40 minutes with a gel" in h.text for h in recalled)

@@ -9,13 +9,13 @@ from memsearch import MemoryIndex
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.search.args import MODES
 from memsearch.engine.search.query import asks_instructions
+from memsearch.engine.search.speakers import is_directive
 from memsearch.engine.search.timeline import (
     DIRECTIVE_WEIGHT,
     SPREAD_K,
     TIMELINE_CHARS_PER_HIT,
     TIMELINE_HEAD,
     TIMELINE_ROWS_PER_HIT,
-    is_directive,
     line_chars,
     session_of,
     spread,

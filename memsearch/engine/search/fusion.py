@@ -5,7 +5,8 @@ hybrid ranking (:func:`hybrid`) is: convex fusion with a query-adaptive vector w
 (:func:`vector_weight`: lower for identifier lookups, for questions that list several things and, with an
 English-only model, for CJK queries; higher when the keyword candidates share few of the query's words), then a boost
 for memory dated in a range the query names (:func:`date_boost`), then, for a question about the
-asker, a lean towards the user's turns of a chat (:func:`own_words`), then the row both retrievers rank
+asker, a lean towards the user's turns of a chat (:func:`own_words`), for a request, a lean towards the user's
+standing instructions and tastes (:func:`.speakers.standing`), then the row both retrievers rank
 first put back first (:func:`agreed_first`), then the rules of the memory's shape (MEMORY.md files yield
 to notes, "latest" questions get the newest dated note: :func:`reshape`).
 Everything works on ranked row dicts (``id``, ``path``, ``start_line``, ``end_line``,
@@ -25,7 +26,7 @@ from .cjk import cjk_share
 from .order import rank_key, rank_order
 from .query import DateRange, has_identifier, listed_items, query_dates
 from .shape import reshape
-from .speakers import own_words
+from .speakers import own_words, standing
 
 __all__ = [
     "FUSIONS",
@@ -211,9 +212,10 @@ def agreed_first(ranked: list[dict], query: str) -> list[dict]:
 
 
 #: The stages after fusion, in order, each ``(ranked rows, query) -> ranked rows``: the date boost, the
-#: lean to the asker's own turns (:func:`own_words`), the row both retrievers rank first put back first
+#: lean to the asker's own turns (:func:`own_words`), the lean of a request to the user's standing instructions and
+#: tastes (:func:`.speakers.standing`), the row both retrievers rank first put back first
 #: (:func:`agreed_first`), the memory's shape (:func:`reshape`).
-STAGES: tuple[Callable[[list[dict], str], list[dict]], ...] = (dated, own_words, agreed_first, reshape)
+STAGES: tuple[Callable[[list[dict], str], list[dict]], ...] = (dated, own_words, standing, agreed_first, reshape)
 
 
 def hybrid(fusion: str, query: str, vector: list[dict], keyword: list[dict], multilingual: bool = False, *,

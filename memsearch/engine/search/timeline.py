@@ -26,11 +26,11 @@ from __future__ import annotations
 import re
 
 from .query import asks_instructions, asks_own_words, spans_memory
-from .speakers import is_user_turn
+from .speakers import is_directive, is_user_turn
 from .timeline_budget import TIMELINE_CHARS_PER_HIT, TIMELINE_ROWS_PER_HIT
 
 __all__ = ["DIRECTIVE_WEIGHT", "SPREAD_K", "TIMELINE_CANDIDATES", "TIMELINE_CHARS_PER_HIT", "TIMELINE_HEAD",
-           "TIMELINE_PASSAGES", "TIMELINE_ROWS_PER_HIT", "is_directive", "line_chars", "pick", "session_of", "spread",
+           "TIMELINE_PASSAGES", "TIMELINE_ROWS_PER_HIT", "line_chars", "pick", "session_of", "spread",
            "spread_if_spanning", "timeline"]
 
 #: Share of the budget filled with hybrid's best rows whatever their session, before the spread: an order
@@ -54,18 +54,6 @@ DIRECTIVE_WEIGHT = 1.3
 #: of the long-chat corpora against 5 (LOG.md, round fourteen).
 SPREAD_K = 10
 _HEADING_DAY = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
-# a sentence that opens with an imperative or a standing condition, at the start of a line, after a
-# speaker's mark ("**User:**", "User:") or after another sentence
-_DIRECTIVE = re.compile(
-    r"(?:^|[.!?]\s+|:\**\s+)(?:don'?t|do\s+not|always|never|keep|please|remember|make\s+sure|whenever\s+you|"
-    r"when\s+you|from\s+now\s+on|stop|avoid)\b", re.IGNORECASE | re.MULTILINE)
-
-
-def is_directive(row: dict) -> bool:
-    """Whether ``row``'s text gives an instruction: a sentence opening "Don't", "Always", "Whenever you" ..."""
-    return bool(_DIRECTIVE.search(row.get("text") or ""))
-
-
 def session_of(row: dict) -> tuple[str, str | None]:
     """(path, day) of the session ``row`` belongs to: its file, split by a heading that names a day."""
     day = _HEADING_DAY.search(row.get("heading") or "")
