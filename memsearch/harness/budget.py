@@ -69,7 +69,10 @@ class Budget:
         return enc.decode(enc.encode_ordinary(text)[: max(limit, 0)]), 0
 
     # --- memory_search ---------------------------------------------------------------------------
-    def search(self, result: dict) -> dict:
+    def search(self, result: dict, by_date: bool = False) -> dict:
+        """``result`` of a search within the budget: snippets cut first, then hits dropped, a ranking's last
+        first (its order is its ranking, whatever the scores: a spread or a lean puts lower-scored rows early),
+        or with ``by_date`` (a timeline, oldest first) the least relevant, so the newest session stays."""
         if self.tokens(result) <= self.limit:
             return result
         hits = result["hits"]
@@ -84,9 +87,7 @@ class Budget:
                 break
         dropped = 0
         while len(hits) > 1 and self.tokens(result) > self.limit - NOTE_ROOM:
-            # the lowest-scored hit, the last of equals: a ranking's last; in a timeline (oldest first) not
-            # the newest session but its least relevant passage
-            hits.pop(min(range(len(hits)), key=lambda i: (hits[i].get("score", 0.0), -i)))
+            hits.pop(min(range(len(hits)), key=lambda i: (hits[i].get("score", 0.0), -i)) if by_date else -1)
             dropped += 1
         cut = sum(1 for h in hits if h.get("cut"))
         what = [f'{_plural(cut, "snippet")} cut (marked "cut")'] if cut else []

@@ -128,7 +128,9 @@ class ToolBox:
             "memory_core": self._core,
             MEMORY_TOOL_NAME: self._memory,
         }
-        self._fits = {"memory_search": self.cut.search, "memory_read": self.cut.read, MEMORY_TOOL_NAME: self.cut.memory}
+        self._fits = {"memory_search": lambda result, args: self.cut.search(result, by_date=args.get("mode") == "timeline"),
+                      "memory_read": lambda result, args: self.cut.read(result),
+                      MEMORY_TOOL_NAME: lambda result, args: self.cut.memory(result)}
         self.writable, self.specs, self.editor = writable, specs_for(writable), None
         if writable:
             from .edit import open_editor
@@ -179,7 +181,7 @@ class ToolBox:
             exc.audience = TOOLS_AUDIENCE
             raise
         fit = self._fits.get(spec.name)
-        return self.cut.fit(fit(result) if fit else result)
+        return self.cut.fit(fit(result, args) if fit else result)
 
     def dispatch(self, name: str, arguments: Any = None) -> dict:
         """Like :meth:`call`, but a bad call returns :func:`error_object` for the model to read."""

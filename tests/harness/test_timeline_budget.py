@@ -47,7 +47,7 @@ def test_a_timeline_over_the_budget_drops_its_least_relevant_passages_not_its_ne
              "date": f"2026-01-{d:02}", "score": score, "snippet": f"Garden note {d}: " + "tomatoes " * 40,
              "memory_md": None, "stale": False, "partial": False}
             for d, score in zip(range(1, 9), (0.9, 0.2, 0.8, 0.1, 0.7, 0.3, 0.6, 0.95))]
-    result = toolbox.cut.search({"query": "garden", "hits": [dict(h) for h in hits]})
+    result = toolbox.cut.search({"query": "garden", "hits": [dict(h) for h in hits]}, by_date=True)
     kept = [h["path"] for h in result["hits"]]
     assert toolbox.tokens(result) <= 600 and 1 < len(kept) < len(hits)
     assert kept == sorted(kept) and kept[-1] == "chats/2026-01-08.md"  # date order kept, the newest too
@@ -65,3 +65,17 @@ def test_a_ranking_over_the_budget_still_drops_from_its_end(tmp_path):
     result = toolbox.cut.search({"query": "garden", "hits": hits})
     kept = [h["path"] for h in result["hits"]]
     assert 1 < len(kept) < 8 and kept == [f"notes/n{i}.md" for i in range(len(kept))]
+
+
+def test_a_spread_ranking_over_the_budget_keeps_its_spread(tmp_path):
+    """A search for a question that spans memory opens with the best rows of other sessions (timeline.spread),
+    which score below rows it ranks after them: a cut drops from the ranking's end, not those rows."""
+    root = build(tmp_path / "memory", {"MEMORY.md": "# Memory\n\nNotes.\n"})
+    toolbox = ToolBox(root, sync=False, budget=600)
+    scores = (0.9, 0.3, 0.2, 0.85, 0.8, 0.75, 0.7, 0.65)  # places 2 and 3: the spread's other sessions
+    hits = [{"path": f"chats/s{i}.md", "start_line": 1, "end_line": 3, "heading": None, "date": None,
+             "score": score, "snippet": f"session {i}: " + "garden " * 40, "memory_md": None, "stale": False,
+             "partial": False} for i, score in enumerate(scores)]
+    result = toolbox.cut.search({"query": "summarise the garden", "hits": hits})
+    kept = [h["path"] for h in result["hits"]]
+    assert 3 <= len(kept) < 8 and kept == [f"chats/s{i}.md" for i in range(len(kept))]
