@@ -96,12 +96,16 @@ def test_requests_for_advice_or_work_are_told_from_questions_about_what_was_said
     for q in ("Which tomato seeds should I order for next season?", "Can you recommend some bean varieties?",
               "Suggest a menu for the rehearsal dinner.", "Write me a taper schedule for the race.",
               "The courgettes have mildew, how do I treat it?", "Here's my cover letter, can you improve it?",
-              "What should we serve at the wedding dinner?", "please draft the release notes"):
+              "What should we serve at the wedding dinner?", "please draft the release notes",
+              "What's the best way to store my seeds?", "Any tips for my cover letter?", "I need help with the menu.",
+              "I'm trying to plan my training week.", "Could you explain how the subjunctive works?",
+              "What do you suggest for the band?", "Add a test for the parser.", "Tell me how to lower the pH."):
         assert asks_advice(q), q
     for q in ("How much sulphur did you suggest for the soil?", "What did you recommend for the taper?",
               "You told me to water twice a week, right?", "What do I prefer for kitchen storage?",
               "When did Caroline go to the LGBTQ support group?", "which warehouse did we choose for Atlas",
-              "what is the plan for the launch"):
+              "what is the plan for the launch", "When did I add the raised beds?", "Give me a recap of the garden.",
+              "What is the best restaurant Caroline went to?", "What did you suggest for the band?"):
         assert not asks_advice(q), q
 
 

@@ -170,14 +170,20 @@ def spans_memory(query: str) -> bool:
 
 
 #: A request for advice or for work ("what should I plant", "can you recommend", "suggest a menu", "write me a
-#: plan", "how do I treat it"), not a question about what was said ("what did you suggest").
+#: plan", "how do I treat it", "what's the best way to", "any tips for", "I'm trying to"), not a question about
+#: what was said ("what did you suggest"). English's request forms, matched on the lower-cased query.
+_WORK = (r"write|rewrite|draft|suggest|recommend|give\s+me|plan|correct|check|review|make|create|put\s+together|"
+         r"help\s+me|explain|show\s+me|fix|add|implement|refactor|outline|translate|find\s+me|build|set\s+up|debug|"
+         r"tell\s+me\s+how")
 _ADVICE = re.compile(
     r"\b(?:should|shall)\s+(?:i|we)\b|\bhow\s+(?:do|can|could)\s+(?:i|we)\b|"
-    r"\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:recommend|suggest|help|plan|write|draft|check|correct|"
-    r"look|review|improve|put|give|make|tell\s+me\s+(?:how|what|which))\b|"
-    r"^(?:please\s+)?(?:write|draft|suggest|recommend|give\s+me|plan|correct|check|review|make|create|"
-    r"put\s+together|help\s+me)\b|[.!?]\s+(?:please\s+)?(?:write|draft|suggest|recommend|give\s+me|plan|correct|"
-    r"check|review|make|create|help\s+me)\b")
+    r"\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:" + _WORK + r"|help|look|improve|put|give|show|"
+    r"tell\s+me\s+(?:how|what|which))\b|"
+    r"(?:^|[.!?]\s+)(?:please\s+)?(?:" + _WORK + r")\b|"
+    r"\bwhat(?:'s|\s+is|\s+are|\s+would\s+be)\s+(?:the\s+|a\s+)?(?:best|right|good)\s+(?:way|approach|option|choice|"
+    r"idea|plan)s?\b|\bany\s+(?:tips|advice|suggestions?|ideas|recommendations?)\b|"
+    r"\bwhat\s+do\s+you\s+(?:suggest|recommend)\b|\bi\s+need\s+(?:help|advice|ideas|tips)\b|"
+    r"\bi(?:'m|\s+am)\s+(?:trying|looking|planning|hoping)\s+to\b")
 _RECALL = re.compile(r"\b(?:did|had)\s+you\b|\byou(?:'ve)?\s+(?:said|told|suggested|recommended|advised|mentioned)\b")
 
 
