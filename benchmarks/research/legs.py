@@ -50,7 +50,7 @@ RANKINGS = {
     "no-stages": _hybrid(stages=()),
     "no-dated": _hybrid(stages=tuple(s for s in _ALL if s is not fusion.dated)),
     "no-own": _hybrid(stages=tuple(s for s in _ALL if s is not speakers.own_words)),
-    "no-standing": _hybrid(stages=tuple(s for s in _ALL if s is not speakers.standing)),
+    "no-request": _hybrid(stages=tuple(s for s in _ALL if s is not speakers.standing)),
     "no-shape": _hybrid(stages=tuple(s for s in _ALL if s is not shape.reshape)),
 }
 
