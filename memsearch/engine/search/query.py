@@ -13,7 +13,9 @@ the asker's own doings, words or tastes ("what do I prefer", "what did I ask you
 one about what the other side said ("what did you suggest": :func:`asks_own_words`), which matters
 in a chat transcript where the two speak in turns (:mod:`.speakers`); and one whose answer is spread over
 memory (a summary, an order of events, everything about X, standing instructions: :func:`spans_memory`) gets
-the best passages of many sessions first (:func:`.timeline.spread`).
+the best passages of many sessions first (:func:`.timeline.spread`); a request for advice or work ("which
+seeds should I order": :func:`asks_advice`) leans in a chat to what the user asked for or prefers
+(:func:`.speakers.standing`).
 """
 
 from __future__ import annotations
