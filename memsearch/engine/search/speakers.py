@@ -19,6 +19,7 @@ varieties"). Such a line shares few words with the request, and the assistant's 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from ...memory.document import USER_HEADING, USER_MARK
@@ -44,16 +45,20 @@ def is_user_turn(row: dict) -> bool:
     return _marked(row.get("text", ""), row.get("heading") or "")
 
 
+def _lean(ranked: list[dict], lifted: Callable[[dict], bool], gain: float) -> list[dict]:
+    """``ranked`` with the rows ``lifted`` picks raised by ``gain`` x the best score, in rank order."""
+    marked = [lifted(r) for r in ranked]
+    if not any(marked):
+        return ranked
+    bonus = gain * max(r["score"] for r in ranked)
+    return rank_order([dict(r, score=r["score"] + bonus) if m else r for r, m in zip(ranked, marked)])
+
+
 def own_words(ranked: list[dict], query: str, gain: float = OWN_WORDS_GAIN) -> list[dict]:
     """For a question about the asker, rows holding the user's turn gain ``gain`` x the best score."""
     if not ranked or not gain or not asks_own_words(query):
         return ranked
-    marked = [is_user_turn(r) for r in ranked]
-    if not any(marked):
-        return ranked
-    bonus = gain * max(r["score"] for r in ranked)
-    rows = [dict(r, score=r["score"] + bonus) if m else r for r, m in zip(ranked, marked)]
-    return rank_order(rows)
+    return _lean(ranked, is_user_turn, gain)
 
 
 #: A chunk holding the user's standing instruction or preference gains STANDING_GAIN x the best score of the
@@ -100,12 +105,7 @@ def standing(ranked: list[dict], query: str, gain: float = STANDING_GAIN) -> lis
     beside the best match, not put in its place."""
     if not ranked or not gain or not asks_advice(query):
         return ranked
-    marked = [states_standing(r) for r in ranked]
-    if not any(marked):
-        return ranked
-    bonus = gain * max(r["score"] for r in ranked)
-    rows = [dict(r, score=r["score"] + bonus) if m else r for r, m in zip(ranked, marked)]
-    out = rank_order(rows)
+    out = _lean(ranked, states_standing, gain)
     if out[0]["id"] == ranked[0]["id"]:
         return out
     first = next(r for r in out if r["id"] == ranked[0]["id"])
