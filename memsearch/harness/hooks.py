@@ -153,16 +153,12 @@ def _hits(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> l
     from ..service import route
     from .api import using_index
 
+    _start_daemon(root, db)  # for the prompts that follow (session start has started it, usually)
     args = check_search(where.root, prompt, k, mode="keyword")  # keyword: no model loads in the hook
     # built: the daemon syncs, nothing is embedded here; else the text rows are written here (or, when another
-    # writer holds the index, its first rows awaited) and the daemon embeds them. The daemon for the prompts that
-    # follow is started after (session start has started it, usually): started first, a warm service of this user
-    # could take the index before this process and keep the hook waiting on its first rows past the hook's time
-    try:
-        return route.search(where, args, local=True, sync=not built, coming=True,
-                            wait=max(0.0, deadline - time.monotonic()), using=lambda: using_index(where.root, db=where))
-    finally:
-        _start_daemon(root, db)
+    # writer holds the index, its first rows awaited) and the daemon embeds them
+    return route.search(where, args, local=True, sync=not built, coming=True, wait=max(0.0, deadline - time.monotonic()),
+                        using=lambda: using_index(where.root, db=where))
 
 
 def prompt_context(root: Path, prompt: str, db: str | None = None, *, k: int = PROMPT_HITS,
