@@ -146,9 +146,7 @@ def _read_state(where: IndexLocation) -> dict | None:
 
 def daemon_status(root, db=None) -> dict:
     """What ``memsearch status`` reports, as a dict: daemon, serving and socket, index size, pending changes."""
-    from ..engine.storage.schema import is_incomplete
     from ..engine.storage.store import Store
-    from ..memory.tree import scan
 
     where = IndexLocation.of(root, db)
     base, db_path = where.root, where.state
@@ -182,7 +180,27 @@ def daemon_status(root, db=None) -> dict:
             info["writer"] = WriterLease(RemoteDB.parse(remote)).holder()
     elif not where.meta_file.is_file():
         return info
-    store = Store(remote or db_path)
+    for attempt in range(STATUS_READS):
+        try:
+            return _index_info(info, where, Store(remote or db_path))
+        except (RuntimeError, OSError):  # a rebuild or a compaction replaced a table's files under the read
+            if attempt == STATUS_READS - 1:
+                raise
+            time.sleep(0.2)
+    return info
+
+
+#: Reads of an index's tables ``daemon_status`` tries: a rebuild or compaction running beside it may delete the
+#: files of the version a read opened ("Not found"); the next read opens the new version.
+STATUS_READS = 3
+
+
+def _index_info(info: dict, where: IndexLocation, store) -> dict:
+    """``info`` with what the index ``store`` holds (files, chunks, pending, the text-only rows of a first build)."""
+    from ..engine.storage.schema import is_incomplete
+    from ..memory.tree import scan
+
+    base = where.root
     meta = store.read_meta()
     if meta is None:
         return info
