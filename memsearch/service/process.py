@@ -187,7 +187,6 @@ def daemon_status(root, db=None) -> dict:
             if attempt == STATUS_READS - 1:
                 raise
             time.sleep(0.2)
-    return info
 
 
 #: Reads of an index's tables ``daemon_status`` tries: a rebuild or compaction running beside it may delete the

@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Callable, Sequence
 
 from .cjk import cjk_share
-from .order import rank_key, rank_order
+from .order import put_first, rank_key, rank_order
 from .query import DateRange, has_identifier, listed_items, query_dates
 from .shape import reshape
 from .speakers import own_words, standing
@@ -206,9 +206,7 @@ def agreed_first(ranked: list[dict], query: str) -> list[dict]:
     place = next((n for n, r in enumerate(ranked) if AGREED in r), None)
     if place is None:
         return ranked
-    best = ranked[0]["score"]
-    lifted = dict(ranked[place], score=max(best, ranked[place]["score"]) + abs(best) * 1e-6 + 1e-12)
-    return [lifted, *ranked[:place], *ranked[place + 1:]]
+    return put_first(ranked, place)
 
 
 #: The stages after fusion, in order, each ``(ranked rows, query) -> ranked rows``: the date boost, the

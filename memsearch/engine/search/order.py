@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-__all__ = ["rank_key", "rank_order"]
+__all__ = ["put_first", "rank_key", "rank_order"]
 
 
 def rank_key(row: dict, score: float | None = None) -> tuple:
@@ -27,3 +27,12 @@ def rank_order(rows: Iterable[dict], score: Callable[[dict], float] | None = Non
         keyed = [(-score(r), r["path"], r["start_line"], n, r) for n, r in enumerate(rows)]
     keyed.sort()
     return [key[4] for key in keyed]
+
+
+def put_first(ranked: list[dict], place: int) -> list[dict]:
+    """``ranked`` with its row at ``place`` moved first, scored just above the best so the order holds."""
+    if place == 0:
+        return ranked
+    best = ranked[0]["score"]
+    lifted = dict(ranked[place], score=max(best, ranked[place]["score"]) + abs(best) * 1e-6 + 1e-12)
+    return [lifted, *ranked[:place], *ranked[place + 1:]]

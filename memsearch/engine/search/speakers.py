@@ -23,7 +23,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from ...memory.document import USER_HEADING, USER_MARK
-from .order import rank_order
+from .order import put_first, rank_order
 from .query import asks_advice, asks_own_words
 
 __all__ = ["OWN_WORDS_GAIN", "STANDING_GAIN", "is_directive", "is_user_turn", "own_words", "standing", "states_standing"]
@@ -106,8 +106,4 @@ def standing(ranked: list[dict], query: str, gain: float = STANDING_GAIN) -> lis
     if not ranked or not gain or not asks_advice(query):
         return ranked
     out = _lean(ranked, states_standing, gain)
-    if out[0]["id"] == ranked[0]["id"]:
-        return out
-    first = next(r for r in out if r["id"] == ranked[0]["id"])
-    return [dict(first, score=out[0]["score"] + abs(out[0]["score"]) * 1e-6 + 1e-12), *(r for r in out if r is not first)]
-
+    return put_first(out, next(n for n, r in enumerate(out) if r["id"] == ranked[0]["id"]))
