@@ -266,7 +266,9 @@ def parsed(value: Any, rule: Setting | Rule, label: str) -> Any:
     try:
         return rule.parse(value)
     except (TypeError, ValueError):
-        raise InvalidArgument(f"{label} {value!r} is not valid: {label} accepts {rule.accepts}") from None
+        # a whole number the CLI parsed as a float is shown as typed: --share 2, not 2.0
+        typed = int(value) if isinstance(value, float) and value.is_integer() else value
+        raise InvalidArgument(f"{label} {typed!r} is not valid: {label} accepts {rule.accepts}") from None
 
 
 def check_all(environ: Mapping[str, str] | None = None) -> None:

@@ -254,7 +254,7 @@ def parse_lines(lines: str | tuple[int | None, int | None] | list | None) -> tup
             if not sep:
                 end = start
         except ValueError:
-            raise InvalidArgument(f"line range {shown(lines)} is not of the form A:B (e.g. 10:40, 10: or :40)") from None
+            raise InvalidArgument(f"lines {shown(lines)} is not a line range A:B (e.g. 10:40, 10: or :40)") from None
     else:
         try:
             start, end = lines
@@ -263,7 +263,9 @@ def parse_lines(lines: str | tuple[int | None, int | None] | list | None) -> tup
         except (TypeError, ValueError):
             raise InvalidArgument(f"line range {shown(lines)} must be two line numbers (start, end)") from None
     if start < 1 or (end is not None and end < start):
-        raise InvalidArgument(f"line range {shown(lines)} is empty or starts before line 1: lines are 1-based and inclusive, start <= end")
+        what = "lines" if isinstance(lines, str) else "line range"  # a string is the CLI's --lines, the API's lines=
+        raise InvalidArgument(f"{what} {shown(lines)} is empty or starts before line 1: lines are 1-based and inclusive, "
+                              "start <= end")
     return start, end
 
 

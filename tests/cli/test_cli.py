@@ -72,6 +72,14 @@ def test_user_mistakes_get_one_line(make_tree, args):
     assert result.stderr.startswith("error: ")
 
 
+def test_a_bad_line_range_names_lines(make_tree):
+    """``read --lines x`` said ``line range 'x' is not of the form A:B``: it now names the option's word."""
+    root = make_tree({"MEMORY.md": "# M", "notes/MEMORY.md": "# N", "notes/a.md": "a"})
+    for lines in ("x", "5:2"):
+        result = run("read", str(root), "notes/a.md", "--lines", lines)
+        assert result.returncode == 2 and result.stderr.startswith(f"error: lines '{lines}' "), result.stderr
+
+
 def test_examples_memory_is_valid():
     result = run("validate", str(EXAMPLES), "--json")
     data = json.loads(result.stdout)

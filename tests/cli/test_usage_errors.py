@@ -245,6 +245,7 @@ def test_a_query_that_starts_with_a_dash_is_told_to_go_after_double_dash(make_tr
     (("validate", "{root}", "--budget", "-5"), "--budget"),
     (("validate", "{root}", "--window", "-5"), "--window"),
     (("validate", "{root}", "--window", "1000", "--share", "2"), "--share"),
+    (("validate", "{root}", "--window", "1000", "--share", "2.5"), "--share"),
     (("serve", "{root}", "--budget", "-3"), "--budget"),
     (("serve", "{root}", "--budget", "199"), "--budget"),
 ])
@@ -256,7 +257,7 @@ def test_a_bad_value_of_an_option_names_the_option(make_tree, args, option):
     typed."""
     root = make_tree(MEMORY)
     message = one_error_line(run(*(a.format(root=root) for a in args)))
-    value = args[-1] if option != "--share" else "2.0"  # typer has made it a float
+    value = args[-1]  # as typed: typer made --share 2 a float, and it was shown as 2.0
     assert message.startswith(f"error: {option} {value} is not valid: {option} accepts "), message
     assert "debounce_ms" not in message and "MEMSEARCH_" not in message and "core budget" not in message
 

@@ -29,11 +29,12 @@ def plain_convex(vector, keyword, weight, depth=fusion.NORM_DEPTH):
     return rank_order([dict(row, score=score(i)) for i, row in rows.items()])
 
 
-def plain_yield(ranked, stub_weight=shape.STUB_WEIGHT, floor=shape.YIELD_FLOOR):
+def plain_yield(ranked, stub_weight=shape.STUB_WEIGHT, floor=shape.YIELD_FLOOR, to_folders=False):
     """Every MEMORY.md row rescored by the rule, then the whole ranking sorted again."""
     best = {}
     for r in ranked:
-        if not r["path"].endswith("MEMORY.md"):
+        index = r["path"].rsplit("/", 1)[-1] == "MEMORY.md"
+        if (index and not shape.is_stub(r)) if to_folders else not index:
             best[r["path"]] = max(best.get(r["path"], -math.inf), r["score"])
     out = []
     for r in ranked:
@@ -43,7 +44,8 @@ def plain_yield(ranked, stub_weight=shape.STUB_WEIGHT, floor=shape.YIELD_FLOOR):
             out.append(dict(r, score=r["score"] * stub_weight))
         else:
             prefix = "" if r["dir"] == "." else r["dir"] + "/"
-            matching = [s for p, s in best.items() if p.startswith(prefix) and floor * r["score"] <= s < r["score"] + 1e-9]
+            matching = [s for p, s in best.items()
+                        if p.startswith(prefix) and p != r["path"] and floor * r["score"] <= s < r["score"] + 1e-9]
             out.append(dict(r, score=min(matching) * (1 - 1e-6)) if matching else r)
     return rank_order(out)
 
@@ -87,7 +89,8 @@ def test_memory_md_yield_equals_the_plain_rule_and_a_full_sort():
     moved = 0
     for trial in range(400):
         ranked = rank_order(random_rows(rng, rng.randrange(1, 50), "r"))
-        got, want = shape.memory_md_yield(ranked), plain_yield(ranked)
+        folders = trial % 2 == 1  # a question about where something is kept: MEMORY.md yields to MEMORY.md
+        got, want = shape.memory_md_yield(ranked, to_folders=folders), plain_yield(ranked, to_folders=folders)
         assert same(got, want), trial
         moved += got != ranked
     assert moved > 100  # the rule fired, the bisection was exercised

@@ -8,7 +8,7 @@ import pytest
 from memsearch import MemoryIndex
 from memsearch.engine.search.fusion import VECTOR_WEIGHT, WEAK_KEYWORD_VECTOR_WEIGHT, keyword_coverage, vector_weight
 from memsearch.engine.search.query import asks_for_folder, wants_latest
-from memsearch.engine.search.shape import STUB_WEIGHT, is_stub, latest_boost, memory_md_yield, reshape
+from memsearch.engine.search.shape import FOLDER_GAIN, STUB_WEIGHT, is_stub, latest_boost, memory_md_yield, reshape
 from memsearch.harness.tools import ToolBox
 from memsearch.memory.editor import index_text
 
@@ -59,10 +59,13 @@ def test_a_memory_md_ranks_after_every_note_of_its_folder_that_matches():
 
 
 def test_a_question_asking_which_folder_is_answered_by_its_memory_md():
-    for q in ("which folder holds the beacon how-tos", "What directory has my tax notes?", "in which subfolder are the logs"):
+    for q in ("which folder holds the beacon how-tos", "What directory has my tax notes?", "in which subfolder are the logs",
+              "where did I write down the problems we fixed", "where are the pollen session logs kept",
+              "Where would I find the recipes for the servers?", "where do I look for crashes we debugged"):
         assert asks_for_folder(q), q
     for q in ("where are we sleeping on the Portugal trip", "what did we file in the folder of receipts",
-              "which warehouse did we choose", "the folder structure of the repo"):
+              "which warehouse did we choose", "the folder structure of the repo", "where do the nightly backups go",
+              "where is the container image published", "Where did Deborah get her cats?"):
         assert not asks_for_folder(q), q
     summary = row("people/MEMORY.md", 1.0, "# People\n\nColleagues, one file each.")
     note = row("people/priya.md", 0.8)
@@ -73,9 +76,27 @@ def test_a_question_asking_which_folder_is_answered_by_its_memory_md():
     assert told == ["people/priya.md", "people/MEMORY.md", "clients/MEMORY.md"]
 
 
+def test_a_folder_question_lifts_the_memory_md_files_and_the_deepest_that_matches_comes_first():
+    project = row("projects/beacon/MEMORY.md", 1.0, "# Beacon\n\n- bugs/: the scoring failures\n- logs/: sessions")
+    bugs = row("projects/beacon/bugs/MEMORY.md", 0.6, "# Bugs\n\nEvery failure of the scoring job, one file each.")
+    note = row("projects/beacon/bugs/scoring-oom.md", 0.8)
+    stub = row("clients/MEMORY.md", 0.95, index_text("clients").strip())
+    other = row("people/MEMORY.md", 0.1, "# People\n\nColleagues.")
+    asked = reshape([project, stub, note, bugs, other], "where did I keep the failures of the scoring job")
+    # the subfolder's pointer gains FOLDER_GAIN and its parent yields to it; each pointer above the notes; a stub is
+    # still no answer; a pointer far weaker than the best still gains, with nothing below it to yield to
+    assert [r["path"] for r in asked] == ["projects/beacon/bugs/MEMORY.md", "projects/beacon/MEMORY.md",
+                                          "projects/beacon/bugs/scoring-oom.md", "people/MEMORY.md", "clients/MEMORY.md"]
+    assert asked[0]["score"] == pytest.approx(0.6 + FOLDER_GAIN * 1.0)
+    # the same rows asked about the failure itself: every pointer yields to the note
+    told = [r["path"] for r in reshape([project, stub, note, bugs, other], "why did the scoring job fail")]
+    assert told.index("projects/beacon/bugs/scoring-oom.md") < told.index("projects/beacon/bugs/MEMORY.md")
+    assert told.index("projects/beacon/bugs/scoring-oom.md") < told.index("projects/beacon/MEMORY.md")
+
+
 @pytest.mark.slow
 def test_which_folder_finds_the_folder_with_the_real_model(examples_copy, tmp_path, real_embedder):
-    """On examples/memory, "which folder ..." gets the folder's MEMORY.md first (its notes came first before)."""
+    """On examples/memory, "which folder ..." and "where ... kept" get the folder's MEMORY.md first."""
     with MemoryIndex(examples_copy, db=tmp_path / "db", embedder=real_embedder) as index:
         index.sync()
         for question, folder in (("which folder holds the meeting notes", "notes"),
@@ -83,6 +104,12 @@ def test_which_folder_finds_the_folder_with_the_real_model(examples_copy, tmp_pa
             assert index.search(question, k=3)[0].path == f"{folder}/MEMORY.md", question
         # the same words without the question of a folder: the notes first, as before
         assert index.search("the meeting notes", k=3)[0].path != "notes/MEMORY.md"
+        # "where ... kept": the folder's summary, the most specific one (a website decision, a note, came first before)
+        for question, folder in (("where are the dated meeting notes kept", "notes"),
+                                 ("where did I write down the Atlas incidents", "projects/atlas"),
+                                 ("where do I keep the ClickHouse table definitions", "projects/atlas")):
+            assert index.search(question, k=3)[0].path == f"{folder}/MEMORY.md", question
+        assert index.search("the Atlas incidents", k=3)[0].path == "projects/atlas/incidents.md"
 
 
 def test_latest_questions_prefer_the_newest_relevant_dated_note():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-__all__ = ["put_first", "rank_key", "rank_order"]
+__all__ = ["lift", "put_first", "rank_key", "rank_order"]
 
 
 def rank_key(row: dict, score: float | None = None) -> tuple:
@@ -36,3 +36,13 @@ def put_first(ranked: list[dict], place: int) -> list[dict]:
     best = ranked[0]["score"]
     lifted = dict(ranked[place], score=max(best, ranked[place]["score"]) + abs(best) * 1e-6 + 1e-12)
     return [lifted, *ranked[:place], *ranked[place + 1:]]
+
+
+def lift(ranked: list[dict], picked: Callable[[dict], bool], gain: float) -> list[dict]:
+    """``ranked`` with the rows ``picked`` chooses raised by ``gain`` x the best score, in rank order (the lean of
+    every stage that favours a kind of row: the asker's own words, standing statements, folder pointers)."""
+    marked = [picked(r) for r in ranked]
+    if not any(marked):
+        return ranked
+    bonus = gain * max(r["score"] for r in ranked)
+    return rank_order([dict(r, score=r["score"] + bonus) if m else r for r, m in zip(ranked, marked)])

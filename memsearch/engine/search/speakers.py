@@ -19,11 +19,10 @@ varieties"). Such a line shares few words with the request, and the assistant's 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
 
 from ...memory.document import USER_HEADING, USER_MARK
-from .order import put_first, rank_order
+from .order import lift, put_first
 from .query import asks_advice, asks_own_words
 
 __all__ = ["OWN_WORDS_GAIN", "STANDING_GAIN", "is_directive", "is_user_turn", "own_words", "standing", "states_standing"]
@@ -45,20 +44,11 @@ def is_user_turn(row: dict) -> bool:
     return _marked(row.get("text", ""), row.get("heading") or "")
 
 
-def _lean(ranked: list[dict], lifted: Callable[[dict], bool], gain: float) -> list[dict]:
-    """``ranked`` with the rows ``lifted`` picks raised by ``gain`` x the best score, in rank order."""
-    marked = [lifted(r) for r in ranked]
-    if not any(marked):
-        return ranked
-    bonus = gain * max(r["score"] for r in ranked)
-    return rank_order([dict(r, score=r["score"] + bonus) if m else r for r, m in zip(ranked, marked)])
-
-
 def own_words(ranked: list[dict], query: str, gain: float = OWN_WORDS_GAIN) -> list[dict]:
     """For a question about the asker, rows holding the user's turn gain ``gain`` x the best score."""
     if not ranked or not gain or not asks_own_words(query):
         return ranked
-    return _lean(ranked, is_user_turn, gain)
+    return lift(ranked, is_user_turn, gain)
 
 
 #: A chunk holding the user's standing instruction or preference gains STANDING_GAIN x the best score of the
@@ -105,5 +95,5 @@ def standing(ranked: list[dict], query: str, gain: float = STANDING_GAIN) -> lis
     beside the best match, not put in its place."""
     if not ranked or not gain or not asks_advice(query):
         return ranked
-    out = _lean(ranked, states_standing, gain)
+    out = lift(ranked, states_standing, gain)
     return put_first(out, next(n for n, r in enumerate(out) if r["id"] == ranked[0]["id"]))
