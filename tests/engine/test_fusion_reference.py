@@ -29,25 +29,32 @@ def plain_convex(vector, keyword, weight, depth=fusion.NORM_DEPTH):
     return rank_order([dict(row, score=score(i)) for i, row in rows.items()])
 
 
-def plain_yield(ranked, stub_weight=shape.STUB_WEIGHT, floor=shape.YIELD_FLOOR, to_folders=False):
-    """Every MEMORY.md row rescored by the rule, then the whole ranking sorted again."""
-    best = {}
-    for r in ranked:
-        index = r["path"].rsplit("/", 1)[-1] == "MEMORY.md"
-        if (index and not shape.is_stub(r)) if to_folders else not index:
-            best[r["path"]] = max(best.get(r["path"], -math.inf), r["score"])
-    out = []
+def plain_yield(ranked, stub_weight=shape.STUB_WEIGHT, floor=shape.YIELD_FLOOR, folder_floor=None):
+    """Every MEMORY.md row rescored by the rule (the deepest first, when they yield to each other), then the whole
+    ranking sorted again."""
+    notes = {}
     for r in ranked:
         if r["path"].rsplit("/", 1)[-1] != "MEMORY.md":
-            out.append(r)
-        elif shape.is_stub(r):
-            out.append(dict(r, score=r["score"] * stub_weight))
-        else:
-            prefix = "" if r["dir"] == "." else r["dir"] + "/"
-            matching = [s for p, s in best.items()
-                        if p.startswith(prefix) and p != r["path"] and floor * r["score"] <= s < r["score"] + 1e-9]
-            out.append(dict(r, score=min(matching) * (1 - 1e-6)) if matching else r)
-    return rank_order(out)
+            notes[r["path"]] = max(notes.get(r["path"], -math.inf), r["score"])
+    rescored, placed = {}, {}
+    order = [n for n, r in enumerate(ranked) if r["path"].rsplit("/", 1)[-1] == "MEMORY.md"]
+    if folder_floor is not None:
+        order.sort(key=lambda n: -ranked[n]["path"].count("/"))
+    for n in order:
+        r = ranked[n]
+        if shape.is_stub(r):
+            rescored[n] = dict(r, score=r["score"] * stub_weight)
+            continue
+        prefix = "" if r["dir"] == "." else r["dir"] + "/"
+        top = r["score"] + 1e-9
+        matching = [s for p, s in notes.items() if p.startswith(prefix) and floor * r["score"] <= s < top]
+        if folder_floor is not None:
+            matching += [s for p, s in placed.items() if p.startswith(prefix) and p != r["path"]
+                         and folder_floor * r["score"] <= s < top]
+        rescored[n] = dict(r, score=min(matching) * (1 - 1e-6)) if matching else r
+        if folder_floor is not None:
+            placed[r["path"]] = max(placed.get(r["path"], -math.inf), rescored[n]["score"])
+    return rank_order([rescored.get(n, r) for n, r in enumerate(ranked)])
 
 
 def random_rows(rng, n, prefix):
@@ -89,8 +96,9 @@ def test_memory_md_yield_equals_the_plain_rule_and_a_full_sort():
     moved = 0
     for trial in range(400):
         ranked = rank_order(random_rows(rng, rng.randrange(1, 50), "r"))
-        folders = trial % 2 == 1  # a question about where something is kept: MEMORY.md yields to MEMORY.md
-        got, want = shape.memory_md_yield(ranked, to_folders=folders), plain_yield(ranked, to_folders=folders)
+        # odd trials: a question about where something is kept (MEMORY.md yields to MEMORY.md, to notes only by more)
+        floors = {"floor": shape.FOLDER_NOTE_FLOOR, "folder_floor": shape.YIELD_FLOOR} if trial % 2 else {}
+        got, want = shape.memory_md_yield(ranked, **floors), plain_yield(ranked, **floors)
         assert same(got, want), trial
         moved += got != ranked
     assert moved > 100  # the rule fired, the bisection was exercised

@@ -22,6 +22,7 @@ __all__ = [
     "STUB_WEIGHT",
     "YIELD_FLOOR",
     "FOLDER_GAIN",
+    "FOLDER_NOTE_FLOOR",
     "LATEST_BOOST",
     "LATEST_FLOOR",
     "LATEST_DECAY",
@@ -50,11 +51,16 @@ STUB_WEIGHT = 0.1
 YIELD_FLOOR = 0.3
 #: In a question asking where something is kept (query.asks_for_folder), a folder's MEMORY.md is the answer: every one
 #: that is not a stub gains FOLDER_GAIN x the best score, and yields (by YIELD_FLOOR) to the matching MEMORY.md of its
-#: subfolders, the more specific folder, as it yields to notes otherwise. Chosen on `codeagent`'s tuning projects,
-#: folder questions (benchmarks/research/LOG.md, round sixteen): gains 0.1 / 0.2 / 0.3 / 0.5 / 1.0 gave file R@5
-#: 0.6 / 0.6 / 0.8 / 0.8 / 0.8; 0.3 is the smallest at the best. Leaning only on the MEMORY.md rows that score at
-#: least 0.0, 0.3 or 0.5 of the best measured alike, so all of them lean.
+#: subfolders, the more specific folder. It yields to a note of its folder only when the note scores at least
+#: FOLDER_NOTE_FLOOR of its raised score: "where did I write down the savings rate" asks for the note that holds it,
+#: which its folder's summary names ("budget.md has the monthly budget and the savings rate").
+#: Chosen on `codeagent`'s tuning projects' folder questions and on 12 questions of that note kind asked of the
+#: `agentmem` tree (benchmarks/research/where_notes.py; LOG.md, round sixteen): gains 0.1 / 0.2 / 0.3 / 0.5 / 1.0 gave
+#: folder file R@5 0.6 / 0.6 / 0.8 / 0.8 / 0.8 with no note floor, which put the note first for only 4 of the 12 (11
+#: before the round); at gain 0.3, floors 0.9 / 0.8 / 0.7 / 0.6 / 0.5 gave 4 / 5 / 9 / 10 / 10 notes first at folder
+#: file R@5 0.8 / 0.7 / 0.7 / 0.7 / 0.5; at floor 0.6, gains 0.2 / 0.5 gave 0.6 / 0.7 with 10 / 9 notes first.
 FOLDER_GAIN = 0.3
+FOLDER_NOTE_FLOOR = 0.6
 #: A query asking for the newest state (query.wants_latest: "latest", "most recent", "last time",
 #: "so far", "current", "now"; not "last week") raises the relevant dated rows (scoring at least
 #: LATEST_FLOOR of the best) by recency: the newest date gains LATEST_BOOST x the best score, the
@@ -84,26 +90,26 @@ def _dir(row: dict) -> str:
 
 
 def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor: float = YIELD_FLOOR, *,
-                    to_folders: bool = False) -> list[dict]:
+                    folder_floor: float | None = None) -> list[dict]:
     """Stubs cut to :data:`STUB_WEIGHT`; any other ``MEMORY.md`` placed just below every note of its folder
-    and below that also matches (scores at least ``floor`` of it); one with no such note keeps its rank.
-    With ``to_folders``, it yields to the other ``MEMORY.md`` files (not stubs) of its folder and below instead.
+    and below that also matches (scores at least ``floor`` of it) and, given ``folder_floor``, every written
+    ``MEMORY.md`` of its subfolders that scores at least ``folder_floor`` of it, as already placed (the deepest are
+    placed first); one with no such row keeps its rank.
     ``ranked`` is best first in :func:`~.order.rank_order`'s order, as every stage leaves it."""
-    places, best = [], {}  # the MEMORY.md rows' places; path -> its best chunk's score (of notes, or of indexes)
+    places, notes = [], {}  # the MEMORY.md rows' places; note path -> its best chunk's score
     for n, r in enumerate(ranked):
         path, score = r["path"], r["score"]
         if path.endswith(INDEX_NAME) and _is_index(path):
             places.append(n)
-            if not to_folders or is_stub(r):
-                continue
-        elif to_folders:
-            continue
-        if score > best.get(path, -math.inf):
-            best[path] = score
+        elif score > notes.get(path, -math.inf):
+            notes[path] = score
     if not places:
         return ranked
     moved = {}  # place -> the row with its lowered score (only MEMORY.md rows change; the notes stay)
+    placed: dict[str, float] = {}  # a written MEMORY.md's path -> the best score of its rows as placed
     in_folder: dict[str, list[float]] = {}  # folder prefix -> the best scores of the notes in it and below
+    if folder_floor is not None:
+        places.sort(key=lambda n: -ranked[n]["path"].count("/"))  # stable: one folder's rows keep their order
     for n in places:
         row = ranked[n]
         if is_stub(row):
@@ -112,13 +118,17 @@ def memory_md_yield(ranked: list[dict], stub_weight: float = STUB_WEIGHT, floor:
         prefix = "" if _dir(row) == "." else _dir(row) + "/"
         scores = in_folder.get(prefix)
         if scores is None:
-            scores = in_folder[prefix] = [s for other, s in best.items() if other.startswith(prefix)
-                                          and other != row["path"]]
+            scores = in_folder[prefix] = [s for note, s in notes.items() if note.startswith(prefix)]
         score = row["score"]
-        low, high = floor * score, score + 1e-9
-        matching = [x for x in scores if low <= x < high]
+        high = score + 1e-9
+        matching = [x for x in scores if floor * score <= x < high]
+        if folder_floor is not None:
+            matching += [x for index, x in placed.items() if index.startswith(prefix) and index != row["path"]
+                         and folder_floor * score <= x < high]
         if matching:
-            moved[n] = dict(row, score=min(matching) * (1 - 1e-6))
+            row = moved[n] = dict(row, score=min(matching) * (1 - 1e-6))
+        if folder_floor is not None and row["score"] > placed.get(row["path"], -math.inf):
+            placed[row["path"]] = row["score"]
     if not moved:
         return ranked
     # only lowered rows move: the others keep their order, and each lowered row goes back in by bisection
@@ -161,10 +171,11 @@ def latest_boost(
 def memory_md_rule(ranked: list[dict], query: str, gain: float = FOLDER_GAIN) -> list[dict]:
     """:func:`memory_md_yield` for ``query``. A question that asks where something is kept
     (:func:`.query.asks_for_folder`) has a folder's ``MEMORY.md`` as its answer: there every one that is not a stub
-    gains ``gain`` x the best score, and yields only to those of its subfolders (stubs are still cut)."""
+    gains ``gain`` x the best score, and yields only to a note that matches nearly as well (:data:`FOLDER_NOTE_FLOOR`)
+    and to the ``MEMORY.md`` files of its subfolders that match (stubs are still cut)."""
     if not ranked or not asks_for_folder(query):
         return memory_md_yield(ranked)
-    return memory_md_yield(lift(ranked, _is_answer, gain), to_folders=True)
+    return memory_md_yield(lift(ranked, _is_answer, gain), floor=FOLDER_NOTE_FLOOR, folder_floor=YIELD_FLOOR)
 
 
 def _is_answer(row: dict) -> bool:
