@@ -146,4 +146,3 @@ def test_codeagent_refuses_evidence_that_is_not_on_exactly_one_line(tmp_path):
     for answer in ("the cache", "not there"):
         with pytest.raises(ValueError, match="not one"):
             codeagent._line(tmp_path, "a.md", answer)
-
