@@ -240,7 +240,14 @@ def test_a_connection_past_max_clients_is_refused_busy_and_served_once_one_ends(
         release.set()
         for t in held:
             t.join(10)
-        assert raw(server.path, ok)[0]["result"] == {"method": "status"}
+        # a held client has its answer a moment before the server closes its connection and frees the slot: retry
+        # while told "busy", as a client does, within a bound (CI once asked in that moment)
+        deadline = time.monotonic() + 10
+        answer = raw(server.path, ok)[0]
+        while not answer["ok"] and "too many" in answer["error"]["message"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+            answer = raw(server.path, ok)[0]
+        assert answer["result"] == {"method": "status"}
     finally:
         release.set()
         server.close()
