@@ -61,11 +61,13 @@ def test_a_memory_md_ranks_after_every_note_of_its_folder_that_matches():
 def test_a_question_asking_which_folder_is_answered_by_its_memory_md():
     for q in ("which folder holds the beacon how-tos", "What directory has my tax notes?", "in which subfolder are the logs",
               "where did I write down the problems we fixed", "where are the pollen session logs kept",
-              "Where would I find the recipes for the servers?", "where do I look for crashes we debugged"):
+              "Where would I find the recipes for the servers?", "where do I look for crashes we debugged",
+              "where are the day by day notes of my work on ledgerly", "Where is my journal from the trip?"):
         assert asks_for_folder(q), q
     for q in ("where are we sleeping on the Portugal trip", "what did we file in the folder of receipts",
               "which warehouse did we choose", "the folder structure of the repo", "where do the nightly backups go",
-              "where is the container image published", "Where did Deborah get her cats?"):
+              "where is the container image published", "Where did Deborah get her cats?",
+              "where are the keys", "where is the notebook I lent Sam"):
         assert not asks_for_folder(q), q
     summary = row("people/MEMORY.md", 1.0, "# People\n\nColleagues, one file each.")
     note = row("people/priya.md", 0.7)

@@ -207,18 +207,21 @@ def asks_own_words(query: str) -> bool:
 #: A question that asks which folder holds something ("which folder has the harbor outages", "in what
 #: directory ..."), or where the asker keeps, wrote down or would find something ("where did I record the
 #: crashes", "where are the session logs kept"): the folder's ``MEMORY.md`` is its answer. A verb of keeping
-#: records is needed: "where are we sleeping on the trip" and "where do the backups go" ask for a fact.
+#: records, or a noun of them ("where are the day by day notes of my work"), is needed: "where are we sleeping on the
+#: trip" and "where do the backups go" ask for a fact.
 _FOLDER_QUESTION = re.compile(
     r"\b(?:which|what)\s+(?:sub)?(?:folder|directory|dir)\b"
     r"|\bwhere\s+(?:(?:did|do|would|should|can|could|will)\s+(?:i|we)\s+"
     r"(?:keep|store|write|jot|record|note|file|log|document|find|look|read|save)\b"
-    r"|(?:is|are|was|were)\b[^?.!]{0,80}?\b(?:kept|stored|recorded|written|noted|filed|logged|documented|saved)\b)",
+    r"|(?:is|are|was|were)\b[^?.!]{0,80}?\b(?:kept|stored|recorded|written|noted|filed|logged|documented|saved)\b"
+    r"|(?:is|are|was|were)\s+(?:the|my|our|all)\b[^?.!]{0,60}?\b"
+    r"(?:notes|logs|records|journals?|diar(?:y|ies)|entries|write-?ups)\b)",
     re.I)
 
 
 def asks_for_folder(query: str) -> bool:
     """Whether ``query`` asks which folder (directory) holds something, in those words, or where something is
-    kept in memory ("where did I write down ...", "where are ... recorded")."""
+    kept in memory ("where did I write down ...", "where are ... recorded", "where are the notes of ...")."""
     return bool(_FOLDER_QUESTION.search(query))
 
 
