@@ -107,6 +107,8 @@ def test_a_question_about_standing_instructions_ranks_the_turns_that_give_one_hi
     question = "What did I ask you to keep in mind when we talk about my job search?"
     assert asks_instructions(question) and asks_instructions("what should you always do for me")
     assert not asks_instructions("summarise how my job search went")
+    # advice asked for, not an instruction given: its answer is the assistant's, so no spread of the user's turns
+    assert not asks_instructions("What should I keep in mind when I negotiate equity?")
     assert is_directive(said) and not is_directive(asked[0])
     assert all(is_directive(row("a.md", 1, t)) for t in (
         "User: Always use metric units.", "Fine. Whenever you plan a run, give paces per km.", "please keep it short"))

@@ -134,12 +134,13 @@ _ASSISTANT_SAID = re.compile(
 
 
 _ASKS_INSTRUCTIONS = re.compile(
-    r"\b(?:asked\s+you\s+to|ask\s+you\s+to|told\s+you\s+to|keep\s+in\s+mind|always|never|instruct\w*|rules?\s+for\s+you)\b",
+    r"\b(?:asked\s+you\s+to|ask\s+you\s+to|told\s+you\s+to|always|never|instruct\w*|rules?\s+for\s+you)\b",
     re.IGNORECASE)
 
 
 def asks_instructions(query: str) -> bool:
-    """Whether ``query`` asks for standing instructions ("what did I ask you to always do", "keep in mind")."""
+    """Whether ``query`` asks for standing instructions ("what did I ask you to always do", "what did I ask you to
+    keep in mind"); "what should I keep in mind when ..." asks for advice, and is not one."""
     return bool(_ASKS_INSTRUCTIONS.search(query))
 
 
