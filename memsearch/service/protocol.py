@@ -134,8 +134,14 @@ def secure_dir(path: Path, create: bool = False) -> Path:
 
 
 def encode(message: dict) -> bytes:
-    """One message as a protocol line (compact JSON, UTF-8, ending in a newline)."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    """One message as a protocol line (compact JSON, UTF-8, ending in a newline). Text that UTF-8 cannot hold (a
+    lone surrogate: a model's emoji cut in half) goes as JSON's ``\\ud83d`` escapes, so the other end receives the
+    very string that was sent, and answers or refuses it as the call in-process would."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 def decode(line: bytes) -> dict:

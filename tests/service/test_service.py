@@ -31,6 +31,7 @@ from memsearch.service import protocol
 from memsearch.service.client import Client, ask
 from memsearch.service.process import verified_holder
 from memsearch.service.server import Server
+from memsearch.tools import ToolBox
 from tests.conftest import REPO
 
 TREE = {
@@ -120,6 +121,50 @@ def test_a_bad_call_raises_the_error_the_library_raises(served):
         with pytest.raises(errors.MemsearchError) as here:
             local()
         assert type(remote.value) is type(here.value) and str(remote.value) == str(here.value)
+
+
+def test_a_lone_surrogate_goes_over_the_socket_and_is_answered_as_in_process(served):
+    """A model's emoji cut in half ('\\ud83d') cannot be UTF-8: it goes as JSON's escape both ways, so the call is
+    answered (or refused) at once as in-process, not taken for a service that is not there."""
+    root, index, _ = served
+    line = protocol.encode({"query": "vendor \ud83d"})
+    assert line.isascii() and protocol.decode(line) == {"query": "vendor \ud83d"}
+    client = Client(root)
+    hits = client.call("search", query="vendor late \ud83d", k=3)["hits"]
+    assert hits == [h.to_dict() for h in index.search("vendor late \ud83d", k=3)] and hits
+    with pytest.raises(errors.InvalidArgument) as remote:
+        client.call("read", path="notes/\ud800.md")
+    with pytest.raises(errors.InvalidArgument) as here:
+        read(root, "notes/\ud800.md")
+    assert str(remote.value) == str(here.value)
+
+
+@pytest.mark.slow
+def test_a_tool_call_with_a_lone_surrogate_is_answered_by_the_running_service(private_service):
+    """The same through the per-user service a ToolBox starts (the default), the real model: the tool's reply
+    echoes the query, so the service's reply holds the lone surrogate too; no thread of it fails on it."""
+    root = private_service / "memory"
+    shutil.copytree(REPO / "examples" / "memory", root, ignore=shutil.ignore_patterns(".memsearch"))
+    box = ToolBox(root)
+    deadline = time.monotonic() + 180
+    while "error" in (first := box.dispatch("memory_search", {"query": "Atlas warehouse", "k": 2})):
+        assert first["error"]["type"] == "IndexBuilding" and time.monotonic() < deadline, first
+        time.sleep(0.5)
+    while True:  # the service holds the root (a first call may be answered in-process while it starts)
+        try:
+            assert Client(root).call("status")["root"] == str(root.resolve())
+            break
+        except errors.DaemonUnavailable:
+            assert time.monotonic() < deadline, "the service never loaded the root"
+            box.dispatch("memory_search", {"query": "Atlas warehouse", "k": 2})
+            time.sleep(0.5)
+    # the call the thin MCP server and a ToolBox make (a ToolBox would quietly answer in-process if it failed)
+    cut = Client(root).call("tool", name="memory_search", arguments={"query": "Atlas warehouse \ud83d", "k": 2})
+    assert cut["query"] == "Atlas warehouse \ud83d" and cut["hits"][0]["path"] == first["hits"][0]["path"], cut
+    with pytest.raises(errors.InvalidArgument, match="not valid UTF-8"):  # refused there, as in-process
+        Client(root).call("tool", name="memory_read", arguments={"path": "notes/\ud800.md"})
+    log = (private_service / "memsearch" / "service.log").read_text()
+    assert "Traceback" not in log and "UnicodeEncodeError" not in log, log[-2000:]
 
 
 def test_malformed_requests_get_error_replies_and_the_server_keeps_serving(served):
