@@ -22,7 +22,7 @@ from typing import Callable
 
 from ..errors import IndexBuilding
 from .edit import IndexSync, open_editor
-from .tools import ToolBox
+from .tools import BUILDING_NOTE, ToolBox
 
 __all__ = ["Served", "METHODS", "MAX_TOOLBOXES"]
 
@@ -73,22 +73,28 @@ class Served:
     def tool(self, name, arguments=None, *, writable=False, budget=None, encoding=None, core_budget=None,
              model=None) -> dict:
         """One tool call's result, exactly as :meth:`ToolBox.call` in the client's process would give it."""
+        caught_up = True
         if name == "memory_search":
             self._model(model)
-            self._first_rows()
+            caught_up = self._searchable()
         box = self.toolbox(writable=writable, budget=budget, encoding=encoding, core_budget=core_budget)
-        return box.call(name, arguments)
+        result = box.call(name, arguments)
+        if not caught_up and isinstance(result, dict) and result.get("hits") == [] and "note" in result:
+            from ..service.firstbuild import building, indexing
 
-    def _first_rows(self) -> None:
+            # an empty answer while the root catches up: "no hits yet", not "try other words"
+            if building(self.status()) and (progress := indexing(self.index, catching_up=True)) is not None:
+                result["note"] = BUILDING_NOTE.format(**progress)
+        return result
+
+    def _searchable(self) -> bool:
         """A search before the first build wrote any row waits a little for them, then says so
-        (:class:`IndexBuilding`), never "no hits" (:func:`~memsearch.service.firstbuild.await_first_rows`)."""
-        from ..service.firstbuild import await_first_rows
+        (:class:`IndexBuilding`), never "no hits"; one while a root just loaded catches up waits a little for that
+        (:func:`~memsearch.service.firstbuild.await_searchable`). Whether the catch-up is over."""
+        from ..service.firstbuild import await_searchable
 
-        rows = self.index.rows_now
-        if rows():
-            return
         try:
-            await_first_rows(self.root, rows, self.status)
+            return await_searchable(self.root, self.index, self.status)
         except IndexBuilding as exc:
             raise IndexBuilding(f"memory_search: {exc.text}", hint=exc.hint) from None
 

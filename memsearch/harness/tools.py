@@ -73,8 +73,8 @@ PARTIAL_NOTE = (
 )
 #: The note of a search with no hit while the memory is still being indexed (``{embedded}`` of ``{files}`` files).
 BUILDING_NOTE = (
-    "no hits yet: the memory is still being indexed ({embedded:,} of {files:,} files embedded; the rest are found by "
-    "their exact words only); call memory_search again in a few seconds, or browse with memory_list"
+    "no hits yet: the memory is still being indexed ({embedded:,} of {files:,} files done); call memory_search again "
+    "in a few seconds, or browse with memory_list"
 )
 
 

@@ -18,7 +18,7 @@ import time
 from typing import Callable, Protocol
 
 from . import protocol
-from .firstbuild import await_first_rows, indexing
+from .firstbuild import await_searchable, building, indexing
 from .protocol import PROTOCOL_VERSION, Refused
 
 log = logging.getLogger("memsearch.service")
@@ -100,12 +100,11 @@ class Answers:
         if model is not None and model != served:
             raise Refused("WrongModel", f"this server searches {self.root} with model {served!r}, not {model!r}")
         started = time.thread_time()
-        rows = self.index.rows_now
-        if not rows():  # none written yet: wait a little for the first build's first rows
-            await_first_rows(self.root, rows, self.status_of)
+        caught_up = await_searchable(self.root, self.index, self.status_of)  # a first build's rows, a catch-up
         hits = self.index.search(query, k=k, scope=scope, mode=mode, since=since, until=until)
         out = {"hits": [hit.to_dict() for hit in hits]}
-        if (progress := indexing(self.index, hits)) is not None:  # a build under way: "no hits yet", not "no hits"
+        # a build or a catch-up under way: "no hits yet", not "no hits"
+        if (progress := indexing(self.index, hits, catching_up=not caught_up and building(self.status_of()))) is not None:
             out["indexing"] = progress
         spent = time.thread_time() - started
         with self._counts:

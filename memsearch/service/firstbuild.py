@@ -14,11 +14,15 @@ its first sync) waits for them itself, at most :data:`SERVED_ROWS_WAIT_S` per re
 (:func:`await_daemon`), within its own bound, and only then reports it. Every first build writes
 the text rows first, whatever its size (:mod:`memsearch.engine.ingest.sync`), so that wait is the
 service's start (LanceDB's import, the model) and its first text batch: well under a second for a
-small tree once the service runs.
+small tree once the service runs. A root that has an index is answered at once, but a search that comes while
+its first sync runs (the catch-up with what changed while nobody watched, once the model is loaded) waits for it,
+at most :data:`SERVED_ROWS_WAIT_S` (:func:`await_searchable`), so that a note written between two sessions is
+found by the next session's first search; an empty answer before it ends says "no hits yet" (:func:`indexing`).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Callable
 
@@ -28,7 +32,7 @@ from ..memory.files import read_json
 from ..platforms import flock_taken
 
 __all__ = ["daemon_coming", "building", "indexing", "Hits", "still_building", "await_rows", "await_daemon", "await_first_rows",
-           "FIRST_ROWS_WAIT_S", "SERVED_ROWS_WAIT_S"]
+           "await_searchable", "FIRST_ROWS_WAIT_S", "SERVED_ROWS_WAIT_S"]
 
 #: Longest wait of a client (an in-process search, the CLI's, the library's) for the first rows another writer
 #: of a cold index writes, then IndexBuilding: an auto-started service's start (LanceDB's import, the model), its
@@ -42,6 +46,8 @@ FIRST_ROWS_WAIT_S = 10.0
 SERVED_ROWS_WAIT_S = 1.0
 #: Seconds between two looks at the index (and the daemon) during that wait.
 POLL_S = 0.2
+#: Seconds between two looks at a catch-up (a few changed files: well under a second once the model is loaded).
+CATCH_UP_POLL_S = 0.05
 
 
 def daemon_coming(where: IndexLocation) -> bool:
@@ -60,10 +66,12 @@ class Hits(list):
         self.indexing = indexing
 
 
-def indexing(index, hits=()) -> dict | None:
+def indexing(index, hits=(), catching_up: bool = False) -> dict | None:
     """``{"files": N, "embedded": E}`` (the tree's files to index, those embedded) while a build is under way: some
-    recorded file searchable by its words only (a first build's text rows, the hits' ``partial`` flag); else None.
-    Looked at for an empty answer only (``hits``), which then says "no hits yet" rather than "no hits"."""
+    recorded file searchable by its words only (a first build's text rows, the hits' ``partial`` flag), or, given
+    ``catching_up`` (a serving process's first sync of a root it just loaded), some file added or changed since it
+    was indexed; else None. Looked at for an empty answer only (``hits``), which then says "no hits yet" rather
+    than "no hits"."""
     from ..engine.storage.schema import is_incomplete
     from ..memory.tree import scan
 
@@ -71,13 +79,17 @@ def indexing(index, hits=()) -> dict | None:
         return None
     try:
         states = index.store.file_states()
-        if not any(is_incomplete(s.mtime_ns, s.size) for s in states.values()):
+        building = any(is_incomplete(s.mtime_ns, s.size) for s in states.values())
+        if not building and not catching_up:
             return None
         wanted = set(scan(index.root, foreign=index.foreign).indexed_files(index.include_core))
-    except Exception:  # noqa: BLE001 - a note, never a failed search
+        if building:
+            done = sum(1 for path, s in states.items() if path in wanted and not is_incomplete(s.mtime_ns, s.size))
+        else:
+            done = sum(1 for path in wanted if path in states and states[path].same_as(os.stat(index.root / path)))
+    except Exception:  # noqa: BLE001 - a note, never a failed search (a file removed meanwhile: no note)
         return None
-    done = sum(1 for path, s in states.items() if path in wanted and not is_incomplete(s.mtime_ns, s.size))
-    return {"files": len(wanted), "embedded": done}
+    return {"files": len(wanted), "embedded": done} if building or done < len(wanted) else None
 
 
 def building(state: dict | None) -> bool:
@@ -101,6 +113,24 @@ def await_first_rows(root, rows: Callable[[], int], state: Callable[[], dict | N
         if time.monotonic() >= deadline:
             raise still_building(root, state())
         time.sleep(POLL_S)
+
+
+def await_searchable(root, index, state: Callable[[], dict | None], wait: float = SERVED_ROWS_WAIT_S) -> bool:
+    """Before a serving process searches ``index`` (its reader of ``root``): with no row yet, the wait for the first
+    build's first rows (:func:`await_first_rows`); else, once the model is loaded, a wait for the writer's first sync,
+    the catch-up with what changed while nobody watched, so that a root's first search finds the note written before
+    the service loaded it. Each wait at most ``wait`` seconds. Whether that catch-up is over (False: an empty answer
+    says "no hits yet", :func:`indexing`)."""
+    rows = index.rows_now
+    if not rows():
+        await_first_rows(root, rows, state, wait)
+        return True
+    deadline = time.monotonic() + wait
+    while building(state()):
+        if index.keyword_only or time.monotonic() >= deadline:  # the model loads: no catch-up can end meanwhile
+            return False
+        time.sleep(CATCH_UP_POLL_S)
+    return True
 
 
 def await_rows(where: IndexLocation, search: Callable[[], list], rows: Callable[[], int],

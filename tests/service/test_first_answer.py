@@ -18,7 +18,7 @@ from memsearch.service import route
 from memsearch.service.client import Client
 from memsearch.service.roots import Roots
 from memsearch.service.server import Server
-from tests.reliability.test_text_first import tree
+from tests.reliability.test_text_first import FILES, tree
 
 QUERY = {"query": "otter tag7", "k": 3}
 
@@ -103,3 +103,46 @@ def test_a_root_never_indexed_is_searchable_from_its_first_text_rows(tmp_path, s
     while any(h["partial"] for h in client.call("search", **QUERY)["hits"]):  # then the first pass embeds them
         assert time.monotonic() < deadline
         time.sleep(0.1)
+
+
+def test_a_note_written_while_no_service_ran_is_found_by_the_first_search_of_its_root(tmp_path, service):
+    """The root was indexed before; a note was written while nothing watched it. The service (its model loaded)
+    loads the root on that search, whose answer waits for the catch-up: the note is found, through the search and
+    through the tool (before, both answered from the index as it was: "no hits: try other words")."""
+    roots, gate, _ = service
+    gate.set()
+    for name in ("search", "tool"):
+        root = tree(tmp_path / name)
+        MemoryIndex(root, embedder=HashEmbedder(dimension=32, name="hash-32")).sync()
+        (root / "notes" / "fresh.md").write_text("# Fresh\n\nThe quokkafrizzle came in after the last index.\n")
+        client = Client(root)
+        if name == "search":
+            hits = client.call("search", query="quokkafrizzle", k=3, mode="keyword")["hits"]
+        else:
+            hits = client.call("tool", name="memory_search", arguments={"query": "quokkafrizzle", "mode": "keyword"})[
+                "hits"]
+        assert [h["path"] for h in hits] == ["notes/fresh.md"], (name, hits)
+
+
+def test_an_empty_answer_while_a_root_catches_up_says_no_hits_yet(tmp_path, service):
+    """While the model loads no catch-up can end: the search is answered at once by keyword, and an empty answer
+    says how far the index is (the tool's note: "no hits yet"), not "try other words"."""
+    roots, gate, model = service
+    root = tree(tmp_path)
+    MemoryIndex(root, embedder=HashEmbedder(dimension=32, name="hash-32")).sync()
+    (root / "notes" / "fresh.md").write_text("# Fresh\n\nThe quokkafrizzle came in after the last index.\n")
+    client = Client(root)
+    answer = client.call("search", query="quokkafrizzle", k=3, mode="keyword")
+    files = FILES + 3  # the notes, the big one, notes/MEMORY.md and the new one (the root's MEMORY.md is core)
+    assert answer["hits"] == [] and answer["indexing"] == {"files": files, "embedded": files - 1}, answer
+    tool = client.call("tool", name="memory_search", arguments={"query": "quokkafrizzle", "mode": "keyword"})
+    assert tool["hits"] == [] and tool["note"].startswith(f"no hits yet: the memory is still being indexed ({files - 1}")
+    assert model.used == 0  # neither needed the model
+    gate.set()
+    where = IndexLocation.of(root)
+    _ready(roots, where)
+    deadline = time.monotonic() + 60
+    while not (hits := client.call("search", query="quokkafrizzle", k=3, mode="keyword")["hits"]):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert hits[0]["path"] == "notes/fresh.md"
