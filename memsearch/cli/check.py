@@ -70,25 +70,24 @@ def register(app: typer.Typer) -> None:
         from .render import warn
 
         where = IndexLocation.of(root, db)
+
+        def here() -> tuple[CheckReport, str]:
+            rebuilt: list = []
+            try:
+                index = (MemoryIndex.open_repairing(root, db=db, model=model, on_damage=rebuilt.append) if repair
+                         else MemoryIndex(root, db=db, model=model))
+            except IndexDamaged as exc:
+                return CheckReport(findings=(Finding("table", "", naming_root(str(exc), root)),)), str(db or root)
+            if rebuilt:
+                index.sync(wait=wait)
+            return check_job(index, repair=repair, wait=wait), index.location
+
         if repair:  # the serving process that holds the index repairs it (else: here)
-            data = route.write(where, "check", {"repair": True, "wait": wait, "model": model}, warn=warn)
-            if data is not None:
-                report = CheckReport.from_dict(data)
-                print_check(report, root, as_json=as_json, location=where.label)
-                if not report.ok:
-                    raise typer.Exit(1)
-                return
-        rebuilt: list = []
-        try:
-            index = (MemoryIndex.open_repairing(root, db=db, model=model, on_damage=rebuilt.append) if repair
-                     else MemoryIndex(root, db=db, model=model))
-        except IndexDamaged as exc:
-            report = CheckReport(findings=(Finding("table", "", naming_root(str(exc), root)),))
-            print_check(report, root, as_json=as_json, location=str(db or root))
-            raise typer.Exit(1) from None
-        if rebuilt:
-            index.sync(wait=wait)
-        report = check_job(index, repair=repair, wait=wait)
-        print_check(report, root, as_json=as_json, location=index.location)
+            data, done = route.carried_out(where, "check", {"repair": True, "wait": wait, "model": model}, here,
+                                           warn=warn)
+            report, location = (CheckReport.from_dict(data), where.label) if data is not None else done
+        else:
+            report, location = here()
+        print_check(report, root, as_json=as_json, location=location)
         if not report.ok:
             raise typer.Exit(1)

@@ -12,6 +12,7 @@ from typing import Optional
 
 import typer
 
+from ..errors import IndexLocked
 from ..service import route
 from .check import print_check
 from .options import DbOpt, JsonOpt, ModelOpt, RootArg
@@ -151,22 +152,33 @@ def register(app: typer.Typer) -> None:
 
         where = IndexLocation.of(root, db)
         with ProgressBar(show=not as_json and err.is_terminal) as bar:
-            job = None
-            if not ray:  # a Ray cluster is this command's own choice: it embeds here
+            indexing_here = []  # True once this process indexes (a Ctrl-C then stops it, not the service)
+
+            def here():
+                indexing_here.append(True)
+                try:
+                    return _in_process(where, model=model, include_core=include_core, rebuild=rebuild, wait=wait,
+                                       ray=ray, check=check, bar=bar)
+                except IndexLocked:  # maybe the service, loading the root, took it: route.carried_out asks it
+                    indexing_here.clear()
+                    raise
+
+            if ray:  # a Ray cluster is this command's own choice: it embeds here
+                job = here()
+            else:
                 params = {"rebuild": rebuild, "model": model, "include_core": include_core, "check": check,
                           "wait": wait}
                 try:
-                    data = route.write(where, "index", params, progress=bar.line, warn=warn)
+                    data, job = route.carried_out(where, "index", params, here, progress=bar.line, warn=warn)
                 except KeyboardInterrupt:  # the service, asked already, goes on: say so, and how to follow it
+                    if indexing_here:
+                        raise
                     bar.__exit__()
                     _left_to_the_service(root, db, rebuild)
                     raise typer.Exit(130) from None
                 if data is not None:
                     job = IndexJob.from_dict(data)
                     print_notes(job.notes)
-            if job is None:
-                job = _in_process(where, model=model, include_core=include_core, rebuild=rebuild, wait=wait, ray=ray,
-                                  check=check, bar=bar)
         report, checked = job.report, job.checked
         if report.repaired:
             err.print(f"[yellow]warning:[/yellow] {escape(report.repaired)}: the index was rebuilt from the Markdown")

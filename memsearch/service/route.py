@@ -12,7 +12,7 @@ they never start a process, and with no daemon they answer from the files.
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import TYPE_CHECKING, Callable, ContextManager
+from typing import TYPE_CHECKING, Callable, ContextManager, TypeVar
 
 from .. import settings
 from ..errors import IndexBuilding, IndexLocked, StorageFull
@@ -23,9 +23,10 @@ from .client import ask
 if TYPE_CHECKING:  # the fast path never imports the checker: the daemon checks what it answers
     from ..engine.search.args import SearchArgs
 
-__all__ = ["search", "read", "ls", "core", "write", "held_by_server", "sync_quietly"]
+__all__ = ["search", "read", "ls", "core", "write", "carried_out", "held_by_server", "sync_quietly"]
 
 Warn = Callable[[str], None]
+T = TypeVar("T")
 
 
 def _ask(where: IndexLocation, method: str, params: dict, *, local: bool, warn: Warn | None, model=None,
@@ -144,6 +145,24 @@ def held_by_server(where: IndexLocation) -> bool:
 
     holder = verified_holder(where)
     return bool(holder and holder.get("purpose") == "watch")
+
+
+def carried_out(where: IndexLocation, method: str, params: dict, here: Callable[[], T], *, progress=None,
+                warn: Warn | None = None) -> tuple[dict | None, T | None]:
+    """A write of the index (``index``, ``check``) by the serving process that holds it: ``(its report, None)``; else
+    ``(None, here())``, the write in-process. When ``here`` meets the writer lock of a serving process that took the
+    index meanwhile (the service was loading the root: its model first, then the lock), that process does the write
+    after all; another writer's lock is raised as it was (its clear refusal, ``--wait``)."""
+    data = write(where, method, params, progress=progress, warn=warn)
+    if data is not None:
+        return data, None
+    try:
+        return None, here()
+    except IndexLocked:
+        data = write(where, method, params, progress=progress, warn=warn)
+        if data is None:
+            raise
+        return data, None
 
 
 def write(where: IndexLocation, method: str, params: dict, *, progress=None, warn: Warn | None = None) -> dict | None:

@@ -174,3 +174,44 @@ def test_mcp_serve_writable_writes_and_searches(examples_copy, tmp_path):
     anyio.run(session)
     assert (examples_copy / "notes/oslo.md").exists()
     assert json.loads(cli("validate", str(examples_copy), "--json").stdout)["valid"]
+
+
+PARAMS = {"rebuild": False, "model": None, "include_core": None, "check": False, "wait": 0.0}
+
+
+def test_an_index_meeting_the_lock_of_a_server_that_took_the_root_meanwhile_is_done_by_that_server(make_tree):
+    """The service loads a root (its model first, then the writer lock) while ``memsearch index`` opens it in-process:
+    the in-process write meets the server's lock, and the server does the write after all (it said "being written by
+    process N" before). Another writer's lock is still the refusal."""
+    from memsearch.engine.storage.lock import WriterLock
+    from memsearch.errors import IndexLocked
+    from memsearch.location import IndexLocation
+    from memsearch.service import route
+    from memsearch.service.host import WatchThread
+
+    root = make_tree(BASE)
+    where = IndexLocation.of(root)
+    (root / "notes" / "late.md").write_text("# Late\n\nwombatsnorkel\n")
+    daemons = []
+
+    def here():  # the server takes the index between route.write's look and this process's lock
+        daemons.append(WatchThread(root, index=hash_index(root)).start())
+        return hash_index(root).sync(wait=0.0)
+
+    try:
+        data, done = route.carried_out(where, "index", PARAMS, here)
+        assert done is None and data["chunks_total"] > 0 and data["root"] == str(root), data
+        assert lock_holder(where.state)["purpose"] == "watch"
+        hits = ToolBox(root, index=hash_index(root), sync=False).call("memory_search",
+                                                                       {"query": "wombatsnorkel", "mode": "keyword"})
+        assert [h["path"] for h in hits["hits"]] == ["notes/late.md"]
+    finally:
+        for daemon in daemons:
+            daemon.close()
+
+    lock = WriterLock(where.state, purpose="index").acquire(timeout=0)  # not a memsearch server: the refusal
+    try:
+        with pytest.raises(IndexLocked, match="being written by process"):
+            route.carried_out(where, "index", PARAMS, lambda: hash_index(root).sync(wait=0.0))
+    finally:
+        lock.release()
