@@ -37,6 +37,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from typing import AsyncIterator, Iterator
 
 import watchfiles
@@ -96,6 +97,25 @@ def _dir_events(changes, daemon: Daemon) -> bool:
     return any(daemon.filter.kind(change, path) == "dir" for change, path in changes)
 
 
+#: After watchfiles fails on an event it cannot read (a file name that is not valid UTF-8: "Unable to decode path"),
+#: the root is watched again and re-scanned after this pause, so that a program writing such a file without a pause
+#: costs one re-scan a second at most, and the watcher never ends on it.
+UNREADABLE_EVENT_PAUSE_S = 1.0
+
+
+def _unreadable_event(exc: BaseException, daemon: Daemon, told: bool) -> bool:
+    """Whether ``exc`` is watchfiles failing on an event whose path it cannot decode (then the watch starts again:
+    the name is never memory, and the re-scan reports it as a bad name); logged unless ``told`` already."""
+    errors = exc.exceptions if isinstance(exc, BaseExceptionGroup) else (exc,)  # awatch's comes in a task group's
+    if not all(type(e).__name__ == "WatchfilesRustInternalError" and "decode path" in str(e) for e in errors):
+        return False
+    exc = errors[0]
+    if not told:
+        logger.warning("%s: a file event names a path that is not valid UTF-8 (%s): such a name is never memory, rename "
+                       "it; watching again", daemon.root, exc)
+    return True
+
+
 def watch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | None = None, stop_event=None,
           index=None, foreign=None, include_core: bool | None = None, lock_timeout: float | None = 0.0,
           compact: bool = True, state_file: bool = True, idle_exit: float | None = None) -> Iterator[IndexReport]:
@@ -120,20 +140,26 @@ def follow(daemon: Daemon) -> Iterator[IndexReport]:
     """Run a started :class:`Daemon` on file events until its stop event; closes it at the end."""
     stop_event = daemon.stop_event
     events = None
+    told = False  # of an event watchfiles could not read
     try:
         dirs = watch_dirs(daemon)
         while True:
             events = _events(daemon, stop_event, dirs=dirs)
             restart = False
-            for changes in events:
-                report = daemon.process(changes)
-                if report is not None:
-                    yield report
-                if daemon.stopping():
-                    break
-                if _dir_events(changes, daemon) and (now := watch_dirs(daemon)) != dirs:
-                    dirs, restart = now, True  # folders came or went: watch the new set, then re-scan
-                    break
+            try:
+                for changes in events:
+                    report = daemon.process(changes)
+                    if report is not None:
+                        yield report
+                    if daemon.stopping():
+                        break
+                    if _dir_events(changes, daemon) and (now := watch_dirs(daemon)) != dirs:
+                        dirs, restart = now, True  # folders came or went: watch the new set, then re-scan
+                        break
+            except Exception as exc:
+                if not _unreadable_event(exc, daemon, told):
+                    raise
+                told, restart = True, _pause(daemon)
             events.close()
             events = None
             if not restart:
@@ -146,6 +172,16 @@ def follow(daemon: Daemon) -> Iterator[IndexReport]:
         if events is not None:
             events.close()
         daemon.close()
+
+
+def _pause(daemon: Daemon) -> bool:
+    """Wait :data:`UNREADABLE_EVENT_PAUSE_S` before watching again; False when the daemon is told to stop meanwhile."""
+    deadline = time.monotonic() + UNREADABLE_EVENT_PAUSE_S
+    while time.monotonic() < deadline:
+        if daemon.stopping():
+            return False
+        time.sleep(0.05)
+    return not daemon.stopping()
 
 
 async def awatch(root: str | os.PathLike[str], *, db=None, model=None, debounce: int | None = None,
@@ -162,20 +198,26 @@ async def awatch(root: str | os.PathLike[str], *, db=None, model=None, debounce:
         stop_event=stop_event, lock_timeout=lock_timeout, compact=compact, state_file=state_file)
     await asyncio.to_thread(daemon.start)
     events = None
+    told = False
     try:
         dirs = await asyncio.to_thread(watch_dirs, daemon)
         while True:
             events = _events(daemon, stop_event, watcher=watchfiles.awatch, dirs=dirs)
             restart = False
-            async for changes in events:
-                report = await asyncio.to_thread(daemon.process, changes)
-                if report is not None:
-                    yield report
-                if daemon.stopping():
-                    break
-                if _dir_events(changes, daemon) and (now := await asyncio.to_thread(watch_dirs, daemon)) != dirs:
-                    dirs, restart = now, True
-                    break
+            try:
+                async for changes in events:
+                    report = await asyncio.to_thread(daemon.process, changes)
+                    if report is not None:
+                        yield report
+                    if daemon.stopping():
+                        break
+                    if _dir_events(changes, daemon) and (now := await asyncio.to_thread(watch_dirs, daemon)) != dirs:
+                        dirs, restart = now, True
+                        break
+            except Exception as exc:
+                if not _unreadable_event(exc, daemon, told):
+                    raise
+                told, restart = True, await asyncio.to_thread(_pause, daemon)
             await events.aclose()
             events = None
             if not restart:

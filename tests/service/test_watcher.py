@@ -226,6 +226,41 @@ def test_catch_up_then_create_edit_delete_incrementally(make_tree):
     assert read_state(db)["state"] == "stopped" and lock_holder(db) is None
 
 
+def test_a_file_name_that_is_not_utf8_does_not_end_the_watch(make_tree, caplog):
+    """watchfiles fails on an event whose path it cannot decode ("Unable to decode path"); the watcher ended on it,
+    so the service unloaded the root and its later edits were never indexed. Now the root is watched again and
+    re-scanned (the name is never memory), with one warning, and both the sync and the asyncio watchers go on."""
+    root = make_tree(BASE)
+    db = root / ".memsearch"
+    bad = os.fsencode(root / "notes") + b"/bad\xffname.md"
+    with caplog.at_level("WARNING", logger="memsearch.watch"), Running(root, hash_index(root)) as run:
+        for n in range(2):  # each event of the bad name fails the watchfiles batch it is in
+            with open(bad, "wb") as f:
+                f.write(b"# bad\n")
+            (root / "notes" / f"good{n}.md").write_text(f"# Good\n\nwritten after a bad name, round {n}.\n")
+            until(lambda n=n: f"notes/good{n}.md" in indexed(db), what="a note written after a bad name")
+        assert run.error is None and run._thread.is_alive()
+    said = [r.getMessage() for r in caplog.records if "not valid UTF-8" in r.getMessage()]
+    assert len(said) == 1 and "watching again" in said[0], said
+    os.unlink(bad)
+
+    async def main() -> list:
+        stop = asyncio.Event()
+        reports = []
+        async for report in watcher.awatch(root, index=hash_index(root), debounce=DEBOUNCE, stop_event=stop):
+            reports.append(report)
+            if len(reports) == 1:
+                with open(bad, "wb") as f:
+                    f.write(b"# bad\n")
+                (root / "people" / "ann.md").write_text("# Ann\n\nAnn sails.\n")
+            elif "people/ann.md" in report.changed_paths:
+                stop.set()
+        return reports
+
+    asyncio.run(asyncio.wait_for(main(), WAIT))
+    assert "people/ann.md" in indexed(db)
+
+
 def test_renames_of_files_and_folders(make_tree, tmp_path):
     root = make_tree(BASE)
     db = root / ".memsearch"
