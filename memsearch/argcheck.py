@@ -15,7 +15,8 @@ from typing import Any, Callable, Sequence
 
 from .errors import InvalidArgument
 
-__all__ = ["check_arguments", "validator_for", "describe", "json_type", "PATTERN_HINTS", "DATE_PATTERN"]
+__all__ = ["check_arguments", "validator_for", "describe", "json_type", "refuse_keywords", "PATTERN_HINTS",
+           "DATE_PATTERN"]
 
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 #: What a ``pattern`` accepts, in words, for messages. A tool adding a pattern adds its hint here.
@@ -62,6 +63,21 @@ def check_arguments(
         if isinstance(value, float) and value.is_integer() and "integer" in _kinds(props.get(name, {})):
             clean[name] = int(value)
     return clean
+
+
+def refuse_keywords(function: Callable, called: str, unknown: dict) -> None:
+    """For a Python entry point that gathers its keyword arguments (``**unknown``): a ``TypeError`` naming each
+    one ``function`` does not take, as ``called`` (``memsearch.search()``, what the caller wrote) with its real
+    parameters, rather than the internal function that would otherwise refuse it; nothing when ``unknown`` is empty."""
+    if not unknown:
+        return
+    import inspect
+
+    gathered = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    names = [p.name for p in inspect.signature(function).parameters.values() if p.kind not in gathered]
+    plural = "s" if len(unknown) > 1 else ""
+    raise TypeError(f"{called} got unexpected keyword argument{plural} {', '.join(map(repr, unknown))}; "
+                    f"its parameters are {', '.join(names)}")
 
 
 def _kinds(schema: dict) -> tuple[str, ...]:

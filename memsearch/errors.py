@@ -88,6 +88,10 @@ HINTS: dict[str, dict[str, str]] = {
     "wait": {"cli": "search again in a few seconds (`memsearch status ROOT` shows the progress)",
              "tools": "memory_search answers within seconds, once the files' text is in the index; "
                       "memory_list and memory_read work now"},
+    "root_gone": {"cli": "pass the path of a memory directory",
+                  "tools": "it was removed or moved after memsearch started serving it, so no memory tool can work "
+                           "until the user restores that folder or restarts memsearch with another memory root: "
+                           "tell the user"},
     "writable": {"cli": "use ToolBox(root, writable=True) or `memsearch serve ROOT --writable`",
                  "tools": "whoever runs this harness can enable writing (ToolBox(root, writable=True) or "
                           "`memsearch serve "

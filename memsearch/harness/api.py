@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
 from .. import settings
+from ..argcheck import refuse_keywords
 from ..engine.search.args import check_search
 from ..location import IndexLocation
 from ..service import route
@@ -143,17 +144,22 @@ def close_indexes() -> None:
         entry.index.close()
 
 
-def search(query: str, root: str | os.PathLike[str], k: int = 10, *, db=None, model=None, sync: bool = True,
-           local: bool = False, autostart: bool | None = None, **options) -> list[dict]:
+def search(query: str, root: str | os.PathLike[str], k: int = 10, *, scope: str | None = None, mode: str = "hybrid",
+           since: str | None = None, until: str | None = None, db=None, model=None, sync: bool = True,
+           local: bool = False, autostart: bool | None = None, **unknown) -> list[dict]:
     """Search a memory root from harness code: JSON-ready dicts of :class:`~memsearch.engine.index.Hit`.
 
     A running daemon of the index (``memsearch watch``) answers, so the process loads no
     model; otherwise (or with ``local=True``) it opens the index once per process, syncs
     files changed since the last call unless a writer holds the index, then searches; and,
     unless ``autostart`` (``MEMSEARCH_AUTOSTART``) is off, starts a daemon in the background
-    for the calls that follow. ``options``: ``scope``, ``mode``, ``since``, ``until``.
+    for the calls that follow. ``scope``: a memory directory (relative to the root); one that is not
+    (a file, a missing, hidden or foreign directory) raises :class:`~memsearch.errors.MemoryFileNotFound`
+    or :class:`~memsearch.errors.NotMemoryFile`, as the tools refuse it, rather than finding nothing.
+    A keyword it does not take is a ``TypeError`` naming ``memsearch.search()``'s parameters.
     """
+    refuse_keywords(search, "memsearch.search()", unknown)
     where = IndexLocation.of(root, db)
-    args = check_search(where.root, query, k, **options)
+    args = check_search(where.root, query, k, scope, mode, since, until, scope_must_exist=True)
     return route.search(where, args, model=model, local=local, sync=sync, start=autostart,
                         using=lambda: using_index(where.root, db=where, model=model))

@@ -18,6 +18,8 @@ from ..service.protocol import json_depth, json_depths
 
 __all__ = [
     "check_request",
+    "loads",
+    "LongInteger",
     "bounded_error",
     "screen_message",
     "BoundedBodies",
@@ -55,6 +57,32 @@ DRAIN_FACTOR = 64
 MAX_INTEGER = 10**15
 #: Longest error message returned to a model (about 250 tokens).
 MAX_ERROR_CHARS = 1_000
+#: Longest integer literal :func:`loads` reads as its value; a longer one reads as a :class:`LongInteger`.
+MAX_INTEGER_DIGITS = 100
+
+
+class LongInteger(int):
+    """An integer literal of more than :data:`MAX_INTEGER_DIGITS` digits, read as ``±10**MAX_INTEGER_DIGITS``
+    (``digits``: its length). Python refuses to convert a literal of over 4,300 digits (``sys.int_info``), so
+    ``json.loads`` raises on one; this stand-in, far out of every range, lets the argument checks refuse it by name."""
+
+    digits: int
+
+    def __new__(cls, literal: str):
+        number = super().__new__(cls, (-1 if literal.startswith("-") else 1) * 10**MAX_INTEGER_DIGITS)
+        number.digits = len(literal.lstrip("-"))
+        return number
+
+
+def _parse_int(literal: str) -> int:
+    return int(literal) if len(literal.lstrip("-")) <= MAX_INTEGER_DIGITS else LongInteger(literal)
+
+
+def loads(text: str):
+    """JSON ``text`` parsed as ``json.loads`` does, except that an integer too long to convert is a
+    :class:`LongInteger`, not a ``ValueError``: valid JSON always parses, so only text that is not JSON fails.
+    Every request the tools and the stdio MCP server take is parsed here."""
+    return json.loads(text, parse_int=_parse_int)
 
 
 def _depth_of_text(text: str, limit: int = MAX_DEPTH) -> int:
@@ -90,7 +118,7 @@ def check_request(
         if not arguments.strip():
             return None
         try:
-            arguments = json.loads(arguments)
+            arguments = loads(arguments)
         except (ValueError, RecursionError):
             raise InvalidArgument(
                 f"{tool}: arguments are not valid JSON: send one JSON object, e.g. {example}"
@@ -133,10 +161,11 @@ def _check_value(tool: str, value: Any, max_string: int | None) -> None:
 
 
 def bounded_error(error: dict, root: str | None = None) -> dict:
-    """An error object (``{"error": {"type", "message"}}``) with a short message free of ``root``."""
+    """An error object (``{"error": {"type", "message"}}``) with a short message free of ``root``, unless the
+    error is about the root itself (``NotAMemoryRoot``: removed while served): that names it, the path to restore."""
     body = error.get("error", {})
     message = str(body.get("message", ""))
-    if root:
+    if root and body.get("type") != "NotAMemoryRoot":
         message = message.replace(str(root).rstrip("/") + "/", "").replace(str(root), "ROOT")
     if len(message) > MAX_ERROR_CHARS:
         message = message[: MAX_ERROR_CHARS - 40] + f"... ({len(message):,} characters, cut)"
@@ -192,7 +221,9 @@ class BoundedBodies:
     A body over the cap is answered here (after the rest of it is read and dropped, so that a
     client still sending sees the answer), ``413`` with a short JSON-RPC error (same ``id`` where
     readable); a body too deep to parse goes on as the stand-in request, which the server answers
-    with a tool error, as on stdio; a too-deep notification gets ``400``. The server keeps serving.
+    with a tool error, as on stdio; a too-deep notification gets ``400``; a body holding an integer too
+    long to convert goes on with it cut to its stand-in (:func:`loads`), so its call gets the argument
+    error, as on stdio. The server keeps serving.
     """
 
     def __init__(self, app, *, max_bytes: int = MAX_BODY_BYTES) -> None:
@@ -219,6 +250,8 @@ class BoundedBodies:
             return await _refuse(send, 413, _request_id(body[:MAX_REQUEST_CHARS].decode("utf-8", "replace")), problem)
         text = body.decode("utf-8", "replace")
         screened = screen_message(text)
+        if screened is text and _LONG_DIGITS.search(text):
+            screened = _long_numbers_cut(text)
         if screened is not text:
             if not screened:  # a notification: no id to answer
                 return await _refuse(send, 400, None, f"the request is nested deeper than {MAX_MESSAGE_DEPTH} levels")
@@ -238,6 +271,19 @@ class BoundedBodies:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self.app(scope, replay, send)
+
+
+_LONG_DIGITS = re.compile(r"\d{%d}" % (MAX_INTEGER_DIGITS + 1))
+
+
+def _long_numbers_cut(text: str) -> str:
+    """JSON text holding an integer too long to convert, written again with each such integer as its
+    :class:`LongInteger` stand-in: the SDK's parser (pydantic) refuses the whole request otherwise ("Parse
+    error"), where the stdio server answers the call with its argument error. ``text`` itself when it is no JSON."""
+    try:
+        return json.dumps(loads(text), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return text
 
 
 async def _refuse(send, status: int, ident, problem: str) -> None:

@@ -7,7 +7,9 @@ nothing (docs/benchmarks.md, "MCP sessions"). It speaks the handshake versions o
 (:data:`PROTOCOL_VERSIONS`: ``initialize``, then ``tools/list``, ``tools/call``, ``resources/list``,
 ``resources/templates/list``, ``resources/read``, ``ping``) and answers each request exactly as
 :func:`memsearch.harness.mcp.build_server` does over the SDK (tests/harness/test_mcp_stdio.py compares them
-line by line); the streamable HTTP transport keeps the SDK. Each line is screened first
+line by line), except that every line gets an answer: one that is not JSON gets JSON-RPC's parse error (the SDK
+drops it, and its client waits), and one holding a number too long to convert is parsed all the same
+(:func:`~memsearch.harness.bounds.loads`); the streamable HTTP transport keeps the SDK. Each line is screened first
 (:func:`~memsearch.harness.bounds.screen_message`); tool calls and resource reads run in worker threads, so a
 slow search never holds up a ``ping``; replies are written whole, one line each, under a lock.
 """
@@ -23,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .. import __version__
 from ..errors import MemsearchError
-from .bounds import screen_message
+from .bounds import LongInteger, loads, screen_message
 from .tools import TOOLS, TOOLS_AUDIENCE
 
 __all__ = ["serve", "Session", "PROTOCOL_VERSIONS"]
@@ -33,7 +35,7 @@ __all__ = ["serve", "Session", "PROTOCOL_VERSIONS"]
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 #: Tool calls and resource reads served at once (more wait in line).
 WORKERS = 8
-METHOD_NOT_FOUND, INVALID_PARAMS = -32601, -32602
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 WRITES = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False}
 log = logging.getLogger("memsearch.mcp")
@@ -62,6 +64,9 @@ class Session:
         method, params, ident = message["method"], message.get("params") or {}, message.get("id")
         if "id" not in message:
             return None  # a notification (initialized, cancelled, ...): nothing to answer
+        if isinstance(ident, LongInteger):  # no id to echo (JSON-RPC: null when the request's id cannot be read)
+            return _error(None, INVALID_REQUEST, f"Invalid Request: the id is a number of {ident.digits:,} digits; "
+                          "use a shorter id")
         if method in self._workers:
             self.pool.submit(self._work, ident, self._workers[method], params)
             return None
@@ -168,9 +173,10 @@ def serve(toolbox, *, warm: bool = True, stdin=None, stdout=None) -> None:
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
-            except ValueError:
-                log.warning("memsearch: not a JSON-RPC message (ignored): %.80r", line)
+                message = loads(line)  # a number too long to convert still parses: its argument check refuses it
+            except ValueError:  # not JSON: JSON-RPC's parse error (id null), so that a client waits for nothing
+                log.warning("memsearch: not a JSON-RPC message: %.80r", line)
+                send(_error(None, PARSE_ERROR, "Parse error: the line is not JSON; send one JSON-RPC message per line"))
                 continue
             reply = session.handle(message)
             if reply is not None:

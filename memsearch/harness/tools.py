@@ -24,9 +24,10 @@ import threading
 from typing import Any
 
 from ..engine.search.args import check_search
-from ..errors import InvalidArgument, MemsearchError, UnknownTool
+from ..errors import InvalidArgument, MemsearchError, NotAMemoryRoot, UnknownTool
 from ..location import IndexLocation
 from ..memory.contract import list_dir, load_core, read
+from ..memory.root import dir_identity
 from ..memory.tree import resolve_root
 from ..service import autostart, firstbuild, route
 from . import forward
@@ -180,8 +181,24 @@ class ToolBox:
         except MemsearchError as exc:  # the model reads it: its hint names the tools, not shell commands
             exc.audience = TOOLS_AUDIENCE
             raise
+        except OSError:  # a file call failing because the root itself went away: say that, naming the root
+            gone = self._root_gone()
+            if gone is None:
+                raise
+            gone.audience = TOOLS_AUDIENCE
+            raise gone from None
         fit = self._fits.get(spec.name)
         return self.cut.fit(fit(result, args) if fit else result)
+
+    def _root_gone(self) -> NotAMemoryRoot | None:
+        """The error of a memory root removed (or replaced by a file) since this toolbox opened it, else None."""
+        if dir_identity(self.root) is not None:
+            return None
+        try:
+            resolve_root(self.root)
+        except NotAMemoryRoot as exc:
+            return exc
+        return None
 
     def dispatch(self, name: str, arguments: Any = None) -> dict:
         """Like :meth:`call`, but a bad call returns :func:`error_object` for the model to read."""

@@ -14,17 +14,17 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
-from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemsearchError, NotMemoryFile, shown
+from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemsearchError, shown
 from .document import decode, parse_document, summary_of
 from .names import lookalike_path
 from .tokens import count_tokens, encoding_name
 from .tree import (
     INDEX_NAME,
     MemoryTree,
-    classify,
     foreign_dirs,
     path_parts,
     read_memory,
+    refuse_other_dir,
     resolve_root,
     safe_path,
     scan,
@@ -209,9 +209,7 @@ def list_dir(root: str | os.PathLike[str], path: str = ".", *, encoding: str | N
     if rel != "." and rel not in tree.memory_dirs:  # a name typed in another Unicode form: its one look-alike
         rel = next((twin for twin in [lookalike_path(base, rel.split("/"))] if twin in tree.memory_dirs), rel)
     if rel != "." and rel not in tree.memory_dirs:
-        kind = classify(rel + "/x.md", foreign=foreign_dirs(foreign))
-        if kind in ("hidden", "foreign"):
-            raise NotMemoryFile(f"{shown(rel)} is a {kind} directory, not memory", hint=Hint("list", "."))
+        refuse_other_dir(rel, foreign=foreign_dirs(foreign), root=base)
         raise MemoryFileNotFound(f"{shown(rel)} is not a memory directory", hint=Hint("list", tree.nearest_dir(rel)))
     this = _dir_summary(tree, rel)
     texts, missed = _texts(tree, tree.files_in(rel), foreign)

@@ -49,7 +49,9 @@ from .tree import (
     INDEX_NAME,
     MemoryTree,
     ancestors,
+    empty_index,
     foreign_dirs,
+    misnamed_index,
     parent_dir,
     printable,
     read_memory,
@@ -124,6 +126,30 @@ class Editor:
                                   "show it: delete it if it does not belong in memory") from None
             raise EditRefused(f"{target.shown} is not valid UTF-8 (byte {exc.start}), so editing it could garble it; "
                               "nothing was changed", hint=Hint("resave", target.rel)) from None
+
+    def _check_index_name(self, target: Target, command: str) -> None:
+        """Refuse a new file whose name differs from MEMORY.md by case only (``memory.md``): beside the directory's
+        real index (which a write into a new directory creates) it is read as no index at all."""
+        if not misnamed_index(_name(target.rel)):
+            return
+        index = target.show(_index_of(parent_dir(target.rel)))
+        there = os.path.lexists(self.root / _index_of(parent_dir(target.rel)))
+        fix = f"edit {index} (view, then str_replace or insert)" if there else f"create {index} (the exact name)"
+        raise EditRefused(f"{command} refused: {target.shown!r} differs from {INDEX_NAME} only in case, and a "
+                          f"directory's index is named {INDEX_NAME} exactly (case matters), so it would be read as an "
+                          f"ordinary note beside the real one. Nothing was written. To say what the directory holds, "
+                          f"{fix}; for a note, choose another name")
+
+    def _check_index_text(self, target: Target, text: str, command: str) -> None:
+        """Refuse a write that leaves a MEMORY.md empty (blank): its directory would go undescribed."""
+        if not empty_index(target.rel, text):
+            return
+        directory = parent_dir(target.rel)
+        gone = "" if directory == "." else f"; to remove the directory, delete {target.show(directory)} instead"
+        raise EditRefused(f"{command} refused: it would leave {target.shown} empty, and a MEMORY.md says what its "
+                          "directory holds (an agent browsing memory reads it to find the directory's files). Nothing "
+                          f"was written. Keep a title and a line on what the directory holds, e.g. "
+                          f"{index_text(directory)!r}{gone}")
 
     def _missing_indexes(self, directory: str, *, filled: str | None = None) -> list[str]:
         """Directories from the root down to ``directory`` that lack ``MEMORY.md`` (``filled``: one the write itself fills).
@@ -280,6 +306,8 @@ class Editor:
         """A new Markdown file; fails if it exists."""
         target = self._locate(path, new=True)
         require_markdown(target)
+        self._check_index_name(target, "create")
+        self._check_index_text(target, file_text, "create")
         with write_lock(self.root, self.lock_timeout):
             if os.path.lexists(target.path):
                 kind = "directory" if target.path.is_dir() else "file"
@@ -305,6 +333,7 @@ class Editor:
             if count != 1:
                 raise not_unique(target.shown, count, exact, lines)
             new_text = text[: starts[0]] + new_str + text[starts[0] + len(old_str):]
+            self._check_index_text(target, new_text, "str_replace")
             core = self._check_budget({target.rel: new_text}, target, "str_replace")
             self._write(target.rel, new_text, bom=self._has_bom(target))
             first = text.count("\n", 0, starts[0]) + 1
@@ -323,6 +352,7 @@ class Editor:
                                       f"so give 0 (before the first line) to {len(lines)} (after the last)")
             block = insert_text.rstrip("\n")  # as Claude's memory tool: one block, and the file ends in a newline
             new_text = "\n".join(lines[:insert_line] + [block] + lines[insert_line:]) + "\n"
+            self._check_index_text(target, new_text, "insert")
             core = self._check_budget({target.rel: new_text}, target, "insert")
             self._write(target.rel, new_text, bom=self._has_bom(target))
             added = block.count("\n") + 1
@@ -396,6 +426,7 @@ class Editor:
                 changed = created + moved + [dest.rel + f[len(source.rel):] for f in moved]
                 return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}", changed, created)
             require_markdown(dest)  # a file that is not Markdown may become memory
+            self._check_index_name(dest, "rename")
             filled = parent_dir(dest.rel) if dest.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
             reason = self._index_needed(tree, source.rel, dest.rel) if parent_dir(source.rel) != filled else None
             if reason:
@@ -404,6 +435,7 @@ class Editor:
             missing = self._missing_indexes(parent_dir(dest.rel), filled=filled)
             changes = {dest.rel: self._plain(source.rel) if source.is_markdown else self._file(source, "view"), source.rel: None}
             changes |= {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
+            self._check_index_text(dest, changes[dest.rel], "rename")
             core = self._check_budget(changes, dest, "rename")
             created = self._make_dirs(dest, filled)
             self._move(source, dest, link=True)
@@ -442,3 +474,8 @@ class Editor:
 
 def _name(rel: str) -> str:
     return rel.rsplit("/", 1)[-1]
+
+
+def _index_of(directory: str) -> str:
+    """The path of ``directory``'s MEMORY.md (``"."``: the root's)."""
+    return INDEX_NAME if directory == "." else f"{directory}/{INDEX_NAME}"

@@ -27,6 +27,7 @@ from typing import Iterator
 
 from .. import settings
 from ..errors import InvalidArgument, MemoryBusy, MemoryFileExists, NotMemoryFile, PathOutsideRoot
+from ..errors import shown as cut
 from . import rootfs
 from .names import MEMORIES_PREFIX, escape, in_memories, lookalikes, require_plain, unescape
 from .tree import MARKDOWN_SUFFIX, printable, valid_name
@@ -76,9 +77,8 @@ def to_relative(path: str) -> tuple[str, str]:
     styled = in_memories(text)
     if styled:
         text = text[len(MEMORIES_PREFIX):]
-    elif text.startswith(("/", "~")) or os.path.isabs(text):
-        raise PathOutsideRoot(f"path {path!r} is outside the memory: give '/memories/...' (e.g. '/memories/notes/today.md') "
-                              "or a path relative to the memory root")
+    elif _absolute(text):
+        raise _outside(path, relative=True)
     parts = [p for p in PurePosixPath(text.lstrip("/")).parts if p not in ("", ".")]
     if "\\" in text:  # the escapes view shows odd names in (names.escape); any other backslash is refused
         parts = [p for p in (unescape(p, path) for p in parts) if p not in ("", ".")]
@@ -95,14 +95,27 @@ def require_memories(path) -> None:
     text = path.strip()
     if in_memories(text):
         return
-    if text.startswith(("/", "~")) or os.path.isabs(text):
-        to_relative(text)  # raises: outside the memory
+    if _absolute(text):
+        raise _outside(path, relative=False)  # the memory tool takes no relative path: never offer one
     parts = [p for p in PurePosixPath(text).parts if p not in ("", ".")]
     if parts[:1] == [MEMORIES_PREFIX.strip("/")]:  # 'memories/notes/x.md': the leading slash left out, not a folder
         parts = parts[1:]
     rel = "/".join(parts)
     raise PathOutsideRoot(f"path {path!r} must start with /memories, as every memory tool path does: give "
                           f"{MEMORIES_PREFIX + ('/' + rel if rel else '')!r}")
+
+
+def _absolute(text: str) -> bool:
+    """Whether ``text`` (not a ``/memories`` path) names a place outside the memory root: absolute, or ``~``."""
+    return text.startswith(("/", "~")) or os.path.isabs(text)
+
+
+def _outside(path: str, *, relative: bool) -> PathOutsideRoot:
+    """The error of a path outside the memory; ``relative``: the caller also takes root-relative paths
+    (``memsearch.edit()``, ``memsearch edit``), where the memory tool takes ``/memories`` paths only."""
+    also = " or a path relative to the memory root" if relative else ""
+    return PathOutsideRoot(f"path {cut(path)} is outside the memory: give '/memories/...' (e.g. "
+                           f"'/memories/notes/today.md'){also}")
 
 
 def _inside(path: Path, base: Path) -> bool:
@@ -233,6 +246,9 @@ def require_markdown(target: Target, editing: str | None = None) -> None:
     which is told to rename it to ``.md`` first)."""
     if target.is_markdown:
         return
+    if target.rel == ".":  # '/memories' itself: a name made from it ('/memories/.md') would be hidden
+        raise NotMemoryFile(f"{target.shown!r} is the memory root, a directory: give the path of a Markdown file in "
+                            f"it, e.g. {target.show('notes/today.md')!r}")
     markdown = target.show(target.rel.rsplit(".", 1)[0] + ".md" if "." in target.rel.rsplit("/", 1)[-1] else target.rel + ".md")
     if editing:
         raise NotMemoryFile(f"{target.shown} is not a Markdown file, and {editing} edits memory files (.md) only: "

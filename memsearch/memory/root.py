@@ -10,7 +10,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..errors import NotAMemoryRoot, shown
+from ..errors import Hint, NotAMemoryRoot, shown
 
 __all__ = ["resolve_root", "given_root", "dir_identity"]
 
@@ -36,7 +36,8 @@ def resolve_root(root: str | os.PathLike[str]) -> Path:
         resolved = path.resolve()
         os.listdir(resolved)
     except (FileNotFoundError, NotADirectoryError):
-        raise NotAMemoryRoot(f"memory root {shown(str(root))} does not exist: pass the path of a memory directory") from None
+        # the fix, as a hint: a caller passes another path; a model, whose server's root vanished, tells the user
+        raise NotAMemoryRoot(f"memory root {shown(str(root))} does not exist", hint=Hint("root_gone")) from None
     except PermissionError:
         raise NotAMemoryRoot(f"memory root {shown(str(root))} cannot be read: permission denied. Run as its owner or "
                              "fix its permissions (chmod)") from None

@@ -46,6 +46,9 @@ __all__ = [
     "resolve_root",
     "foreign_dirs",
     "classify",
+    "refuse_other_dir",
+    "misnamed_index",
+    "empty_index",
     "safe_path",
     "path_parts",
     "memory_kind",
@@ -379,6 +382,31 @@ def _refuse_kind(rel: str, kind: str) -> None:
         )
     if kind == "other":
         raise NotMemoryFile(f"{shown(rel)} is not a Markdown (.md) file; only memory files can be read")
+
+
+def refuse_other_dir(rel: str, *, foreign: tuple[str, ...] = DEFAULT_FOREIGN, what: str = "", root=None) -> None:
+    """Refuse, by name, a directory that is never memory: hidden (a name in it starts with ``.``, e.g. the index's
+    ``.memsearch``) or foreign (``skills/``). The one rule of every directory argument (a listing, a search's scope);
+    ``what`` names the argument in the message (``"scope "``), ``root`` the root its hint's command lists."""
+    kind = classify(f"{rel}/x.md", foreign=foreign)
+    if kind == "hidden":
+        about = "a hidden directory (a name in its path starts with '.')"
+    elif kind == "foreign":
+        about = "a directory of another format (e.g. Agent Skills)"
+    else:
+        return
+    raise NotMemoryFile(f"{what}{shown(rel)} is {about}, not memory, and is never listed, read or searched",
+                        hint=Hint("list", ".", root=root))
+
+
+def misnamed_index(name: str) -> bool:
+    """Whether a file name differs from ``MEMORY.md`` by case only (``memory.md``): no index to any reader."""
+    return name != INDEX_NAME and name.lower() == INDEX_NAME.lower()
+
+
+def empty_index(rel: str, text: str) -> bool:
+    """Whether ``rel`` is a ``MEMORY.md`` whose ``text`` says nothing (blank): its directory goes undescribed."""
+    return rel.rsplit("/", 1)[-1] == INDEX_NAME and not text.strip()
 
 
 def read_memory(root: Path, path: str | os.PathLike[str], *, foreign=None) -> tuple[bytes, str]:

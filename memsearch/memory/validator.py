@@ -9,7 +9,7 @@ from .. import settings
 from ..errors import InvalidArgument, MemsearchError
 from .document import decode
 from .tokens import count_tokens
-from .tree import INDEX_NAME, printable, read_memory, scan
+from .tree import INDEX_NAME, empty_index, misnamed_index, printable, read_memory, scan
 
 __all__ = ["Issue", "ValidationReport", "validate", "core_budget", "DEFAULT_WINDOW_SHARE"]
 
@@ -129,7 +129,7 @@ def validate(
             )
             text = decode(raw)
         name = rel.rsplit("/", 1)[-1]
-        if name != INDEX_NAME and name.lower() == INDEX_NAME.lower():
+        if misnamed_index(name):
             warnings.append(
                 Issue(
                     "misnamed-index",
@@ -137,7 +137,7 @@ def validate(
                     f"{rel!r} looks like an index but the name is case-sensitive: rename it to {INDEX_NAME}",
                 )
             )
-        if name == INDEX_NAME and not text.strip():
+        if empty_index(rel, text):
             warnings.append(
                 Issue(
                     "empty-index",

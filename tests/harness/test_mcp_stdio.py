@@ -87,7 +87,11 @@ def _exchange(command: list[str], root) -> list[dict]:
         proc.stdin.write(b"this is not json\n")
         proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 99, "method": "ping"}) + "\n").encode())
         proc.stdin.flush()
-        replies.append(json.loads(proc.stdout.readline()))  # still serving after a bad line
+        reply = json.loads(proc.stdout.readline())
+        if reply["id"] is None:  # ours answers the bad line with JSON-RPC's parse error; the SDK's stdio, nothing
+            assert reply["error"]["code"] == -32700, reply
+            reply = json.loads(proc.stdout.readline())
+        replies.append(reply)  # still serving after a bad line
     finally:
         proc.stdin.close()
         assert proc.wait(timeout=60) == 0
@@ -141,3 +145,71 @@ def test_a_request_holding_a_lone_surrogate_is_answered(tmp_path):
     found = json.loads(replies[2]["result"]["content"][0]["text"])
     assert found["query"] == "atlas \ud800" and found["hits"][0]["path"].startswith("projects/atlas")
     assert "not valid UTF-8" in replies[3]["error"]["message"]
+
+
+def _served(root, lines: list[str]) -> dict:
+    """The replies of memsearch's stdio server, run in this process on ``lines``, by id (``None``: the id-less)."""
+    import io
+
+    from memsearch.harness.stdio import serve
+    from memsearch.harness.tools import ToolBox
+
+    out = io.BytesIO()
+    serve(ToolBox(root, daemon=False, sync=False), warm=False, stdin=io.BytesIO("".join(lines).encode()), stdout=out)
+    replies: dict = {}
+    for line in out.getvalue().splitlines():
+        reply = json.loads(line)
+        replies.setdefault(reply["id"], []).append(reply)
+    return replies
+
+
+def test_a_number_too_long_to_convert_is_answered_and_a_line_that_is_not_json_too(tmp_path):
+    """An integer of over 4,300 digits made json.loads raise, and the server dropped the request ('not a JSON-RPC
+    message (ignored)'): the client waited forever. Now it gets the argument error ToolBox gives for the same call, with
+    its id; a line that is no JSON gets the parse error (-32700, id null); a request whose id is such a number, an
+    invalid request (-32600, id null)."""
+    from memsearch.harness.tools import ToolBox
+
+    root = tmp_path / "memory"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
+    huge = "1" + "0" * 5000
+    lines = [json.dumps(_init(1, "2025-06-18")) + "\n",
+             '{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"memory_list","arguments":{"offset":%s}}}\n'
+             % huge,
+             "this is not json\n",
+             '{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' % huge,
+             json.dumps({"jsonrpc": "2.0", "id": 19, "method": "ping"}) + "\n"]
+    replies = _served(root, lines)
+    expected = ToolBox(root, daemon=False, sync=False).dispatch("memory_list", {"offset": 10**5000})
+    assert expected["error"]["type"] == "InvalidArgument" and "out of range" in expected["error"]["message"]
+    [listed] = replies[18]
+    assert listed["result"]["isError"] and listed["result"]["structuredContent"] == expected
+    assert sorted(r["error"]["code"] for r in replies[None]) == [-32700, -32600], replies[None]
+    assert replies[19] == [{"jsonrpc": "2.0", "id": 19, "result": {}}]  # still serving
+
+
+def test_over_http_a_number_too_long_to_convert_reaches_the_server_cut_to_its_stand_in():
+    """The streamable HTTP transport parses with the SDK (pydantic), which refuses a number of over 4,300 digits as
+    a parse error: the body goes on with it cut (bounds.BoundedBodies), so the call gets the same argument error."""
+    import asyncio
+
+    import pydantic_core
+
+    from memsearch.harness.bounds import BoundedBodies
+
+    body = ('{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"memory_list","arguments":{"offset":1%s}}}'
+            % ("0" * 5000)).encode()
+    seen = []
+
+    async def app(scope, receive, send):
+        seen.append(((await receive())["body"], dict(scope["headers"])))
+
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    scope = {"type": "http", "method": "POST", "headers": [(b"content-length", str(len(body)).encode())]}
+    asyncio.run(BoundedBodies(app)(scope, receive, lambda message: None))
+    [(passed, headers)] = seen
+    message = pydantic_core.from_json(passed)  # what the SDK does with the body: no longer "number out of range"
+    assert message["id"] == 18 and message["params"]["arguments"]["offset"] > 10**15
+    assert headers[b"content-length"] == str(len(passed)).encode()

@@ -115,3 +115,47 @@ def test_a_bug_reaches_the_model_as_an_error_saying_what_to_do(root, monkeypatch
     assert "not of the call: call it once more, or go on with memory_list and memory_read" in message
     assert str(root) not in message and "Traceback" not in message
     assert "memsearch tool memory_search failed" in caplog.text  # the operator's log has the traceback
+
+
+def test_a_number_too_long_to_convert_gets_the_argument_error_as_text_or_object(root):
+    """An integer of over 4,300 digits is valid JSON that Python's json.loads cannot convert. Before: its JSON text was
+    'not valid JSON' (and a stdio MCP request holding it got no reply at all: test_mcp_stdio.py)."""
+    box = ToolBox(root, index=NoIndex(), sync=False)
+    digits = "1" + "0" * 5000
+    as_text = box.dispatch("memory_list", '{"offset": %s}' % digits)
+    assert as_text == box.dispatch("memory_list", {"offset": 10**5000}) == box.dispatch("memory_list", {"offset": 10**20})
+    kind, message = _error(as_text)
+    assert kind == "InvalidArgument" and "a number argument is out of range" in message
+    kind, message = _error(box.dispatch("memory_read", '{"path": "notes/MEMORY.md", "start_line": -%s}' % digits))
+    assert "out of range" in message
+
+
+def test_a_hidden_scope_is_refused_as_memory_list_refuses_it(root):
+    """Before: memory_search(scope='.memsearch') answered "no hits: try other words", while memory_list('.memsearch')
+    said it is a hidden directory: now one rule (memory/tree.py refuse_other_dir), one sentence."""
+    (root / ".memsearch").mkdir()
+    box = ToolBox(root, index=NoIndex(), sync=False)
+    for scope in (".memsearch", "skills"):
+        kind, searched = _error(box.dispatch("memory_search", {"query": "atlas", "scope": scope}))
+        listed = _error(box.dispatch("memory_list", {"path": scope}))[1]
+        assert kind == "NotMemoryFile" and searched == f"memory_search: scope {listed}", (searched, listed)
+
+
+def test_a_root_removed_while_served_is_named_and_the_user_told(root):
+    """Before: "memory root 'ROOT' does not exist: pass the path of a memory directory": a placeholder for the path,
+    and advice a model cannot act on. A shell or Python caller still gets the advice to pass another path."""
+    from memsearch.errors import NotAMemoryRoot
+    from memsearch.harness.mcp import read_resource_text
+
+    box = ToolBox(root, index=NoIndex(), sync=False, writable=True, daemon=False)
+    shutil.rmtree(root)
+    calls = [("memory_list", {}), ("memory_read", {"path": "projects/atlas.md"}), ("memory_core", {}),
+             ("memory", {"command": "view", "path": "/memories"})]
+    for name, arguments in calls:
+        kind, message = _error(box.dispatch(name, arguments))
+        assert kind == "NotAMemoryRoot" and f"memory root {str(root)!r} does not exist" in message, (name, message)
+        assert "removed or moved" in message and "restores" in message and "'ROOT'" not in message, (name, message)
+    with pytest.raises(NotAMemoryRoot) as raised:
+        read_resource_text(box, "memory://core")  # the MCP resource read words it for the model
+    assert "removed or moved" in raised.value.render("tools")
+    assert str(raised.value).endswith("does not exist: pass the path of a memory directory")  # the CLI's words

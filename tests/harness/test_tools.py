@@ -313,7 +313,7 @@ def test_validation_does_not_import_jsonschema_at_import_time():
         ("memory_read", {"path": "notes/MEMORY.md", "start_line": 500}, InvalidArgument, "past the end"),
         ("memory_read", {"path": "notes/MEMORY.md", "start_line": 5, "end_line": 2}, InvalidArgument, "start_line <= end_line"),
         ("memory_list", {"path": ".."}, PathOutsideRoot, "leaves the memory root"),
-        ("memory_list", {"path": "skills"}, NotMemoryFile, "foreign"),
+        ("memory_list", {"path": "skills"}, NotMemoryFile, "another format"),
         ("memory_list", {"path": "projects", "offset": 99}, InvalidArgument, "past the end"),
         ("memory_core", "[1, 2]", InvalidArgument, "JSON object"),
         ("memory_core", "{not json", InvalidArgument, "not valid JSON"),
@@ -541,3 +541,33 @@ def test_an_empty_root_is_refused_not_taken_for_the_working_directory(make_tree,
         with pytest.raises(NotAMemoryRoot, match="no memory root given"):
             attempt()
     assert sorted(p.relative_to(cwd) for p in cwd.rglob("*")) == before
+
+
+@pytest.mark.parametrize("scope, error, words", [
+    ("projects/atlas.md", MemoryFileNotFound, "is not a directory of the memory"),
+    ("skills", NotMemoryFile, "is a directory of another format"),
+    (".hidden", NotMemoryFile, "is a hidden directory"),
+])
+def test_the_python_search_refuses_a_scope_as_the_tools_do(root, scope, error, words):
+    """Before: memsearch.search(scope=...) found nothing ([]) where ToolBox refused the scope."""
+    import memsearch
+
+    (root / ".hidden").mkdir(exist_ok=True)
+    with pytest.raises(error, match=words) as raised:
+        memsearch.search("atlas", root, scope=scope, local=True, autostart=False)
+    tool = ToolBox(root, index=NoIndex()).dispatch("memory_search", {"query": "atlas", "scope": scope})["error"]
+    assert tool["type"] == error.__name__ and tool["message"].startswith(f"memory_search: {raised.value.text}")
+
+
+def test_the_python_search_names_its_own_parameters_for_an_unknown_keyword(root):
+    """Before: "check_search() got an unexpected keyword argument 'bogus'", an internal function."""
+    import inspect
+
+    import memsearch
+
+    with pytest.raises(TypeError, match=r"^memsearch\.search\(\) got unexpected keyword argument 'bogus'; its "
+                                        r"parameters are query, root, k, scope, mode, since, until, db") as raised:
+        memsearch.search("atlas", root, bogus=1)
+    assert "check_search" not in str(raised.value)
+    named = str(raised.value).split("its parameters are ", 1)[1].split(", ")
+    assert set(named) <= set(inspect.signature(memsearch.search).parameters)

@@ -180,6 +180,37 @@ def test_a_memory_path_without_its_leading_slash_is_refused_naming_the_path_mean
         assert "error" not in box.dispatch("memory", {"command": "view", "path": meant}), meant  # the hint works
 
 
+@pytest.mark.parametrize("sent", ["/etc/passwd", "~/notes.md", "/memoriesX/a.md"])
+def test_a_path_outside_the_memory_is_told_only_what_the_memory_tool_takes(make_tree, sent):
+    """The memory tool takes /memories paths only, so its error offers nothing else. Before: 'give /memories/... or a
+    path relative to the memory root', and the relative path it offered was then refused ('must start with /memories')."""
+    box = writable(make_tree(BASE))
+    error = box.dispatch("memory", {"command": "view", "path": sent})["error"]
+    assert error["type"] == "PathOutsideRoot" and "relative" not in error["message"], error
+    example = error["message"].split("(e.g. ", 1)[1].split(")", 1)[0].strip("'")
+    assert example.startswith("/memories/") and "error" not in box.dispatch(
+        "memory", {"command": "create", "path": example, "file_text": "# Today\n"})  # what it offers is taken
+    with pytest.raises(memsearch.errors.PathOutsideRoot, match="or a path relative to the memory root"):
+        memsearch.edit(make_tree(BASE), "view", path=sent, sync=False)  # memsearch.edit() takes relative paths too
+
+
+def test_a_write_leaving_an_index_invalid_is_refused_saying_what_to_do(make_tree):
+    """memory.md beside MEMORY.md, or a MEMORY.md emptied, passed and left validate warning (misnamed-index,
+    empty-index); now refused with the fix, and nothing is written."""
+    root = make_tree(BASE)
+    box = writable(root)
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memsearch" not in p.parts}
+    misnamed = box.dispatch("memory", {"command": "create", "path": "/memories/newdir2/memory.md", "file_text": "# N\n"})
+    assert misnamed["error"]["type"] == "EditRefused" and "create /memories/newdir2/MEMORY.md" in misnamed["error"]["message"]
+    emptied = box.dispatch("memory", {"command": "str_replace", "path": "/memories/notes/MEMORY.md",
+                                      "old_str": (root / "notes/MEMORY.md").read_text(), "new_str": ""})
+    assert emptied["error"]["type"] == "EditRefused" and "empty" in emptied["error"]["message"]
+    after = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memsearch" not in p.parts}
+    assert after == before and not (root / "newdir2").exists()
+    report = validate(root)
+    assert report.valid and not report.warnings, report.to_dict()
+
+
 def test_text_holding_a_lone_surrogate_is_refused_and_nothing_is_written(make_tree):
     """JSON's unpaired '\\ud800' escape parses to a lone surrogate, which UTF-8 cannot hold: create, insert and
     str_replace refuse it as a bad argument. Before: a UnicodeEncodeError escaped dispatch (the MCP server called it

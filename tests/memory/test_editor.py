@@ -195,6 +195,49 @@ def test_create_errors(tree, editor):
     assert not (tree / "notes/a.txt").exists() and not (tree / ".secret").exists()
 
 
+@pytest.mark.parametrize("given, example", [("/memories", "/memories/notes/today.md"),
+                                             ("/memories/", "/memories/notes/today.md"), (".", "notes/today.md")])
+def test_create_on_the_root_suggests_a_name_create_takes(tree, editor, given, example):
+    """Before: "e.g. '/memories/.md'", a hidden name that create itself refuses."""
+    with pytest.raises(NotMemoryFile, match="is the memory root, a directory") as raised:
+        editor.run("create", path=given, file_text="x")
+    assert f"e.g. {example!r}" in str(raised.value) and "/.md" not in str(raised.value)
+    editor.run("create", path=example, file_text="# Today\n")  # the example is a name create takes
+    assert valid(tree)
+
+
+@pytest.mark.parametrize("name", ["memory.md", "Memory.md", "MEMORy.md"])
+def test_a_name_that_is_memory_md_in_another_case_is_refused_naming_memory_md(tree, editor, name):
+    """Before: created beside the MEMORY.md a new folder gets (validate: misnamed-index)."""
+    with pytest.raises(EditRefused, match="differs from MEMORY.md only in case.*create /memories/newdir2/MEMORY.md"):
+        editor.run("create", path=f"/memories/newdir2/{name}", file_text="# New\n\nx\n")
+    with pytest.raises(EditRefused, match="edit /memories/notes/MEMORY.md \\(view, then str_replace or insert\\)"):
+        editor.run("create", path=f"/memories/notes/{name}", file_text="# N\n")
+    with pytest.raises(EditRefused, match="rename refused: '/memories/projects/.*only in case"):
+        editor.run("rename", old_path="/memories/notes/2026-08-12.md", new_path=f"/memories/projects/{name}")
+    assert not (tree / "newdir2").exists() and (tree / "notes/2026-08-12.md").exists()
+    report = validate(tree)
+    assert report.valid and not [w for w in report.warnings if w.code == "misnamed-index"]
+
+
+def test_a_write_that_would_leave_a_memory_md_empty_is_refused(tree, editor):
+    """Before: str_replace emptied notes/MEMORY.md (validate: empty-index); a blank MEMORY.md could be created."""
+    before = (tree / "notes/MEMORY.md").read_text()
+    with pytest.raises(EditRefused, match="str_replace refused: it would leave /memories/notes/MEMORY.md empty") as raised:
+        editor.run("str_replace", path="/memories/notes/MEMORY.md", old_str=before, new_str="\n")
+    assert "e.g. '# Notes" in str(raised.value) and "delete /memories/notes instead" in str(raised.value)
+    assert (tree / "notes/MEMORY.md").read_text() == before
+    with pytest.raises(EditRefused, match="create refused: it would leave /memories/team/MEMORY.md empty"):
+        editor.run("create", path="/memories/team/MEMORY.md", file_text="  \n")
+    with pytest.raises(EditRefused, match="it would leave /memories/MEMORY.md empty") as raised:
+        editor.run("str_replace", path="/memories/MEMORY.md", old_str=(tree / "MEMORY.md").read_text(), new_str="")
+    assert "delete" not in str(raised.value)  # the root cannot be deleted: not offered
+    assert not (tree / "team").exists()
+    editor.run("str_replace", path="/memories/notes/MEMORY.md", old_str="Daily notes.", new_str="Standups.")  # still fine
+    report = validate(tree)
+    assert report.valid and not [w for w in report.warnings if w.code == "empty-index"]
+
+
 def test_writes_never_touch_a_configured_index(tree):
     editor = Editor(tree, protect=[tree / "index"])
     with pytest.raises(NotMemoryFile, match="search index"):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ...errors import Hint, InvalidArgument, MemoryFileNotFound
 from ...memory.document import parse_date
-from ...memory.tree import classify, foreign_dirs, safe_path
+from ...memory.tree import foreign_dirs, refuse_other_dir, safe_path
 
 __all__ = ["SearchArgs", "check_search", "MODES", "MAX_K"]
 
@@ -44,7 +44,9 @@ def check_search(root: Path, query, k=10, scope=None, mode="hybrid", since=None,
                  scope_must_exist: bool = False) -> SearchArgs:
     """The checked arguments of a search of the resolved memory ``root``; :class:`InvalidArgument` (or
     :class:`PathOutsideRoot` for a scope outside the root) for anything wrong. ``scope_must_exist``:
-    a scope that is no directory of the memory is :class:`MemoryFileNotFound` (else it finds nothing)."""
+    a scope that is no directory of the memory is :class:`MemoryFileNotFound`, a hidden or foreign one
+    :class:`NotMemoryFile`, by the listing's rule (:func:`~memsearch.memory.tree.refuse_other_dir`); else it finds
+    nothing."""
     if not isinstance(query, str):
         raise InvalidArgument(f"the query must be text (a string), got {type(query).__name__}: give some words to search for")
     if not query.strip():
@@ -56,11 +58,11 @@ def check_search(root: Path, query, k=10, scope=None, mode="hybrid", since=None,
     rel = None
     if scope not in (None, "", "."):
         full, rel = safe_path(root, str(scope).strip().rstrip("/"))
-        if scope_must_exist and not full.is_dir():
-            raise MemoryFileNotFound(f"scope {rel!r} is not a directory of the memory", hint=Hint("list", "."))
-        if scope_must_exist and classify(f"{rel}/x.md", foreign=foreign_dirs()) == "foreign":  # never indexed
-            raise MemoryFileNotFound(f"scope {rel!r} is a directory of another format (e.g. Agent Skills), not memory, "
-                                     "and is never searched", hint=Hint("list", "."))
+        if scope_must_exist and rel != ".":
+            refuse_other_dir(rel, foreign=foreign_dirs(), what="scope ", root=root)  # hidden, foreign: never indexed
+            if not full.is_dir():
+                raise MemoryFileNotFound(f"scope {rel!r} is not a directory of the memory",
+                                         hint=Hint("list", ".", root=root))
         rel = None if rel == "." else rel
     since_s, until_s = parse_date(since, "since"), parse_date(until, "until")
     if since_s and until_s and since_s > until_s:
