@@ -228,3 +228,24 @@ def test_files_over_the_size_limit_are_left_out_and_said(tmp_path, monkeypatch, 
     except SystemExit as exc:
         code = exc.code
     assert code == 2 and "MEMSEARCH_MAX_FILE_MB" in capsys.readouterr().err
+
+
+def test_a_file_that_grows_past_the_size_limit_while_indexed_is_left_out(tmp_path, monkeypatch):
+    """The plan takes a file's size from its stat; a file still being written may be far bigger when it is read (a
+    17.5 MB note written in 20 parts was embedded up to the limit, minutes of work). The bytes read decide."""
+    root = build(tmp_path / "memory", {"MEMORY.md": "# Root\n", "notes/MEMORY.md": "# N\n",
+                                       "notes/small.md": "# S\nsmall otter\n", "notes/growing.md": "# Growing\nwalrus\n"})
+    monkeypatch.setenv("MEMSEARCH_MAX_FILE_MB", "1")
+    index = MemoryIndex(root, db=tmp_path / "db", embedder=HashEmbedder())
+
+    def grow(phase, done, total, chunks):  # after the plan, before any file is read for its chunks
+        if phase == "index" and done == 0:
+            with open(root / "notes" / "growing.md", "a") as f:
+                f.write("a line of the growing walrus file\n" * 40_000)  # 1.3 MB
+
+    report = index.sync(progress=grow)
+    assert report.too_large == ("notes/growing.md",) and "notes/growing.md" not in report.changed_paths
+    assert "notes/small.md" in report.changed_paths
+    assert not index.search("walrus", k=3, mode="keyword")  # neither its text rows nor its chunks
+    again = index.sync()  # the next sync sees it over the limit from its stat
+    assert again.too_large == ("notes/growing.md",) and not index.search("walrus", k=3, mode="keyword")

@@ -139,6 +139,7 @@ class Sync:
         self.total_files = 0
         self.files_done = self.embedded = self.reused = 0
         self.skipped: set[str] = set()  # files gone or swapped between plan and stream
+        self.grown: set[str] = set()  # of them, those grown past the size limit (being written)
 
     def run(self, files: Iterable[str], only: Iterable[str] | None = None, *, defer: bool = False) -> IndexReport:
         """Bring the store in line with ``files`` (relative paths) under ``tree.root``.
@@ -185,7 +186,7 @@ class Sync:
             seconds=time.perf_counter() - started,
             changed_paths=tuple(p.path for p in indexed),
             removed_paths=plan.removed,
-            too_large=plan.too_large,
+            too_large=plan.too_large + tuple(sorted(self.grown)),
             bad_names=tuple(printable(p) for p in self.tree.unnamed),
             deferred=len(plan.to_index) - len(self.skipped) if deferred else 0,
         )
@@ -212,17 +213,20 @@ class Sync:
             if old is not None and old.same_as(st):
                 unchanged += 1
                 continue
-            if st.st_size > self.max_bytes:  # a file this big is left out, and said
-                too_large.append(path)
-                logger.warning("%s is %.1f MB, over the %d MB limit (%s): not indexed", path, st.st_size / 1e6,
-                               self.max_bytes // 1_000_000, settings.env_name("max_file_mb"))
+            raw = None
+            if st.st_size <= self.max_bytes:
+                try:
+                    raw = self._read(path)
+                except (MemsearchError, OSError):
+                    continue  # unreadable or swapped for a link: the validator reports it; keep what the index had
+            if raw is None or len(raw) > self.max_bytes:  # a file this big is left out, and said (also one that grew
+                too_large.append(path)                    # past the limit since its stat: it is being written)
+                self._too_large(path, st.st_size if raw is None else len(raw))
                 if path in states:
                     removed.append(path)
                 continue
-            try:
-                digest = blake(self._read(path))
-            except (MemsearchError, OSError):
-                continue  # unreadable or swapped for a link: the validator reports it; keep what the index had
+            digest = blake(raw)
+            del raw
             state = {"path": path, "file_hash": digest, "mtime_ns": st.st_mtime_ns, "size": st.st_size, "chunks": 0}
             if old is not None and old.file_hash == digest:
                 unchanged += 1
@@ -239,6 +243,12 @@ class Sync:
                 raw = self._read(pending.path)
             except (MemsearchError, OSError):
                 self.skipped.add(pending.path)  # gone or swapped since: keep what the index had
+                continue
+            if len(raw) > self.max_bytes:  # it grew past the limit since it was planned: left out, said; kept as it was
+                if pending.path not in self.grown:
+                    self._too_large(pending.path, len(raw))
+                self.skipped.add(pending.path)
+                self.grown.add(pending.path)
                 continue
             pending.state["file_hash"] = blake(raw)  # what is indexed now (the file may have changed since)
             stream = file_pieces(pending.path, decode(raw), pending.state, self.count, self.cut, self.config,
@@ -328,11 +338,16 @@ class Sync:
         if self.progress:
             self.progress("index", self.files_done, self.total_files, self.embedded)
 
+    def _too_large(self, path: str, size: int) -> None:
+        logger.warning("%s is %.1f MB, over the %d MB limit (%s): not indexed", path, size / 1e6,
+                       self.max_bytes // 1_000_000, settings.env_name("max_file_mb"))
+
     def _read(self, path: str) -> bytes:
-        """A file's bytes through a descriptor opened inside the root (never a second lookup by name)."""
+        """A file's bytes through a descriptor opened inside the root (never a second lookup by name); at most one
+        byte past the size limit, so that a file grown past it since its stat is seen to be (the callers skip it)."""
         root_fd = rootfs.open_root(self.tree.root)
         try:
             with rootfs.walk(root_fd, str(self.tree.root), path.split("/"), path) as opened:
-                return rootfs.read_fd(opened.fd, self.max_bytes)
+                return rootfs.read_fd(opened.fd, self.max_bytes + 1)
         finally:
             os.close(root_fd)
