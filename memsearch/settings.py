@@ -213,7 +213,8 @@ _ROWS = [
             "recently used are closed. The index in use always stays open."),
     Setting("memory_root", "MEMSEARCH_MEMORY_ROOT", Path("~/.memsearch/memory"), _path, "a directory path",
             "The memory root of the Claude Code plugin (its `memory_root` option wins); created as valid Agent Memory "
-            "on first use.", "`~/.memsearch/memory`"),
+            "on first use. An absolute path, or one starting with `~`: the plugin refuses a relative one.",
+            "`~/.memsearch/memory`"),
     Setting("log_sessions", "MEMSEARCH_LOG_SESSIONS", False, _flag, "true or false",
             "Whether the Claude Code plugin keeps each session in its memory root (its `log_sessions` option wins); "
             "a project install opts in with `--log-sessions` instead."),

@@ -8,6 +8,7 @@ which Claude Code adds to the model's context. A hook never blocks or fails a se
 the ``hook_timeout`` setting (``MEMSEARCH_HOOK_TIMEOUT``, 8 s), it prints nothing, exits 0 and says why in the
 hooks' log (:func:`~memsearch.harness.hooklimits.log_failure`: ``hooks.log`` beside the service's log; the settings
 memsearch writes give Claude Code a ``timeout`` a little longer: :func:`~memsearch.harness.hooklimits.claude_timeout`).
+An input that is not the JSON object Claude Code sends is such an error, said in one line (:func:`read_payload`).
 
 Both hooks start the index's daemon in the background when none serves (:mod:`memsearch.service.autostart`),
 so prompts are answered by a warm model: the session-start hook starts it before the first prompt. The service
@@ -29,14 +30,14 @@ import time
 from pathlib import Path
 
 from .. import settings
-from ..errors import DaemonUnavailable, IndexBuilding, MemsearchError, shell_word
+from ..errors import DaemonUnavailable, IndexBuilding, InvalidArgument, MemsearchError, shell_word
 from ..location import IndexLocation
 from ..service import autostart
 from ..service.client import Client
 from .hooklimits import OutOfTime, answer_budget, log_failure
 
 __all__ = ["PROMPT_HITS", "PROMPT_BYTES", "BUILDING_LINE", "CONTEXT_TOKENS", "session_context", "prompt_context", "parse",
-           "run", "main"]
+           "read_payload", "run", "main"]
 
 #: Hits recalled for a prompt, and the most UTF-8 bytes they may take in the context together. A cl100k token is
 #: at least one byte, so this bounds the tokens too; English runs about 4 bytes a token, so about 1,500 tokens.
@@ -203,7 +204,8 @@ def run(event: str, root: Path, payload: dict, db: str | None = None) -> dict | 
     if event == "session-start":
         name, text = "SessionStart", session_context(root, db)
     else:
-        name, text = "UserPromptSubmit", prompt_context(root, str(payload.get("prompt") or ""), db)
+        prompt = payload.get("prompt")  # a number, list or object is no prompt: nothing is recalled for it
+        name, text = "UserPromptSubmit", prompt_context(root, prompt if isinstance(prompt, str) else "", db)
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}
@@ -228,6 +230,23 @@ def parse(argv: list[str]) -> tuple[str, str, str | None] | None:
     return event, values["--root"], values.get("--db")
 
 
+def read_payload(raw: bytes | str) -> dict:
+    """The hook's JSON object, as Claude Code writes it on stdin. Raises :class:`~memsearch.errors.InvalidArgument`
+    (one line in the hooks' log, never its traceback) when the input is empty, not JSON, or not an object."""
+    fix = "a hook reads the JSON object Claude Code writes on its stdin: run it as a Claude Code hook, or pipe one to it"
+    if not raw.strip():
+        raise InvalidArgument(f"the hook's input is empty: {fix}")
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not UTF-8
+        why = f"{exc.msg}, line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+        raise InvalidArgument(f"the hook's input is not JSON ({why}): {fix}") from None
+    if not isinstance(payload, dict):
+        kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(payload), "a number")
+        raise InvalidArgument(f"the hook's input is {kind}, not a JSON object: {fix}")
+    return payload
+
+
 def _out_of_time(signum, frame):
     raise OutOfTime()
 
@@ -241,9 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         signal.signal(signal.SIGALRM, _out_of_time)
         signal.setitimer(signal.ITIMER_REAL, settings.get("hook_timeout"))
-        raw = sys.stdin.read() if not sys.stdin.isatty() else ""
-        payload = json.loads(raw) if raw.strip() else {}
-        output = run(event, Path(root), payload if isinstance(payload, dict) else {}, db)
+        raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
+        output = run(event, Path(root), read_payload(raw), db)
         signal.setitimer(signal.ITIMER_REAL, 0)
         if output:
             sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")

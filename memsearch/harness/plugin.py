@@ -26,14 +26,21 @@ ROOT_INDEX = ("# Memory\n\n"
 
 
 def plugin_root(value=None) -> Path:
-    """The plugin's memory root (``value``, else ``MEMSEARCH_MEMORY_ROOT``, else ``~/.memsearch/memory``), absolute,
-    created with a ``MEMORY.md`` (owner-only) when missing. Raises :class:`~memsearch.errors.InvalidArgument`
-    naming the setting when it cannot be used."""
+    """The plugin's memory root (``value``, else ``MEMSEARCH_MEMORY_ROOT``, else ``~/.memsearch/memory``), created
+    with a ``MEMORY.md`` (owner-only) when missing. Raises :class:`~memsearch.errors.InvalidArgument` naming the
+    setting when it cannot be used: a relative path (``~`` is the home folder) is refused, since Claude Code runs
+    hooks and the server in whatever folder it was started in, and each would make its own memory there."""
     from .. import settings
     from ..errors import InvalidArgument
     from ..memory.files import atomic_write_text
 
-    root = Path(settings.get("memory_root", value)).expanduser().absolute()
+    root = Path(settings.get("memory_root", value)).expanduser()
+    if not root.is_absolute():
+        raise InvalidArgument(f"the memory root {str(root)!r} is a relative path, which would make a memory in "
+                              "whatever folder Claude Code starts in: set the plugin's memory_root option to an "
+                              "absolute path or one starting with ~ (/plugin, then memsearch, then configure; or "
+                              "`claude plugin install memsearch@memsearch --config memory_root=~/memory`), "
+                              "or MEMSEARCH_MEMORY_ROOT, then restart Claude Code")
     try:
         if root.exists() and not root.is_dir():
             raise InvalidArgument(f"the memory root {root} is not a folder: set the plugin's memory_root option "

@@ -9,7 +9,11 @@ keeps it as one section of ``ROOT/<repository>/<YYYY-MM-DD>.md``: the user's pro
 answer to each, the files the session changed and read, each cut to a budget, secrets masked
 (:mod:`memsearch.harness.secrets`). Stop fires after every turn, so the section of a session is rewritten in
 place, found by its ``<!-- memsearch:session ID -->`` marker: one section per session, never a duplicate.
-The folder gets a ``MEMORY.md`` saying what it holds. Writes go through the memory tool's write path
+The log writes only into files of its own (:func:`is_session_log`): where the day's name is a note of the user's,
+it writes ``<YYYY-MM-DD>-sessions.md`` beside it (:func:`day_log`); a repository named like a directory of another
+format (``skills``) gets the folder ``skills-sessions`` (:func:`repository_name`).
+The folder gets a ``MEMORY.md`` saying what it holds; a folder of the user's gets a paragraph saying so added to its
+own, once (:func:`folder_note`). Writes go through the memory tool's write path
 (:func:`memsearch.harness.edit.open_editor`: inside the root, atomic, the tree kept valid) and the daemon is
 asked to index them (one is started when none serves), so the next prompt's recall finds the log. No model call.
 """
@@ -24,8 +28,9 @@ from pathlib import Path
 
 from .secrets import mask
 
-__all__ = ["Turn", "Session", "SECTION_BYTES", "PROMPT_CHARS", "ANSWER_CHARS", "MAX_FILES", "read_transcript",
-           "repository_name", "render_section", "merge_day", "folder_index", "record", "record_hook"]
+__all__ = ["Turn", "Session", "SECTION_BYTES", "PROMPT_CHARS", "ANSWER_CHARS", "MAX_FILES", "SUFFIX", "read_transcript",
+           "repository_name", "render_section", "is_session_log", "day_log", "merge_day", "folder_index", "folder_note",
+           "record", "record_hook"]
 
 #: The most UTF-8 bytes one session's section may take (about 1,500 tokens of English): the first prompt and the
 #: latest turns are kept, the turns between them left out with a count.
@@ -48,6 +53,14 @@ READ_TOOLS = ("Read",)
 _NOT_PROMPTS = ("<local-command-stdout>", "<local-command-stderr>", "Caveat:", "[Request interrupted")
 _COMMAND = re.compile(r"<command-name>(.*?)</command-name>.*?(?:<command-args>(.*?)</command-args>)?", re.S)
 _MARKER = "<!-- memsearch:session {} -->"
+#: The line under the title of every file the log writes (a day's log, a folder's ``MEMORY.md``, the paragraph it adds
+#: to a user's): the file (or paragraph) is the log's own. The log never writes into a day's file without it (or
+#: without a session's marker, in logs written before it).
+_LOG_MARKER = "<!-- memsearch:session-log -->"
+#: What a name gets where the plain one is taken by something not the log's: a day's log beside a note of the user's
+#: with the day's name (``2026-12-07-sessions.md``), a repository's folder named like a directory of another format
+#: (``skills-sessions``).
+SUFFIX = "-sessions"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -147,11 +160,18 @@ def read_transcript(path: Path, session_id: str = "", *, last_answer: str = "") 
 
 def repository_name(cwd: str | Path) -> str:
     """The memory folder of the session's repository: the name of the nearest folder holding ``.git`` above
-    ``cwd`` (else of ``cwd``), made a safe, visible folder name."""
+    ``cwd`` (else of ``cwd``), made a safe, visible folder name; a name the root keeps for another format (the
+    ``foreign`` setting: ``skills``, for Agent Skills; compared ignoring case) gets :data:`SUFFIX`
+    (``skills-sessions``), since memory is never written there."""
+    from ..memory.tree import foreign_dirs
+
     here = Path(cwd or ".").expanduser().absolute()
     top = next((p for p in (here, *here.parents) if (p / ".git").exists()), here)
-    name = _SAFE_NAME.sub("-", top.name).strip(".-")[:64]
-    return name or "sessions"
+    name = _SAFE_NAME.sub("-", top.name).strip(".-")[:64] or "sessions"
+    reserved = {d.casefold() for d in foreign_dirs()}
+    while name.casefold() in reserved:
+        name += SUFFIX
+    return name
 
 
 def _line(text: str, limit: int) -> str:
@@ -214,9 +234,35 @@ def render_section(session: Session, *, limit: int = SECTION_BYTES) -> str:
     return text if len(encoded) <= limit else encoded[:limit].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n"
 
 
+def is_session_log(text: str) -> bool:
+    """Whether ``text`` is a file the session log wrote: it holds the log's marker line, or a session's (a log
+    written before the log's own marker was)."""
+    return any(line.startswith("<!-- memsearch:session") and line.endswith("-->") for line in map(str.strip,
+                                                                                                 text.splitlines()))
+
+
+def day_log(folder: str, day: str, read) -> tuple[str, str | None]:
+    """The day's log of ``folder`` (its path, its text or None when it is still to be written): ``folder/DAY.md``,
+    or ``folder/DAY-sessions.md`` where ``DAY.md`` is not the log's (a note of the user's: never written into).
+    ``read(rel)``: a file's text, None when there is none. Raises :class:`~memsearch.errors.MemoryFileExists` when
+    neither name is the log's."""
+    from ..errors import MemoryFileExists
+
+    names = [f"{folder}/{day}.md", f"{folder}/{day}{SUFFIX}.md"]
+    found = [(rel, read(rel)) for rel in names]
+    for rel, text in found:
+        if text is not None and is_session_log(text):
+            return rel, text
+    for rel, text in found:
+        if text is None:
+            return rel, None
+    raise MemoryFileExists(f"{names[0]!r} and {names[1]!r} are notes that are not session logs, which the log never "
+                           f"writes into: this session is not recorded until one of them is renamed")
+
+
 def merge_day(before: str | None, section: str, session_id: str, title: str) -> str:
     """The day's log with ``section`` in place of the session's earlier one, else appended."""
-    text = before if before is not None else f"# {title}\n"
+    text = before if before is not None else f"# {title}\n{_LOG_MARKER}\n"
     marker = _MARKER.format(session_id)
     lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines):
@@ -227,15 +273,26 @@ def merge_day(before: str | None, section: str, session_id: str, title: str) -> 
     return text.rstrip("\n") + "\n\n" + section
 
 
+_FILES = (f"one file per day (YYYY-MM-DD.md, or YYYY-MM-DD{SUFFIX}.md where a note of that name was there first), "
+          "one section per session with the user's prompts, Claude's final answers and the files the session changed "
+          "and read, cut short, secrets masked. Written by memsearch's session log (the memsearch plugin's "
+          "log_sessions option, or `memsearch claude-code install --log-sessions`); search it with memory_search.")
+
+
 def folder_index(repository: str, cwd: str) -> str:
     """The ``MEMORY.md`` of a repository's session folder: what it holds and how it is written."""
     where = f" (`{_shown(cwd, '')}`)" if cwd else ""
     return (f"# {repository}: Claude Code sessions\n\n"
-            f"What Claude Code sessions in the {repository} repository{where} did: one file per day "
-            "(YYYY-MM-DD.md), one section per session with the user's prompts, Claude's final answers and the "
-            "files the session changed and read, cut short, secrets masked. Written by memsearch's session log (the "
-            "memsearch plugin's log_sessions option, or `memsearch claude-code install --log-sessions`); search it "
-            "with memory_search.\n")
+            f"What Claude Code sessions in the {repository} repository{where} did: {_FILES}\n\n{_LOG_MARKER}\n")
+
+
+def folder_note(index: str, repository: str) -> str | None:
+    """The folder's ``MEMORY.md`` (``index``) saying it holds the repository's session logs too, or None when it
+    says so already: the log's own (its marker, or its title in one written before the marker was), or one of the
+    user's it has added the paragraph to."""
+    if is_session_log(index) or index.startswith(f"# {repository}: Claude Code sessions\n"):
+        return None
+    return f"{index.rstrip()}\n\nClaude Code sessions in the {repository} repository are kept here too: {_FILES}\n\n{_LOG_MARKER}\n"
 
 
 def _indexer(root: Path, db: str | None):
@@ -273,25 +330,33 @@ def record(root: Path, session: Session, db: str | None = None, *, editor=None) 
     editor = editor or open_editor(base, db=db, on_change=_indexer(base, db))
     folder = repository_name(session.cwd)
     day = (session.started or dt.datetime.now().astimezone()).date().isoformat()
-    rel = f"{folder}/{day}.md"
-    if not (base / folder / "MEMORY.md").is_file():
+    index = f"{folder}/MEMORY.md"
+    if not (base / index).is_file():
         try:
-            editor.run("create", path=f"{folder}/MEMORY.md", file_text=folder_index(folder, session.cwd))
+            editor.run("create", path=index, file_text=folder_index(folder, session.cwd))
         except MemoryFileExists:
             pass
     section = render_section(session)
+
+    def read(rel: str) -> str | None:
+        try:
+            return memory_text(base, rel)
+        except MemoryFileNotFound:
+            return None
+
     # the folder's own lock (the editor takes the root's for each command): hooks of other sessions, and this
     # session's Stop racing its SessionEnd, read and rewrite the day's log one at a time
     with write_lock(base / folder, LOCK_WAIT_S):
-        try:
-            before = memory_text(base, rel)
-        except MemoryFileNotFound:
-            before = None
+        rel, before = day_log(folder, day, read)
         after = merge_day(before, section, session.session_id, f"{folder}: sessions of {day}")
         if before is None:
             editor.run("create", path=rel, file_text=after)
         elif after != before:
             editor.run("str_replace", path=rel, old_str=before, new_str=after)
+        described = read(index)
+        noted = None if described is None else folder_note(described, folder)
+        if noted is not None:  # a folder of the user's: its MEMORY.md says the logs are here too
+            editor.run("str_replace", path=index, old_str=described, new_str=noted)
     return rel
 
 

@@ -119,6 +119,39 @@ def test_a_hook_never_fails_on_bad_input(tmp_path, stdin):
         assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
 
 
+@pytest.mark.parametrize("stdin", ["", " \n", "not json", '{"prompt": ', "[1, 2]", '"text"', "null", b"\xff\xfe{"])
+def test_input_that_is_not_a_json_object_is_one_line_in_the_hooks_log(make_tree, tmp_path, stdin):
+    """Empty, malformed or non-object input: each hook prints nothing, exits 0, and says so in one line of hooks.log,
+    never a traceback (that is for errors memsearch did not expect). Before: a traceback for malformed JSON, and
+    nothing at all for empty or non-object input, which the hooks then ran on as if it were {}."""
+    from memsearch.location import hooks_log_file
+
+    root = make_tree(FILES)
+    for event in claude_code.EVENTS:
+        command = claude_code.hook_command(event, root)
+        done = subprocess.run(command, shell=True, input=stdin.encode() if isinstance(stdin, str) else stdin,
+                              capture_output=True, timeout=120, env=env_now() | {"MEMSEARCH_AUTOSTART": "0"},
+                              cwd=tmp_path)
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    lines = hooks_log_file().read_text().splitlines()
+    assert len(lines) == 2 and all("the hook's input is" in line and "Claude Code hook" in line for line in lines), lines
+    assert [line.split(" hook, ")[0].split()[-1] for line in lines] == ["session-start", "prompt"]
+
+
+@pytest.mark.parametrize("prompt", [5, 0.5, True, ["which warehouse"], {"text": "which warehouse"}, None])
+def test_a_prompt_that_is_not_text_recalls_nothing(make_tree, monkeypatch, prompt):
+    """Claude Code's prompt is a string: any other value is no prompt, as null is, and nothing is searched or
+    injected. Before: ``{"prompt": 5}`` searched memory for "5" and injected the hits."""
+    root = make_tree(FILES)
+    asked = []
+    hit = {"path": "notes/2026-08-12.md", "start_line": 1, "end_line": 2, "text": "The deploy moved to Wednesday."}
+    monkeypatch.setattr(hooks, "_recall", lambda root, query, *args: asked.append(query) or [hit])
+    assert hooks.run("prompt", root, {"hook_event_name": "UserPromptSubmit", "prompt": prompt}) is None
+    assert asked == []
+    assert "Wednesday" in hooks.run("prompt", root, {"prompt": "when is the deploy"})["hookSpecificOutput"][
+        "additionalContext"] and asked == ["when is the deploy"]
+
+
 @pytest.mark.slow
 def test_hooks_answer_through_a_real_daemon(make_tree, tmp_path):
     root = make_tree(FILES)

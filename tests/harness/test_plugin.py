@@ -92,6 +92,30 @@ def test_the_memory_root_is_created_valid_on_first_use_and_a_bad_one_is_said(tmp
     assert "is not a folder" in json.loads(bad.stdout)["systemMessage"]
 
 
+def test_a_relative_memory_root_is_refused_and_a_home_one_expanded(tmp_path):
+    """Claude Code starts the hooks and the server in the folder it was started in: a relative memory_root would make
+    a memory tree in each. It is refused, in the session's message naming the fix, and nothing is created; ``~/...``
+    is the home folder. Before: ``relative/dir`` was created, with a MEMORY.md, in the current folder."""
+    env = {"MEMSEARCH_COMMAND": MEMSEARCH}
+    for where in ({"CLAUDE_PLUGIN_OPTION_MEMORY_ROOT": "relative/dir"}, {"MEMSEARCH_MEMORY_ROOT": "./mem"}):
+        for event in ("session-start", "prompt"):
+            done = launch(["hook", event], tmp_path, json.dumps({"prompt": "hi"}), CLAUDE_PLUGIN_OPTION_LOG_SESSIONS="true",
+                          **env, **where)
+            assert done.returncode == 0 and done.stderr == "", done.stderr
+            if event == "session-start":
+                message = json.loads(done.stdout)["systemMessage"]
+                assert "is a relative path" in message and "memory_root option to an absolute path" in message
+                assert "--config memory_root=" in message and "restart Claude Code" in message
+            else:
+                assert done.stdout == ""
+        served = launch(["serve"], tmp_path, "", **env, **where)
+        assert served.returncode != 0 and "is a relative path" in served.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "nothing is created in the folder Claude Code runs in"
+    started = launch(["hook", "session-start"], tmp_path, **env, CLAUDE_PLUGIN_OPTION_MEMORY_ROOT="~/mem")
+    assert "<core_memory>" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert validate(tmp_path / "mem").valid and not (tmp_path / "~").exists()
+
+
 def test_the_session_log_is_off_unless_the_option_turns_it_on(tmp_path):
     from tests.harness.test_session_log import transcript
 

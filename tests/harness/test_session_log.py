@@ -241,3 +241,71 @@ def test_sessions_logged_at_once_keep_every_section(make_tree, tmp_path, monkeyp
     text = (root / "atlas" / "2026-11-03.md").read_text()
     assert text.count("## Session") == 6 and all(f"task number {i}" in text for i in range(6))
     assert validate(root).valid
+
+
+def test_a_note_of_the_user_with_the_days_name_is_never_written_into(make_tree, tmp_path):
+    """A repository named like a folder of the user's (``notes``), on a day the user has a note of that date: the
+    session goes to ``notes/2026-12-07-sessions.md`` (the log's, by its marker), the note stays as it was, and the
+    folder's MEMORY.md says once that the logs are there too. Before: the session was appended to the note."""
+    note = "# 7 December\nPersonal note: demo moved to Friday.\n"
+    index = "# Notes\nDated notes of mine.\n"
+    root = make_tree({"MEMORY.md": "# Memory\n", "notes/MEMORY.md": index, "notes/2026-12-07.md": note})
+    repo = tmp_path / "repos" / "notes"
+    (repo / ".git").mkdir(parents=True)
+    cwd = str(repo)
+    payload = {"session_id": "s-1", "cwd": cwd, "hook_event_name": "Stop",
+               "transcript_path": transcript(tmp_path / "1.jsonl", cwd, [("Fix the flaky test", "", "")], day="2026-12-07")}
+    assert session_log.record_hook(root, payload) == "notes/2026-12-07-sessions.md"
+    payload["transcript_path"] = transcript(tmp_path / "1.jsonl", cwd, [("Fix the flaky test", "Fixed.", ""),
+                                                                        ("Now the docs", "Done.", "")], day="2026-12-07")
+    session_log.record_hook(root, payload)  # the next turn: the same section, in the same file
+    other = {"session_id": "s-2", "cwd": cwd, "hook_event_name": "SessionEnd",
+             "transcript_path": transcript(tmp_path / "2.jsonl", cwd, [("Rename the CLI", "Renamed.", "")], sid="s-2",
+                                           day="2026-12-07")}
+    assert session_log.record_hook(root, other) == "notes/2026-12-07-sessions.md"
+    assert (root / "notes" / "2026-12-07.md").read_text() == note
+    log = (root / "notes" / "2026-12-07-sessions.md").read_text()
+    assert log.count("## Session") == 2 and "Now the docs" in log and "Rename the CLI" in log
+    assert session_log.is_session_log(log) and not session_log.is_session_log(note)
+    described = (root / "notes" / "MEMORY.md").read_text()
+    assert described.startswith(index) and described.count("Claude Code sessions in the notes repository") == 1
+    assert "YYYY-MM-DD-sessions.md" in described
+    # another day with no note of the user's: the plain name, the log's own from then on
+    day = transcript(tmp_path / "3.jsonl", cwd, [("Ship it", "Shipped.", "")], sid="s-3", day="2026-12-08")
+    assert session_log.record_hook(root, other | {"session_id": "s-3", "transcript_path": day}) == "notes/2026-12-08.md"
+    assert (root / "notes" / "MEMORY.md").read_text() == described and validate(root).valid
+
+
+def test_a_day_whose_two_names_are_notes_of_the_user_is_not_recorded_and_says_why(make_tree, tmp_path):
+    notes = {"work/2026-11-03.md": "# Mine\n", "work/2026-11-03-sessions.md": "# Also mine\n"}
+    root = make_tree({"MEMORY.md": "# Memory\n", "work/MEMORY.md": "# Work\n", **notes})
+    log = transcript(tmp_path / "t.jsonl", str(tmp_path / "work"), [("Where is the retry test?", "In tests/.", "")])
+    payload = {"session_id": "s-1", "transcript_path": log, "hook_event_name": "SessionEnd"}
+    done, _ = run_hook(claude_code.hook_command("SessionEnd", root), payload, tmp_path, MEMSEARCH_AUTOSTART="0")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert all((root / rel).read_text() == text for rel, text in notes.items())
+    from memsearch.location import hooks_log_file
+
+    (line,) = hooks_log_file().read_text().splitlines()
+    assert "'work/2026-11-03.md' and 'work/2026-11-03-sessions.md' are notes that are not session logs" in line
+
+
+def test_a_repository_named_like_a_directory_of_another_format_gets_a_folder_of_its_own(make_tree, tmp_path,
+                                                                                       monkeypatch):
+    """``skills`` is Agent Skills' folder (the ``foreign`` setting), never memory: a repository of that name is kept
+    in ``skills-sessions``. Before: every write was refused and the session never recorded."""
+    skill = "---\nname: deploy\n---\nDeploy the app.\n"
+    root = make_tree({"MEMORY.md": "# Memory\n", "skills/deploy/SKILL.md": skill})
+    for name, folder in (("skills", "skills-sessions"), ("Skills", "Skills-sessions"), ("ledger", "ledger-sessions")):
+        monkeypatch.setenv("MEMSEARCH_FOREIGN", "skills,ledger" if name == "ledger" else "skills")
+        repo = tmp_path / name
+        (repo / ".git").mkdir(parents=True)
+        log = transcript(tmp_path / f"{name}.jsonl", str(repo), [(f"Tidy {name}", "Tidied.", "")], sid=name)
+        payload = {"session_id": name, "transcript_path": log, "cwd": str(repo), "hook_event_name": "Stop"}
+        assert session_log.record_hook(root, payload) == f"{folder}/2026-11-03.md"
+        assert f"Tidy {name}" in (root / folder / "2026-11-03.md").read_text()
+        assert "Claude Code sessions" in (root / folder / "MEMORY.md").read_text()
+    assert (root / "skills" / "deploy" / "SKILL.md").read_text() == skill and sorted(p.name for p in
+                                                                                    (root / "skills").iterdir()) == ["deploy"]
+    monkeypatch.setenv("MEMSEARCH_FOREIGN", "skills")
+    assert validate(root).valid
