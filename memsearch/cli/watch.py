@@ -258,6 +258,10 @@ def status_command(root: Optional[Path] = root_arg(None, help="A memory root (de
         f"pending: {counted(pending['total'], 'change')} not yet indexed ({pending['added']:,} added, "
         f"{pending['changed']:,} changed, {pending['removed']:,} removed)"
     )
+    if info.get("too_large"):
+        out.print(f"  [yellow]left out:[/yellow] {counted(len(info['too_large']), 'file')} over the size limit "
+                  f"(MEMSEARCH_MAX_FILE_MB), never indexed: {escape(', '.join(info['too_large'][:3]))}"
+                  + (", ..." if len(info["too_large"]) > 3 else ""))
     if info["log"]:
         out.print(f"log: {escape(info['log'])}")
 

@@ -89,7 +89,7 @@ def indexing(index, hits=(), catching_up: bool = False) -> dict | None:
             done = sum(1 for path in wanted if path in states and states[path].same_as(os.stat(index.root / path)))
     except Exception:  # noqa: BLE001 - a note, never a failed search (a file removed meanwhile: no note)
         return None
-    return {"files": len(wanted), "embedded": done} if building or done < len(wanted) else None
+    return {"files": len(wanted), "embedded": done} if done < len(wanted) else None  # never "30 of 30 files"
 
 
 def building(state: dict | None) -> bool:

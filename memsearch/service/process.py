@@ -194,6 +194,16 @@ def daemon_status(root, db=None) -> dict:
 STATUS_READS = 3
 
 
+def _over_limit(path: Path) -> bool:
+    """Whether the file at ``path`` is over the size limit (``max_file_mb``), so that no sync indexes it."""
+    from .. import settings
+
+    try:
+        return path.stat().st_size > settings.get("max_file_mb") * 1_000_000
+    except OSError:
+        return False
+
+
 def _index_info(info: dict, where: IndexLocation, store) -> dict:
     """``info`` with what the index ``store`` holds (files, chunks, pending, the text-only rows of a first build)."""
     from ..engine.storage.schema import is_incomplete
@@ -218,9 +228,12 @@ def _index_info(info: dict, where: IndexLocation, store) -> dict:
         changed += not states[path].same_as(st)
     info.update(partial_files=sum(is_incomplete(s.mtime_ns, s.size) for s in states.values()),
                 partial_chunks=store.text_only_rows())
+    missing = wanted - set(states)
+    too_large = sorted(p for p in missing if _over_limit(base / p))  # never indexed: not pending (the sync says so)
     info.update(indexed=True, files=len(states), chunks=store.row_count(),
-                model=meta.get("model"), disk_bytes=store.disk_bytes(), updated=meta.get("updated"),
-                pending={"added": len(wanted - set(states)) + unfinished, "changed": changed, "removed": len(set(states) - wanted)})
+                model=meta.get("model"), disk_bytes=store.disk_bytes(), updated=meta.get("updated"), too_large=too_large,
+                pending={"added": len(missing) - len(too_large) + unfinished, "changed": changed,
+                         "removed": len(set(states) - wanted)})
     info["pending"]["total"] = sum(info["pending"].values())
     return info
 

@@ -222,6 +222,10 @@ def test_files_over_the_size_limit_are_left_out_and_said(tmp_path, monkeypatch, 
     report = index.sync()
     assert report.too_large == ("notes/huge.md",) and "notes/small.md" in report.changed_paths
     assert not index.search("walrus", k=3, mode="keyword")
+    capsys.readouterr()
+    assert main(["status", str(root), "--db", str(tmp_path / "db")]) in (0, None)
+    shown = capsys.readouterr().out  # never indexed, so not a change pending for ever
+    assert "pending: 0 changes" in shown and "left out: 1 file over the size limit" in shown, shown
     monkeypatch.setenv("MEMSEARCH_MAX_FILE_MB", "0")
     try:
         code = main(["index", str(root), "--db", str(tmp_path / "db2")])
