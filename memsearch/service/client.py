@@ -168,14 +168,19 @@ class Client:
                         if progress is not None and isinstance(message["progress"], dict):
                             progress(message["progress"])
                         continue
-                    if long:
-                        sock.settimeout(None)
+                    if long:  # no deadline while the server answers a status request beside it
+                        sock.settimeout(self.timeout)
                     else:
                         left = deadline - time.monotonic()
                         if left <= 0:
                             raise socket.timeout
                         sock.settimeout(left)
-                    chunk = sock.recv(1 << 16)
+                    try:
+                        chunk = sock.recv(1 << 16)
+                    except socket.timeout:
+                        if long and self._answers_beside():
+                            continue
+                        raise
                     if not chunk:
                         raise DaemonUnavailable(f"the memsearch server at {self.path} closed the connection before answering")
                     buffer += chunk
@@ -188,6 +193,16 @@ class Client:
         finally:
             sock.close()
         return message
+
+    def _answers_beside(self) -> bool:
+        """Whether the server answers a ``status`` request on a second connection: a long write (``index``,
+        ``check``) may send nothing for minutes while it works, and a server stopped (``kill -STOP``) or hung
+        answers nothing at all. A refusal (too busy, ...) is an answer."""
+        try:
+            Client(path=self.path, timeout=self.timeout).call("status")
+        except DaemonUnavailable as exc:
+            return exc.kind not in (None, "NotConnected")
+        return True
 
 
 def _warn(message: str) -> None:

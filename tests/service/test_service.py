@@ -391,6 +391,43 @@ def test_a_daemon_that_does_not_answer_in_time_gives_one_warning(make_tree):
     assert len(warnings) == 1 and "did not answer within 0.3 s" in warnings[0]
 
 
+def test_a_long_write_waits_while_the_server_answers_beside_it_and_gives_up_when_it_does_not(make_tree, tmp_path):
+    """An index or a check has no deadline for its reply (it may work for minutes): it waits as long as the server
+    answers a status request on a second connection. A server stopped (kill -STOP) or hung answered nothing, and
+    `memsearch index` waited for ever; now the write gives up after two of the client's timeouts."""
+    path = tmp_path / "run" / "w.sock"
+    protocol.secure_dir(path.parent, create=True)
+
+    def dispatch(method, root, db, params, progress=None):
+        if method == "index":
+            time.sleep(1.5)  # longer than the client's timeout, without a progress line
+            return {"indexed": True}
+        return {"status": "working"}
+
+    server = Server(dispatch=dispatch, path=path).start()
+    try:
+        assert Client(path=path, timeout=0.3).call("index") == {"indexed": True}
+    finally:
+        server.close()
+    mute_path = tmp_path / "run" / "mute.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as mute:
+        mute.bind(str(mute_path))
+        mute.listen(4)  # accepts connections (backlog) and never answers
+        done: list = []
+        asking = threading.Thread(target=lambda: done.append(_refused(lambda: Client(path=mute_path, timeout=0.3)
+                                                                      .call("index"))), daemon=True)
+        asking.start()
+        asking.join(30)
+        assert done and isinstance(done[0], errors.DaemonUnavailable) and "did not answer" in str(done[0])
+
+
+def _refused(call):
+    try:
+        return call()
+    except errors.DaemonUnavailable as exc:
+        return exc
+
+
 SLOW_SERVER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
