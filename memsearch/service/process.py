@@ -58,6 +58,30 @@ def verified_holder(where: IndexLocation | str | os.PathLike[str], platform: Pla
     return holder
 
 
+def _loading_in_service(where: IndexLocation, timeout: float = STATUS_TIMEOUT_S) -> dict | None:
+    """The per-user service's line for ``where`` while it loads it (its ``waiting_for``, and the service's ``pid`` and
+    ``started``), else None (no service, or it does not list that root)."""
+    from .client import Client
+
+    path = service_socket()
+    if not path.exists():
+        return None
+    try:
+        answer = Client(path=path, timeout=timeout).call("status")
+    except DaemonUnavailable:
+        return None
+    label = where.label
+    for line in answer.get("roots") or ():
+        if line.get("root") == str(where.root) and line.get("db") == label:
+            started = answer.get("started")
+            if isinstance(started, (int, float)):  # seconds since the epoch: shown as a daemon's state file says it
+                import datetime as dt
+
+                started = dt.datetime.fromtimestamp(started, dt.timezone.utc).isoformat(timespec="seconds")
+            return dict(line, pid=answer.get("pid"), started=started)
+    return None
+
+
 def _ask_status(where: IndexLocation, timeout: float = STATUS_TIMEOUT_S) -> dict | None:
     from .client import Client
 
@@ -170,7 +194,12 @@ def daemon_status(root, db=None) -> dict:
         info.update(log=str(service_log_file()), by="service")
     elif running and answer is None and silent_service() == info["pid"]:  # the service, stopped (SIGSTOP) or hung
         info.update(log=str(service_log_file()), by="service", socket=str(service_socket()))
-    if not running and state and state.get("state") not in ("stopped", None):
+    loading = None if running else _loading_in_service(where)
+    if loading is not None:  # the service opens it (its model first, then the writer lock): not yet the holder
+        info.update(running=True, by="service", pid=loading["pid"], since=loading.get("started"), serving=True,
+                    state=f"loading: waits for {loading['waiting_for']}" if loading.get("waiting_for") else "loading",
+                    socket=str(service_socket()), log=str(service_log_file()))
+    elif not running and state and state.get("state") not in ("stopped", None):
         info["state"] += ": it did not stop cleanly; the next start catches up"
     remote = where.remote
     if remote:  # the tables and index.json are in the store; db_path is this machine's state for it

@@ -146,3 +146,20 @@ def test_an_empty_answer_while_a_root_catches_up_says_no_hits_yet(tmp_path, serv
         assert time.monotonic() < deadline
         time.sleep(0.1)
     assert hits[0]["path"] == "notes/fresh.md"
+
+
+def test_status_of_a_root_the_service_is_loading_says_so(tmp_path, service):
+    """While the service loads a root (the model first, then the writer lock), `memsearch status ROOT` said "no
+    memsearch process"; it names the service and what the root waits for."""
+    from memsearch.service.process import daemon_status
+
+    roots, gate, _ = service
+    root = tree(tmp_path)
+    MemoryIndex(root, embedder=HashEmbedder(dimension=32, name="hash-32")).sync()
+    Client(root).call("search", **QUERY)  # loads the root; the model is held at the gate
+    info = daemon_status(root)
+    assert info["running"] and info["by"] == "service" and info["serving"], info
+    assert info["state"] == "loading: waits for the model hash-32 to load (searches answered by keyword)", info
+    gate.set()
+    _ready(roots, IndexLocation.of(root))
+    assert daemon_status(root)["state"] in ("starting", "syncing", "watching")  # its own state file from here
