@@ -243,21 +243,7 @@ def test_a_file_name_that_is_not_utf8_does_not_end_the_watch(make_tree, caplog):
     said = [r.getMessage() for r in caplog.records if "not valid UTF-8" in r.getMessage()]
     assert len(said) == 1 and "watching again" in said[0], said
     os.unlink(bad)
-
-    async def main() -> list:
-        stop = asyncio.Event()
-        reports = []
-        async for report in watcher.awatch(root, index=hash_index(root), debounce=DEBOUNCE, stop_event=stop):
-            reports.append(report)
-            if len(reports) == 1:
-                with open(bad, "wb") as f:
-                    f.write(b"# bad\n")
-                (root / "people" / "ann.md").write_text("# Ann\n\nAnn sails.\n")
-            elif "people/ann.md" in report.changed_paths:
-                stop.set()
-        return reports
-
-    asyncio.run(asyncio.wait_for(main(), WAIT))
+    awatch_until_ann_is_indexed(root, before=lambda: open(bad, "wb").write(b"# bad\n"))
     assert "people/ann.md" in indexed(db)
 
 
@@ -324,22 +310,28 @@ def test_editor_saves_index_the_final_file_once(make_tree):
     assert set(indexed(db)) == {"notes/MEMORY.md", "notes/atlas.md", "people/MEMORY.md", "people/bob.md"}
 
 
-def test_awatch_yields_reports_and_stops(make_tree):
-    root = make_tree(BASE)
-    db = root / ".memsearch"
-
+def awatch_until_ann_is_indexed(root: Path, before=lambda: None) -> list:
+    """:func:`watcher.awatch`'s reports until ``people/ann.md``, written after the catch-up (``before()`` just
+    before it), is indexed."""
     async def main() -> list:
         stop = asyncio.Event()
         reports = []
         async for report in watcher.awatch(root, index=hash_index(root), debounce=DEBOUNCE, stop_event=stop):
             reports.append(report)
             if len(reports) == 1:
+                before()
                 (root / "people" / "ann.md").write_text("# Ann\n\nAnn sails.\n")
             elif "people/ann.md" in report.changed_paths:
                 stop.set()
         return reports
 
-    reports = asyncio.run(asyncio.wait_for(main(), WAIT))
+    return asyncio.run(asyncio.wait_for(main(), WAIT))
+
+
+def test_awatch_yields_reports_and_stops(make_tree):
+    root = make_tree(BASE)
+    db = root / ".memsearch"
+    reports = awatch_until_ann_is_indexed(root)
     assert reports[-1].files_added == 1 and "people/ann.md" in indexed(db)
     assert lock_holder(db) is None
 
