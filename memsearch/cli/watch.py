@@ -334,8 +334,13 @@ def stop_command(
     """Stop serving a root: the service unloads it, a daemon of its own (`watch`) exits; `--all` stops the service.
     Either finishes the batch in hand and releases the index's lock."""
     from ..engine.storage.lock import holder_text
+    from ..errors import InvalidArgument
     from ..service.process import silent_service, stop, stop_service
 
+    if all_roots == (root is not None):  # neither, or both: what is meant is not known, so nothing is stopped
+        raise InvalidArgument(("give either ROOT or --all, not both" if all_roots else "name the memory root to stop "
+                               "serving") + ": `memsearch stop ROOT` unloads one root (a watch daemon of it exits), "
+                              "`memsearch stop --all` stops the service")
     if all_roots:
         stopped = stop_service(timeout)
         silent = silent_service() if stopped is None else None
@@ -345,12 +350,7 @@ def stop_command(
             out.print("the memsearch service is not running")
         else:
             out.print(f"stopped the memsearch service (pid {stopped['pid']}, {counted(len(stopped['roots']), 'root')} unloaded)")
-        if root is None:
-            return
-    if root is None:
-        err.print("[red]error:[/red] name the memory root to stop serving (`memsearch stop ROOT`), or stop the "
-                  "service with `memsearch stop --all`")
-        raise typer.Exit(2)
+        return
     result = stop(root, db, timeout)
     base, db_path = escape(str(result.root)), escape(str(result.db))
     if result.outcome == "not-running":

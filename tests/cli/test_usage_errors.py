@@ -270,3 +270,12 @@ def test_a_share_without_a_window_names_both_options(make_tree):
 
 def commands_in(text: str) -> list[list[str]]:
     return [shlex.split(c) for c in re.findall(r"`(memsearch [^`]*)`", text)]
+
+
+def test_stop_takes_either_a_root_or_all_never_both(make_tree):
+    root = make_tree(MEMORY)
+    message = one_error_line(run("stop", str(root), "--all"))
+    assert "give either ROOT or --all, not both" in message
+    assert f"`memsearch stop {root}`" in message and "`memsearch stop --all`" in message
+    message = one_error_line(run("stop"))
+    assert "name the memory root" in message and "`memsearch stop ROOT`" in message
