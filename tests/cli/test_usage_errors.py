@@ -3,6 +3,7 @@ output piped into a reader that stops early ends quietly; a mistyped ``--scope``
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -178,6 +179,36 @@ def test_a_search_with_no_query_says_it_is_missing_not_that_two_were_given(make_
     assert "not both" not in message and "no QUERY given" in message
     assert f"`memsearch search {shlex.quote(str(root))} 'some words'`" in message
     assert "not both" in one_error_line(run("search", str(root), "atlas", "--queries", str(root / "q.jsonl")))
+
+
+def test_a_queries_file_not_in_utf8_is_one_error_line_naming_the_fix(make_tree, tmp_path):
+    """A UTF-16 ``--queries`` file (what Windows editors save) ended in a UnicodeDecodeError traceback, exit 1."""
+    root = make_tree(MEMORY)
+    utf16 = tmp_path / "q16.jsonl"
+    utf16.write_bytes('{"qid": "a", "query": "atlas"}\n'.encode("utf-16"))
+    message = one_error_line(run("search", str(root), "--queries", str(utf16), "--no-daemon"))
+    assert f"{utf16} is not UTF-8" in message and f"`iconv -f UTF-16 -t UTF-8 {utf16} > queries.jsonl`" in message
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes('{"qid": "a", "query": "caf\u00e9"}\n'.encode("latin-1"))
+    message = one_error_line(run("search", str(root), "--queries", str(latin), "--no-daemon"))
+    assert f"{latin} is not UTF-8 (byte 0xe9 at offset 26)" in message and "re-save it as UTF-8" in message
+
+
+def test_a_queries_line_refused_names_its_line_and_qid_before_any_hit(make_tree, tmp_path):
+    """A bad ``scope`` on one line said only ``scope 'nope' is not a directory``: which of the lines? Every line is
+    checked before the first is searched, so no hits of the others come before the error."""
+    root = make_tree(MEMORY)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"qid": "ok", "query": "atlas"}\n\n{"qid": "q3", "query": "atlas", "scope": "nope"}\n',
+                       encoding="utf-8")
+    result = run("search", str(root), "--queries", str(queries), "--no-daemon")
+    message = one_error_line(result)
+    assert message.startswith(f"error: {queries}:3 (qid 'q3'): scope 'nope' is not a directory of the memory")
+    assert f"`memsearch ls {root} .`" in message and result.stdout == ""
+    queries.write_text('\ufeff{"qid": 1, "query": "ClickHouse", "scope": "notes"}\n', encoding="utf-8")  # a BOM
+    result = run("search", str(root), "--queries", str(queries), "--no-daemon")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["qid"] == 1 and json.loads(result.stdout)["hits"][0]["path"] == "notes/a.md"
 
 
 def _root_commands():
