@@ -310,3 +310,18 @@ def test_stop_takes_either_a_root_or_all_never_both(make_tree):
     assert f"`memsearch stop {root}`" in message and "`memsearch stop --all`" in message
     message = one_error_line(run("stop"))
     assert "name the memory root" in message and "`memsearch stop ROOT`" in message
+
+
+@pytest.mark.parametrize("extra", [(), ("--repair",), ("--json",)])
+def test_check_of_a_root_never_indexed_says_so_and_creates_nothing(make_tree, tmp_path, extra):
+    """``memsearch check`` of a root never indexed said ``checked 0 rows of 0 files ...: ok``, exit 0, and left an
+    empty ``.memsearch`` behind: now there is nothing to check, which is said with the command that builds it."""
+    root = make_tree(MEMORY)
+    message = one_error_line(run("check", str(root), *extra))
+    assert message == (f"error: no index yet at {root / '.memsearch'}, so nothing to check: build it with "
+                       f"`memsearch index {root}`")
+    assert not (root / ".memsearch").exists()
+    db = tmp_path / "elsewhere"
+    message = one_error_line(run("check", str(root), "--db", str(db), *extra))
+    assert f"no index yet at {db}" in message and f"`memsearch index {root} --db {db}`" in message
+    assert not db.exists() and not (root / ".memsearch").exists()
