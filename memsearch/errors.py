@@ -22,6 +22,7 @@ __all__ = [
     "MemoryFileNotFound",
     "InvalidArgument",
     "UnknownTool",
+    "BadToolCall",
     "TokenizerUnavailable",
     "ModelUnavailable",
     "UnknownModel",
@@ -189,6 +190,17 @@ class InvalidArgument(MemsearchError, ValueError):
 
 class UnknownTool(InvalidArgument):
     """A tool name that is not one of the memory tools."""
+
+
+class BadToolCall(InvalidArgument):
+    """A memory-tool call that lacks an argument its command needs (``missing``) or gives some it does not take
+    (``unknown``), by the tool's argument names; the message names them so, and an edge whose user spells them
+    otherwise (``memsearch edit``: ``--text``, ``PATH``) words it from these fields (empty when rebuilt from a
+    server's reply, which carries the message only)."""
+
+    def __init__(self, message: str, *, command: str = "", missing: str | None = None, unknown: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.command, self.missing, self.unknown = command, missing, unknown
 
 
 class NotAMemoryRoot(MemsearchError):
