@@ -304,8 +304,16 @@ def _service_status(as_json: bool) -> None:
         phase = "loading" if r.get("waiting_for") else escape(str(r.get("state") or r["phase"]))
         model = f", model {escape(r['model'])}" if r.get("model") else ""
         waits = f": waits for {escape(r['waiting_for'])}" if r.get("waiting_for") else ""
-        out.print(f"  {escape(r['root'])}: {files}, {chunks}, {pending:,} pending, {memory} in memory"
-                  f" ({phase}{waits}{model})")
+        out.print(f"  {escape(r['root'])}{_index_of(r['root'], r.get('db'))}: {files}, {chunks}, {pending:,} pending, "
+                  f"{memory} in memory ({phase}{waits}{model})")
+
+
+def _index_of(root, db) -> str:
+    """`` (index DB)`` for an index that is not the root's own ``ROOT/.memsearch`` (one ``--db`` asked for), so that
+    two indexes of one root can be told apart, and stopped (``memsearch stop ROOT --db DB``); else nothing."""
+    from ..location import DB_DIRNAME
+
+    return "" if db in (None, str(Path(root) / DB_DIRNAME)) else f" (index {escape(str(db))})"
 
 
 def _end_silent(pid: int) -> str:
@@ -380,7 +388,7 @@ def stop_command(
         )
         raise typer.Exit(1)
     if result.service:
-        out.print(f"the memsearch service (pid {result.pid}) no longer serves {base}")
+        out.print(f"the memsearch service (pid {result.pid}) no longer serves {base}{_index_of(result.root, result.db)}")
         return
     out.print(f"stopped the memsearch daemon (pid {result.pid}) of {base}")
 
