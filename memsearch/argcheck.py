@@ -48,7 +48,8 @@ def check_arguments(
     an integer sent as ``5.0`` is passed on as ``5`` (JSON Schema counts it as an integer).
     When several things are wrong, the message names the first: an unknown argument, then
     the arguments' own errors in the order given, then a missing one. ``render``: the sorted
-    jsonschema errors -> the message (default: :func:`describe` of the first, prefixed ``tool:``).
+    jsonschema errors -> the message, or the :class:`InvalidArgument` to raise (a subclass that carries what was wrong
+    as data); default: :func:`describe` of the first, prefixed ``tool:``.
     """
     if arguments is None:
         arguments = {}
@@ -57,7 +58,8 @@ def check_arguments(
     clean = {name: value for name, value in arguments.items() if value is not None}
     errors = sorted((validator or validator_for(schema)).iter_errors(clean), key=_order(clean))
     if errors:
-        raise InvalidArgument(render(errors) if render else f"{tool}: {describe(errors[0])}")
+        refusal = render(errors) if render else f"{tool}: {describe(errors[0])}"
+        raise refusal if isinstance(refusal, InvalidArgument) else InvalidArgument(refusal)
     props = schema.get("properties", {})
     for name, value in clean.items():
         if isinstance(value, float) and value.is_integer() and "integer" in _kinds(props.get(name, {})):

@@ -22,6 +22,7 @@ __all__ = [
     "MemoryFileNotFound",
     "InvalidArgument",
     "UnknownTool",
+    "BadToolCall",
     "TokenizerUnavailable",
     "ModelUnavailable",
     "UnknownModel",
@@ -29,6 +30,7 @@ __all__ = [
     "IndexLocked",
     "IndexDamaged",
     "IndexBuilding",
+    "NoIndex",
     "MemoryUnreadable",
     "StorageFull",
     "RemoteStoreError",
@@ -77,6 +79,8 @@ HINTS: dict[str, dict[str, str]] = {
     "bucket": {"cli": "create it (e.g. `aws s3 mb s3://{path}`) or fix the address",
                "tools": "memory_search cannot answer until whoever runs memsearch creates the bucket or fixes the "
                         "index address; memory_list and memory_read still work"},
+    "index": {"cli": "build it with `memsearch index ROOT`",
+              "tools": "memory_search builds it on its first call; memory_list and memory_read work now"},
     "busy": {"cli": "wait for it to finish (--wait SECONDS), or stop it (`memsearch stop ROOT` for a daemon); "
                     "searches keep working meanwhile",
              "tools": "try again in a moment; memory_search, memory_list and memory_read keep working meanwhile"},
@@ -192,6 +196,17 @@ class UnknownTool(InvalidArgument):
     """A tool name that is not one of the memory tools."""
 
 
+class BadToolCall(InvalidArgument):
+    """A memory-tool call that lacks an argument its command needs (``missing``) or gives some it does not take
+    (``unknown``), by the tool's argument names; the message names them so, and an edge whose user spells them
+    otherwise (``memsearch edit``: ``--text``, ``PATH``) words it from these fields (empty when rebuilt from a
+    server's reply, which carries the message only)."""
+
+    def __init__(self, message: str, *, command: str = "", missing: str | None = None, unknown: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.command, self.missing, self.unknown = command, missing, unknown
+
+
 class NotAMemoryRoot(MemsearchError):
     """The memory root is missing or is not a directory."""
 
@@ -243,6 +258,10 @@ class IndexDamaged(IndexMismatch):
 class IndexBuilding(MemsearchError):
     """A search of an index whose first build has not written any row yet (a tree never indexed): it
     answers within seconds, with keyword hits flagged ``partial`` until the files are embedded."""
+
+
+class NoIndex(MemsearchError):
+    """An index that was never built (a root never indexed, a ``--db`` where none is): nothing to check in it."""
 
 
 class MemoryUnreadable(MemsearchError, PermissionError):

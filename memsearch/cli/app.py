@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -172,21 +173,23 @@ def search_command(
         raise InvalidArgument("no QUERY given: search with `memsearch search ROOT 'some words'`, or give --queries FILE.jsonl")
     if query is not None and queries is not None:
         raise InvalidArgument("give either a QUERY or --queries FILE.jsonl, not both")
+    from .spec import check_cli_search
+
+    where = _where(root, db, "search", query)
     batch = _read_queries(queries) if queries is not None else None
-    items = batch if batch is not None else [{"query": query}]
+    checked = []  # every query checked before any is searched: a bad line prints no hits of the others first
+    for line, item in batch if batch is not None else [(None, {"query": query})]:
+        with _naming(line):
+            checked.append((item, check_cli_search(where.root, item["query"], k, item.get("scope", scope), mode,
+                                                   since, until)))
     results = _search_all(
-        _where(root, db, "search", query),
+        where,
         model,
-        items,
+        checked,
         local or asked,
         no_sync,
         _start(no_daemon),
         coming=False if local else None,  # --local embeds here: no service was asked to
-        k=k,
-        scope=scope,
-        mode=mode,
-        since=since,
-        until=until,
     )
     if batch is not None:
         for item, hits in results:
@@ -199,11 +202,10 @@ def search_command(
         print_hits(hits, root)
 
 
-def _search_all(where, model, items, local: bool, no_sync: bool, start, *, coming, k, scope, mode, since, until):
-    """(item, hits as dicts) per query: from the daemon while it answers, else from one index opened here."""
+def _search_all(where, model, checked, local: bool, no_sync: bool, start, *, coming):
+    """(item, hits as dicts) per (item, checked arguments): from the daemon while it answers, else from one index
+    opened here."""
     from contextlib import nullcontext
-
-    from .spec import check_cli_search
 
     opened: list = []
 
@@ -214,8 +216,7 @@ def _search_all(where, model, items, local: bool, no_sync: bool, start, *, comin
             opened.append(MemoryIndex(where.root, db=where, model=model))
         return nullcontext(opened[0])
 
-    for item in items:
-        args = check_cli_search(where.root, item["query"], k, item.get("scope", scope), mode, since, until)
+    for item, args in checked:
         sync = not no_sync and not opened  # the index opened here is synced once
         yield (
             item,
@@ -226,12 +227,21 @@ def _search_all(where, model, items, local: bool, no_sync: bool, start, *, comin
         )
 
 
-def _read_queries(path: Path) -> list[dict]:
+def _read_queries(path: Path) -> list[tuple[str, dict]]:
+    """The queries of a ``--queries`` file, each with where it is for messages (``FILE:LINE (qid 'q1')``)."""
+    from ..errors import shell_word, shown
 
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a BOM (Windows editors) is no part of line 1
     except OSError as exc:
         raise InvalidArgument(f"cannot read --queries {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        import codecs
+
+        fix = (f"it is UTF-16: convert it with `iconv -f UTF-16 -t UTF-8 {shell_word(path)} > queries.jsonl`"
+               if exc.object[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else "re-save it as UTF-8")
+        raise InvalidArgument(f"{path} is not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start:,}): "
+                              f'--queries reads JSON lines in UTF-8, each {{"qid": ..., "query": ...}}; {fix}') from None
     items = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -244,8 +254,21 @@ def _read_queries(path: Path) -> list[dict]:
             ) from None
         if not isinstance(item, dict) or "query" not in item or "qid" not in item:
             raise InvalidArgument(f'{path}:{number} needs "qid" and "query" keys')
-        items.append(item)
+        items.append((f"{path}:{number} (qid {shown(item['qid'], 40)})", item))
     return items
+
+
+@contextmanager
+def _naming(line: Optional[str]):
+    """A typed error raised inside names ``line`` (where in the ``--queries`` file the query is) first."""
+    from ..errors import MemsearchError
+
+    try:
+        yield
+    except MemsearchError as exc:
+        if line is not None:
+            exc.args = (f"{line}: {exc.text}", *exc.args[1:])  # its type and hint kept: only where it is added
+        raise
 
 
 @app.command("models")

@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a readable report."),
     ) -> None:
         """Verify every row of the index against its Markdown file and stored hashes (vectors finite, unit length)."""
-        from ..engine.check import CheckReport, Finding
+        from ..engine.check import CheckReport, Finding, require_index
         from ..engine.index import MemoryIndex
         from ..engine.jobs import check_job
         from ..location import IndexLocation
@@ -72,6 +72,7 @@ def register(app: typer.Typer) -> None:
         where = IndexLocation.of(root, db)
 
         def here() -> tuple[CheckReport, str]:
+            require_index(where)  # a root never indexed: said, and nothing created
             rebuilt: list = []
             try:
                 index = (MemoryIndex.open_repairing(root, db=db, model=model, on_damage=rebuilt.append) if repair

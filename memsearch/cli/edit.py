@@ -14,10 +14,20 @@ from typing import Optional
 
 import typer
 
-from ..errors import InvalidArgument
+from ..errors import BadToolCall, InvalidArgument
 from .options import DbOpt, ModelOpt, RootArg
 
 __all__ = ["register"]
+
+#: The memory tool's arguments as this command takes them (an argument, or an option and its value's name): the one
+#: translation of the tool's refusals into the command line's words (:func:`_in_cli_words`).
+GIVEN_AS: dict[str, tuple[str, str | None]] = {
+    "path": ("PATH", None), "old_path": ("PATH", None), "new_path": ("NEW_PATH", None),
+    "file_text": ("--text", "TEXT"), "insert_text": ("--text", "TEXT"), "old_str": ("--old", "TEXT"),
+    "new_str": ("--new", "TEXT"), "insert_line": ("--line", "N"), "view_range": ("--range", "START:END"),
+}
+#: What the command line fills in when it is left out.
+DEFAULTS: dict[str, dict[str, str]] = {"str_replace": {"new_str": ""}}
 
 
 def _text(value: Optional[str]) -> Optional[str]:
@@ -73,9 +83,37 @@ def _call(command, path, target, text, old, new, line, view_range, given) -> dic
         )
         if v is not None
     }
-    if command == "str_replace" and "new_str" not in call and "old_str" in call:
-        call["new_str"] = ""
-    return call
+    return DEFAULTS.get(command, {}) | call
+
+
+def _usage(command: str) -> str:
+    """How ``command`` is given on the command line, from the tool's arguments of it (``memsearch edit ROOT create
+    PATH --text TEXT``); an argument the command line fills in, or the tool's optional one, in brackets."""
+    from ..memory.commands import ARGUMENTS
+
+    required, optional = ARGUMENTS[command]
+    words = []
+    for name in required + optional:
+        flag, value = GIVEN_AS[name]
+        word = f"{flag} {value}" if value else flag
+        words.append(f"[{word}]" if name in optional or name in DEFAULTS.get(command, {}) else word)
+    return f"`memsearch edit ROOT {' '.join([command, *words])}`"
+
+
+def _in_cli_words(call: dict) -> None:
+    """Check ``call`` by the memory tool's rule (:func:`~memsearch.memory.commands.check_call`), and word a missing
+    argument, or one its command does not take, as the command line spells them (``create needs --text``)."""
+    from ..memory.commands import check_call
+
+    try:
+        check_call(call)
+    except BadToolCall as exc:
+        usage = _usage(exc.command)
+        if exc.missing:
+            raise InvalidArgument(f"{exc.command} needs {GIVEN_AS[exc.missing][0]}: {usage}") from None
+        extra = sorted({GIVEN_AS[name][0] if name in GIVEN_AS else name for name in exc.unknown})
+        raise InvalidArgument(f"{exc.command} does not take {' or '.join(extra)}: leave "
+                              f"{'it' if len(extra) == 1 else 'them'} out ({usage})") from None
 
 
 def register(app: typer.Typer) -> None:
@@ -130,6 +168,8 @@ def register(app: typer.Typer) -> None:
         from ..harness.edit import edit_served, open_editor
 
         call = _call(command, path, new_path, text, old, new, line, _range(view_range), given)
+        if given is None:  # given as COMMAND and options: refused in their words (an --input call keeps the tool's)
+            _in_cli_words(call)
         name = call.pop("command", None)
         result = None
         if not no_sync and name != "view":  # the daemon holding the index writes and indexes it (no model here)

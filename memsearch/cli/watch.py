@@ -308,8 +308,16 @@ def _service_status(as_json: bool) -> None:
         phase = "loading" if r.get("waiting_for") else escape(str(r.get("state") or r["phase"]))
         model = f", model {escape(r['model'])}" if r.get("model") else ""
         waits = f": waits for {escape(r['waiting_for'])}" if r.get("waiting_for") else ""
-        out.print(f"  {escape(r['root'])}: {files}, {chunks}, {pending:,} pending, {memory} in memory"
-                  f" ({phase}{waits}{model})")
+        out.print(f"  {escape(r['root'])}{_index_of(r['root'], r.get('db'))}: {files}, {chunks}, {pending:,} pending, "
+                  f"{memory} in memory ({phase}{waits}{model})")
+
+
+def _index_of(root, db) -> str:
+    """`` (index DB)`` for an index that is not the root's own ``ROOT/.memsearch`` (one ``--db`` asked for), so that
+    two indexes of one root can be told apart, and stopped (``memsearch stop ROOT --db DB``); else nothing."""
+    from ..location import DB_DIRNAME
+
+    return "" if db in (None, str(Path(root) / DB_DIRNAME)) else f" (index {escape(str(db))})"
 
 
 def _end_silent(pid: int) -> str:
@@ -338,8 +346,13 @@ def stop_command(
     """Stop serving a root: the service unloads it, a daemon of its own (`watch`) exits; `--all` stops the service.
     Either finishes the batch in hand and releases the index's lock."""
     from ..engine.storage.lock import holder_text
+    from ..errors import InvalidArgument
     from ..service.process import silent_service, stop, stop_service
 
+    if all_roots == (root is not None):  # neither, or both: what is meant is not known, so nothing is stopped
+        raise InvalidArgument(("give either ROOT or --all, not both" if all_roots else "name the memory root to stop "
+                               "serving") + ": `memsearch stop ROOT` unloads one root (a watch daemon of it exits), "
+                              "`memsearch stop --all` stops the service")
     if all_roots:
         stopped = stop_service(timeout)
         silent = silent_service() if stopped is None else None
@@ -349,12 +362,7 @@ def stop_command(
             out.print("the memsearch service is not running")
         else:
             out.print(f"stopped the memsearch service (pid {stopped['pid']}, {counted(len(stopped['roots']), 'root')} unloaded)")
-        if root is None:
-            return
-    if root is None:
-        err.print("[red]error:[/red] name the memory root to stop serving (`memsearch stop ROOT`), or stop the "
-                  "service with `memsearch stop --all`")
-        raise typer.Exit(2)
+        return
     result = stop(root, db, timeout)
     base, db_path = escape(str(result.root)), escape(str(result.db))
     if result.outcome == "not-running":
@@ -384,7 +392,7 @@ def stop_command(
         )
         raise typer.Exit(1)
     if result.service:
-        out.print(f"the memsearch service (pid {result.pid}) no longer serves {base}")
+        out.print(f"the memsearch service (pid {result.pid}) no longer serves {base}{_index_of(result.root, result.db)}")
         return
     out.print(f"stopped the memsearch daemon (pid {result.pid}) of {base}")
 

@@ -28,14 +28,32 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from ..errors import MemsearchError
+from ..errors import Hint, MemsearchError, NoIndex
 from ..memory.document import decode
 from ..memory.tree import read_memory, scan
 from .ingest.batches import batch_rows, blake, counters, file_pieces
 from .storage.damage import reason_of
 from .storage.schema import TEXT_ONLY, chunk_schema
 
-__all__ = ["Finding", "CheckReport", "check_index", "repair_index", "NORM_TOLERANCE"]
+__all__ = ["Finding", "CheckReport", "check_index", "repair_index", "require_index", "NORM_TOLERANCE"]
+
+def require_index(where) -> None:
+    """Raise :class:`~memsearch.errors.NoIndex` when the :class:`~memsearch.location.IndexLocation` ``where`` holds
+    no index (never built: no parameters and no table), so that a check says so instead of "0 rows: ok"; nothing is
+    created to find out."""
+    if where.remote:
+        from .storage.remote import RemoteDB
+
+        built = RemoteDB.parse(where.remote).read_meta() is not None
+    else:
+        built = where.meta_file.is_file() or any(where.state.glob("*.lance"))
+    if not built:
+        from ..location import DB_DIRNAME
+
+        default = not where.remote and where.state == where.root / DB_DIRNAME
+        raise NoIndex(f"no index yet at {where.label}, so nothing to check",
+                      hint=Hint("index", root=where.root, db=None if default else where.label))
+
 
 #: How far a stored vector's length may stray from 1 (float32 round-off of a normalised vector is ~1e-7;
 #: a byte overwritten in a component moves it by orders of magnitude more, or makes it NaN/inf).

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..argcheck import check_arguments as _check
 from ..argcheck import validator_for
-from ..errors import InvalidArgument
+from ..errors import BadToolCall, InvalidArgument
 from .tree import valid_name
 
 __all__ = [
@@ -121,8 +121,9 @@ CHECK_SCHEMA: dict = _check_schema()
 _VALIDATOR = None
 
 
-def _render(args: dict, errors) -> str:
-    """The message for the first problem with ``args``, in the command's words (``command`` itself first)."""
+def _render(args: dict, errors) -> str | BadToolCall:
+    """The message for the first problem with ``args``, in the command's words (``command`` itself first); an argument
+    missing or not taken is a :class:`~memsearch.errors.BadToolCall`, which carries them as data."""
     command = args.get("command")
     for error in errors:  # no or no known command: nothing else can be judged
         if list(error.absolute_path)[:1] == ["command"]:
@@ -134,10 +135,12 @@ def _render(args: dict, errors) -> str:
     if error.validator == "additionalProperties":
         unknown = sorted(set(error.instance) - {"command"} - set(required) - set(optional))
         takes, extra = ", ".join(required + optional), ", ".join(map(repr, unknown))
-        return f"{command} takes {takes}; not {extra}: leave the others out"
+        return BadToolCall(f"{command} takes {takes}; not {extra}: leave the others out", command=command,
+                           unknown=tuple(unknown))
     if error.validator == "required":
         missing = next(n for n in error.validator_value if n not in error.instance)
-        return f"{command} needs {missing!r}: call it with {', '.join(required)}"
+        return BadToolCall(f"{command} needs {missing!r}: call it with {', '.join(required)}", command=command,
+                           missing=missing)
     name = next(iter(error.absolute_path), None)
     arg = PARAMETERS.get(name)
     value = args.get(name)

@@ -384,9 +384,11 @@ class Editor:
                                              f"view {target.show(parent_dir(target.rel))} to see what is there")
                 return self._finish("delete", target, f"Successfully deleted {target.shown}", changed)
             reason = self._index_needed(tree, target.rel)
-            if reason:
-                raise EditRefused(f"{target.shown} cannot be deleted: {reason}. Edit it instead (str_replace or insert), "
-                                  f"or delete the whole directory {target.show(parent_dir(target.rel))}")
+            if reason:  # the root's own MEMORY.md: the root cannot be deleted either, so editing is the way
+                folder = parent_dir(target.rel)
+                whole = "" if folder == "." else f", or delete the whole directory {target.show(folder)}"
+                raise EditRefused(f"{target.shown} cannot be deleted: {reason}. Edit it instead (str_replace or "
+                                  f"insert){whole}")
             core = self._check_budget({target.rel: None}, target, "delete") if target.is_markdown else None
             with self._dir(parent_dir(target.rel), target.shown) as dir_fd:
                 try:  # checked by descriptor: a name swapped meanwhile for a folder or a link is left alone

@@ -13,6 +13,11 @@ root (it loads any other root on the first request that names it). It is skipped
 * a root whose service start failed (or exited at once) less than :data:`RETRY_AFTER_S` ago:
   the service's log (:func:`~memsearch.location.service_log_file`) says why.
 
+The service's folder (:func:`~memsearch.location.service_dir`) is made owner-only first, as the service
+itself does: one of this user's left open (``chmod 777``) is narrowed to 0700. One that cannot be made
+private (another user's, a link or a file in its place, a mode that cannot be changed) starts nothing, and
+that is not silent: ``warn`` gets one line naming the folder and its fix (``chmod 700 FOLDER``).
+
 **One service however many clients race.** The client takes an exclusive ``flock`` on the
 user's start file (:func:`~memsearch.location.service_start_file`) without waiting, and hands
 that descriptor to the service it starts, which keeps it for its whole life; a client that
@@ -24,7 +29,9 @@ request, and exits when no root is left.
 from __future__ import annotations
 
 import os
+import stat
 import time
+from pathlib import Path
 
 from .. import settings
 from ..launch import DETACHED_CWD, python_argv
@@ -73,19 +80,46 @@ def command(where: IndexLocation, *, model: str | None = None, idle_exit: int | 
     return cmd + (["--model", model] if model else [])
 
 
+def _not_private(folder: Path) -> str:
+    """The warning for a service folder that could not be made owner-only: what is wrong with it, and the fix."""
+    from ..errors import shell_word
+
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        info = None
+    if info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+        return (f"the memsearch service was not started: its folder {folder} is open to other users (mode "
+                f"{stat.S_IMODE(info.st_mode):o}) and could not be made private: `chmod 700 {shell_word(folder)}`, "
+                "then search again (this search is answered in-process)")
+    what = ("missing" if info is None else "a link" if stat.S_ISLNK(info.st_mode) else
+            "not a folder" if not stat.S_ISDIR(info.st_mode) else f"another user's (uid {info.st_uid})")
+    return (f"the memsearch service was not started: its folder {folder} is {what}: move it away, or set "
+            "XDG_RUNTIME_DIR to a folder of your own (this search is answered in-process)")
+
+
 def ensure(where: IndexLocation, *, model: str | None = None, enabled: bool | None = None,
-           idle_exit: int | None = None) -> int | None:
+           idle_exit: int | None = None, warn=None) -> int | None:
     """Start this user's service in the background if the module docstring's rules allow; the pid
     started, or None. Never waits for the service; raises only :class:`~memsearch.errors.InvalidArgument` for a
-    setting in the environment that the service would refuse (the caller says it, rather than the service's log)."""
+    setting in the environment that the service would refuse (the caller says it, rather than the service's log).
+    ``warn``: told, in one line, when the service's folder cannot be made private (else that is silent)."""
     if fcntl is None or where.remote or not settings.get("autostart", enabled) or not _writable(where):
         return None
     settings.check_all()
     from .process import verified_holder
     from .protocol import secure_dir
 
+    folder = service_dir()
     try:
-        secure_dir(service_dir(), create=True)
+        secure_dir(folder, create=True)  # narrowed to 0700 when this user's, as the service does
+    except PermissionError:
+        if warn is not None:
+            warn(_not_private(folder))
+        return None
+    except OSError:
+        return None
+    try:
         fd = open_private(service_start_file(), os.O_RDWR)
     except OSError:
         return None

@@ -37,7 +37,7 @@ def _ask(where: IndexLocation, method: str, params: dict, *, local: bool, warn: 
         return None
     answer = ask(where.root, method, params, db=where, warn=warn)
     if answer is None and start is not False:
-        autostart.ensure(where, model=model, enabled=start)
+        autostart.ensure(where, model=model, enabled=start, warn=warn)
     return answer
 
 

@@ -81,3 +81,30 @@ def test_errors_are_one_line_and_exit_2(root, capsys, argv, words):
 def test_core_budget_option(root, capsys):
     code, _, err = run(capsys, "edit", str(root), "create", "big.md", "--text", "word " * 50, "--core-budget", "20", "--no-sync")
     assert code == 2 and "over its budget of 20" in err and not (root / "big.md").exists()
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["create", "notes/new.md"], "create needs --text: `memsearch edit {root} create PATH --text TEXT`"),
+    (["view"], "view needs PATH: `memsearch edit {root} view PATH [--range START:END]`"),
+    (["str_replace", "notes/a.md", "--new", "x"],
+     "str_replace needs --old: `memsearch edit {root} str_replace PATH --old TEXT [--new TEXT]`"),
+    (["insert", "notes/a.md", "--text", "x"], "insert needs --line: `memsearch edit {root} insert PATH --line N --text TEXT`"),
+    (["rename", "notes/a.md"], "rename needs NEW_PATH: `memsearch edit {root} rename PATH NEW_PATH`"),
+    (["view", "notes/a.md", "--old", "x", "--line", "2"],
+     "view does not take --line or --old: leave them out (`memsearch edit {root} view PATH [--range START:END]`)"),
+])
+def test_a_missing_or_extra_argument_is_named_as_the_command_line_spells_it(root, capsys, argv, said):
+    """The refusals named the memory tool's fields (``create needs 'file_text': call it with path, file_text``)."""
+    code, out, err = run(capsys, "edit", str(root), *argv, "--no-sync")
+    assert code == 2 and err.strip() == "error: " + said.format(root=root), err
+    code, out, err = run(capsys, "edit", str(root), "--input", '{"command": "create", "path": "x.md"}', "--no-sync")
+    assert code == 2 and "create needs 'file_text'" in err  # a tool call given as JSON keeps the tool's words
+
+
+@pytest.mark.parametrize("path", ["MEMORY.md", "/memories/MEMORY.md"])
+def test_the_root_memory_md_refused_deletion_names_no_directory_to_delete(root, capsys, path):
+    """It ended ``... or delete the whole directory .``: the root cannot be deleted, so editing is the one way."""
+    code, out, err = run(capsys, "edit", str(root), "delete", path, "--no-sync")
+    assert code == 2 and err.strip().endswith("needs its MEMORY.md. Edit it instead (str_replace or insert)"), err
+    code, out, err = run(capsys, "edit", str(root), "delete", "notes/MEMORY.md", "--no-sync")
+    assert code == 2 and err.strip().endswith("or delete the whole directory notes"), err

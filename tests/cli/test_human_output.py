@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -36,6 +37,39 @@ def test_service_status_counts_one_root_in_the_singular(capsys, monkeypatch):
     monkeypatch.setattr(process, "service_status", lambda: {"pid": 7, "socket": "/s", "roots": [root]})
     watch._service_status(False)
     assert "/m: 1 file, 1 chunk, 0 pending" in capsys.readouterr().out
+
+
+def test_service_status_tells_two_indexes_of_one_root_apart(capsys, monkeypatch):
+    """After ``memsearch search ROOT atlas --db OTHER`` the service listed ROOT twice, with nothing to tell which line
+    was which index: one that is not the root's own ``ROOT/.memsearch`` is named on its line."""
+    from memsearch.service import process
+
+    rows = [{"root": "/m", "db": db, "files": 1, "chunks": 1, "memory_bytes": 1e6, "pending": 0, "state": "watching",
+             "phase": "watching", "model": "m"} for db in ("/m/.memsearch", "/elsewhere/db")]
+    monkeypatch.setattr(process, "service_status", lambda: {"pid": 7, "socket": "/s", "roots": rows})
+    watch._service_status(False)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("  /m: 1 file") and lines[2].startswith("  /m (index /elsewhere/db): 1 file")
+
+
+@pytest.mark.slow
+def test_an_index_asked_with_db_is_named_by_status_and_stop(make_tree, tmp_path, autostart):
+    root = make_tree({"MEMORY.md": "# Memory\n", "notes/MEMORY.md": "# Notes\n", "notes/a.md": "# A\n\natlas\n"})
+    other = tmp_path / "other-db"
+
+    def served() -> list[str]:
+        return sorted(line.split(":")[0] for line in run("status").stdout.splitlines() if line.startswith(f"  {root}"))
+
+    for extra, wanted in (((), [f"  {root}"]), (("--db", str(other)), [f"  {root}", f"  {root} (index {other})"])):
+        deadline = time.monotonic() + 240  # a search loads the index into the service once it listens
+        while served() != wanted:
+            assert run("search", str(root), "atlas", "-k", "1", *extra).returncode == 0
+            assert time.monotonic() < deadline, served()
+            time.sleep(0.5)
+    stopped = run("stop", str(root), "--db", str(other))
+    assert stopped.stdout.strip().endswith(f"no longer serves {root} (index {other})"), stopped
+    assert [line.split(":")[0] for line in run("status").stdout.splitlines() if str(root) in line] == [f"  {root}"]
+    assert run("stop", "--all").returncode == 0
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@ output piped into a reader that stops early ends quietly; a mistyped ``--scope``
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -180,6 +181,36 @@ def test_a_search_with_no_query_says_it_is_missing_not_that_two_were_given(make_
     assert "not both" in one_error_line(run("search", str(root), "atlas", "--queries", str(root / "q.jsonl")))
 
 
+def test_a_queries_file_not_in_utf8_is_one_error_line_naming_the_fix(make_tree, tmp_path):
+    """A UTF-16 ``--queries`` file (what Windows editors save) ended in a UnicodeDecodeError traceback, exit 1."""
+    root = make_tree(MEMORY)
+    utf16 = tmp_path / "q16.jsonl"
+    utf16.write_bytes('{"qid": "a", "query": "atlas"}\n'.encode("utf-16"))
+    message = one_error_line(run("search", str(root), "--queries", str(utf16), "--no-daemon"))
+    assert f"{utf16} is not UTF-8" in message and f"`iconv -f UTF-16 -t UTF-8 {utf16} > queries.jsonl`" in message
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes('{"qid": "a", "query": "caf\u00e9"}\n'.encode("latin-1"))
+    message = one_error_line(run("search", str(root), "--queries", str(latin), "--no-daemon"))
+    assert f"{latin} is not UTF-8 (byte 0xe9 at offset 26)" in message and "re-save it as UTF-8" in message
+
+
+def test_a_queries_line_refused_names_its_line_and_qid_before_any_hit(make_tree, tmp_path):
+    """A bad ``scope`` on one line said only ``scope 'nope' is not a directory``: which of the lines? Every line is
+    checked before the first is searched, so no hits of the others come before the error."""
+    root = make_tree(MEMORY)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"qid": "ok", "query": "atlas"}\n\n{"qid": "q3", "query": "atlas", "scope": "nope"}\n',
+                       encoding="utf-8")
+    result = run("search", str(root), "--queries", str(queries), "--no-daemon")
+    message = one_error_line(result)
+    assert message.startswith(f"error: {queries}:3 (qid 'q3'): scope 'nope' is not a directory of the memory")
+    assert f"`memsearch ls {root} .`" in message and result.stdout == ""
+    queries.write_text('\ufeff{"qid": 1, "query": "ClickHouse", "scope": "notes"}\n', encoding="utf-8")  # a BOM
+    result = run("search", str(root), "--queries", str(queries), "--no-daemon")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["qid"] == 1 and json.loads(result.stdout)["hits"][0]["path"] == "notes/a.md"
+
+
 def _root_commands():
     """(command words, click command) of every ``memsearch`` command that takes a ROOT argument."""
     import typer
@@ -270,3 +301,27 @@ def test_a_share_without_a_window_names_both_options(make_tree):
 
 def commands_in(text: str) -> list[list[str]]:
     return [shlex.split(c) for c in re.findall(r"`(memsearch [^`]*)`", text)]
+
+
+def test_stop_takes_either_a_root_or_all_never_both(make_tree):
+    root = make_tree(MEMORY)
+    message = one_error_line(run("stop", str(root), "--all"))
+    assert "give either ROOT or --all, not both" in message
+    assert f"`memsearch stop {root}`" in message and "`memsearch stop --all`" in message
+    message = one_error_line(run("stop"))
+    assert "name the memory root" in message and "`memsearch stop ROOT`" in message
+
+
+@pytest.mark.parametrize("extra", [(), ("--repair",), ("--json",)])
+def test_check_of_a_root_never_indexed_says_so_and_creates_nothing(make_tree, tmp_path, extra):
+    """``memsearch check`` of a root never indexed said ``checked 0 rows of 0 files ...: ok``, exit 0, and left an
+    empty ``.memsearch`` behind: now there is nothing to check, which is said with the command that builds it."""
+    root = make_tree(MEMORY)
+    message = one_error_line(run("check", str(root), *extra))
+    assert message == (f"error: no index yet at {root / '.memsearch'}, so nothing to check: build it with "
+                       f"`memsearch index {root}`")
+    assert not (root / ".memsearch").exists()
+    db = tmp_path / "elsewhere"
+    message = one_error_line(run("check", str(root), "--db", str(db), *extra))
+    assert f"no index yet at {db}" in message and f"`memsearch index {root} --db {db}`" in message
+    assert not db.exists() and not (root / ".memsearch").exists()

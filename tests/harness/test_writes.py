@@ -112,7 +112,7 @@ def test_per_command_checks_stay_in_the_server_with_the_flat_schema(make_tree):
             MEMORY_TOOL.validate(arguments)
     root = make_tree(BASE)
     result = writable(root).dispatch("memory", {"command": "create", "path": "/memories/a/x.md"})
-    assert result["error"]["type"] == "InvalidArgument" and "file_text" in result["error"]["message"]
+    assert result["error"]["type"] == "BadToolCall" and "file_text" in result["error"]["message"]
     assert not (root / "a").exists()
 
 
@@ -155,7 +155,7 @@ def test_dispatch_returns_typed_errors_and_writes_nothing(make_tree):
         ({"command": "create", "path": "/memories/big.md", "file_text": "word " * 50}, "CoreBudgetExceeded", "into a subdirectory"),
         ({"command": "create", "path": "/etc/x.md", "file_text": "x"}, "PathOutsideRoot", "/memories/"),
         ({"command": "create", "path": "/memories/.x.md", "file_text": "x"}, "NotMemoryFile", "hidden"),
-        ({"command": "view", "path": "/memories", "file_text": "x"}, "InvalidArgument", "view takes path, view_range"),
+        ({"command": "view", "path": "/memories", "file_text": "x"}, "BadToolCall", "view takes path, view_range"),
         ({"path": "/memories"}, "InvalidArgument", "missing 'command'"),
         ({"command": "undo_edit", "path": "/memories/x.md"}, "InvalidArgument", "choose one of view, create"),
         ("{not json", "InvalidArgument", "not valid JSON"),
