@@ -218,6 +218,12 @@ def status_command(root: Optional[Path] = root_arg(None, help="A memory root (de
             else f"  [yellow]not answering[/yellow] on {escape(info['socket'])}: clients work in-process"
             + (f"; {_end_silent(info['pid'])}" if info["by"] == "service" else "")
         )
+    elif info.get("loading"):  # the service opens it: its model first, then the writer lock
+        loading = info["loading"]
+        waits = f": waits for {loading['waiting_for']}" if loading.get("waiting_for") else ""
+        out.print(f"served by the memsearch service: [yellow]loading[/yellow] the root, pid {loading['pid']} since "
+                  f"{loading['since']}{escape(waits)}")
+        out.print(f"  serving on {escape(loading['socket'])} once loaded")
     else:
         last = info["state"].removeprefix("not running").strip()  # "(last: stopped)", and why it matters
         out.print(f"served by: [yellow]no memsearch process[/yellow]{' ' + escape(last) if last else ''}")

@@ -194,12 +194,12 @@ def daemon_status(root, db=None) -> dict:
         info.update(log=str(service_log_file()), by="service")
     elif running and answer is None and silent_service() == info["pid"]:  # the service, stopped (SIGSTOP) or hung
         info.update(log=str(service_log_file()), by="service", socket=str(service_socket()))
+    # the service opening the root (its model first, then the writer lock): not yet its holder, nor serving it
     loading = None if running else _loading_in_service(where)
-    if loading is not None:  # the service opens it (its model first, then the writer lock): not yet the holder
-        info.update(running=True, by="service", pid=loading["pid"], since=loading.get("started"), serving=True,
-                    state=f"loading: waits for {loading['waiting_for']}" if loading.get("waiting_for") else "loading",
-                    socket=str(service_socket()), log=str(service_log_file()))
-    elif not running and state and state.get("state") not in ("stopped", None):
+    info["loading"] = None if loading is None else {
+        "pid": loading["pid"], "since": loading.get("started"), "waiting_for": loading.get("waiting_for"),
+        "socket": str(service_socket()), "log": str(service_log_file())}
+    if not running and loading is None and state and state.get("state") not in ("stopped", None):
         info["state"] += ": it did not stop cleanly; the next start catches up"
     remote = where.remote
     if remote:  # the tables and index.json are in the store; db_path is this machine's state for it

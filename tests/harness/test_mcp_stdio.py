@@ -193,7 +193,7 @@ def test_over_http_a_number_too_long_to_convert_reaches_the_server_cut_to_its_st
     a parse error: the body goes on with it cut (bounds.BoundedBodies), so the call gets the same argument error."""
     import asyncio
 
-    import pydantic_core
+    from mcp.types import JSONRPCRequest
 
     from memsearch.harness.bounds import BoundedBodies
 
@@ -210,6 +210,6 @@ def test_over_http_a_number_too_long_to_convert_reaches_the_server_cut_to_its_st
     scope = {"type": "http", "method": "POST", "headers": [(b"content-length", str(len(body)).encode())]}
     asyncio.run(BoundedBodies(app)(scope, receive, lambda message: None))
     [(passed, headers)] = seen
-    message = pydantic_core.from_json(passed)  # what the SDK does with the body: no longer "number out of range"
-    assert message["id"] == 18 and message["params"]["arguments"]["offset"] > 10**15
+    message = JSONRPCRequest.model_validate_json(passed)  # as the SDK reads the body: no "number out of range"
+    assert message.id == 18 and message.params["arguments"]["offset"] > 10**15
     assert headers[b"content-length"] == str(len(passed)).encode()

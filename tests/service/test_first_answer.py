@@ -5,6 +5,7 @@ tests/harness/test_mcp_first_call.py."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -158,8 +159,12 @@ def test_status_of_a_root_the_service_is_loading_says_so(tmp_path, service):
     MemoryIndex(root, embedder=HashEmbedder(dimension=32, name="hash-32")).sync()
     Client(root).call("search", **QUERY)  # loads the root; the model is held at the gate
     info = daemon_status(root)
-    assert info["running"] and info["by"] == "service" and info["serving"], info
-    assert info["state"] == "loading: waits for the model hash-32 to load (searches answered by keyword)", info
+    assert not info["running"] and not info["serving"] and info["loading"]["pid"] == os.getpid(), info
+    assert info["loading"]["waiting_for"] == "the model hash-32 to load (searches answered by keyword)", info
     gate.set()
     _ready(roots, IndexLocation.of(root))
-    assert daemon_status(root)["state"] in ("starting", "syncing", "watching")  # its own state file from here
+    deadline = time.monotonic() + 60
+    while not (info := daemon_status(root))["running"]:  # the lock taken, then its state file says it serves
+        assert time.monotonic() < deadline, info
+        time.sleep(0.05)
+    assert info["loading"] is None
