@@ -37,6 +37,7 @@ from .storage.schema import TEXT_ONLY, chunk_schema
 
 __all__ = ["Finding", "CheckReport", "check_index", "repair_index", "require_index", "NORM_TOLERANCE"]
 
+
 def require_index(where) -> None:
     """Raise :class:`~memsearch.errors.NoIndex` when the :class:`~memsearch.location.IndexLocation` ``where`` holds
     no index (never built: no parameters and no table), so that a check says so instead of "0 rows: ok"; nothing is
