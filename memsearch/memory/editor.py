@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ..errors import (
-    CoreBudgetExceeded,
     EditRefused,
     Hint,
     InvalidArgument,
@@ -42,16 +41,15 @@ from ..errors import (
 from . import rootfs
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .files import atomic_write_bytes, make_dir, private_modes
+from .guards import check_budget, check_index_name, check_index_text, index_needed
 from .matching import match_lines, not_unique
 from .placement import Target, check_growth, index_text, locate, require_markdown, write_lock
-from .tokens import count_tokens, encoding_name
+from .tokens import encoding_name
 from .tree import (
     INDEX_NAME,
     MemoryTree,
     ancestors,
-    empty_index,
     foreign_dirs,
-    misnamed_index,
     parent_dir,
     printable,
     read_memory,
@@ -127,30 +125,6 @@ class Editor:
             raise EditRefused(f"{target.shown} is not valid UTF-8 (byte {exc.start}), so editing it could garble it; "
                               "nothing was changed", hint=Hint("resave", target.rel)) from None
 
-    def _check_index_name(self, target: Target, command: str) -> None:
-        """Refuse a new file whose name differs from MEMORY.md by case only (``memory.md``): beside the directory's
-        real index (which a write into a new directory creates) it is read as no index at all."""
-        if not misnamed_index(_name(target.rel)):
-            return
-        index = target.show(_index_of(parent_dir(target.rel)))
-        there = os.path.lexists(self.root / _index_of(parent_dir(target.rel)))
-        fix = f"edit {index} (view, then str_replace or insert)" if there else f"create {index} (the exact name)"
-        raise EditRefused(f"{command} refused: {target.shown!r} differs from {INDEX_NAME} only in case, and a "
-                          f"directory's index is named {INDEX_NAME} exactly (case matters), so it would be read as an "
-                          f"ordinary note beside the real one. Nothing was written. To say what the directory holds, "
-                          f"{fix}; for a note, choose another name")
-
-    def _check_index_text(self, target: Target, text: str, command: str) -> None:
-        """Refuse a write that leaves a MEMORY.md empty (blank): its directory would go undescribed."""
-        if not empty_index(target.rel, text):
-            return
-        directory = parent_dir(target.rel)
-        gone = "" if directory == "." else f"; to remove the directory, delete {target.show(directory)} instead"
-        raise EditRefused(f"{command} refused: it would leave {target.shown} empty, and a MEMORY.md says what its "
-                          "directory holds (an agent browsing memory reads it to find the directory's files). Nothing "
-                          f"was written. Keep a title and a line on what the directory holds, e.g. "
-                          f"{index_text(directory)!r}{gone}")
-
     def _missing_indexes(self, directory: str, *, filled: str | None = None) -> list[str]:
         """Directories from the root down to ``directory`` that lack ``MEMORY.md`` (``filled``: one the write itself fills).
 
@@ -159,26 +133,9 @@ class Editor:
                 if d != filled and not os.path.lexists((self.root if d == "." else self.root / d) / INDEX_NAME)]
 
     def _check_budget(self, changes: dict[str, str | None], target: Target, command: str) -> int | None:
-        """Core tokens after ``changes`` (core path -> new text, None: removed); refuses a write past the budget."""
-        core = {rel: text for rel, text in changes.items() if "/" not in rel}
-        if not core:
-            return None
-        tree = self._scan()
-        before = {rel: count_tokens(self._plain(rel), self.encoding) for rel in tree.core_files}
-        after = dict(before)
-        for rel, text in core.items():
-            after.pop(rel, None)
-            if text is not None:
-                after[rel] = count_tokens(text, self.encoding)
-        old, new = sum(before.values()), sum(after.values())
-        if new > self.budget and new > old:
-            raise CoreBudgetExceeded(
-                f"{command} refused: core memory (the Markdown files directly in the memory root, always in context) "
-                f"would be {new:,} tokens, over its budget of {self.budget:,} (it is {old:,} now; this write adds {new - old:,}). "
-                f"Nothing was written. Move the detail into a subdirectory instead, e.g. create "
-                f"{target.show('notes/' + target.rel.rsplit('/', 1)[-1])}, and keep at most a one-line pointer in core memory.",
-                tokens=new, budget=self.budget)
-        return new
+        """Core tokens after ``changes`` (:func:`~.guards.check_budget`: refused past the budget), None if no core file."""
+        return check_budget(changes, target, command, lambda: self._scan().core_files, self._plain, self.encoding,
+                            self.budget)
 
     def _plain(self, rel: str) -> str:
         """Text of a memory file for counting (a core file may be a link inside the root: the read gate follows it)."""
@@ -252,20 +209,6 @@ class Editor:
             self._mkdir(directory)  # the write itself brings its MEMORY.md
         return created
 
-    def _index_needed(self, tree: MemoryTree, rel: str, arriving: str | None = None) -> str | None:
-        """Why ``rel`` (a MEMORY.md) cannot go: what its directory still holds (``arriving``: a file the write puts there)."""
-        if rel.rsplit("/", 1)[-1] != INDEX_NAME:
-            return None
-        directory = parent_dir(rel)
-        if directory == ".":
-            return "the memory root always needs its MEMORY.md"
-        files = [f for f in tree.files_in(directory) if f != rel] + ([arriving] if arriving and parent_dir(arriving) == directory else [])
-        dirs = list(tree.child_dirs(directory))
-        if not files and not dirs:
-            return None
-        held = ", ".join([f.rsplit("/", 1)[-1] for f in files[:3]] + [d.rsplit("/", 1)[-1] + "/" for d in dirs[:3]])
-        return f"{directory}/ still holds {held}, and every memory directory needs its MEMORY.md"
-
     def _foreign_content(self, target: Target) -> tuple[list[str], tuple[int, int] | None]:
         """Entries below a directory that are not memory (they would be lost or moved by a directory command).
 
@@ -306,8 +249,8 @@ class Editor:
         """A new Markdown file; fails if it exists."""
         target = self._locate(path, new=True)
         require_markdown(target)
-        self._check_index_name(target, "create")
-        self._check_index_text(target, file_text, "create")
+        check_index_name(self.root, target, "create")
+        check_index_text(target, file_text, "create")
         with write_lock(self.root, self.lock_timeout):
             if os.path.lexists(target.path):
                 kind = "directory" if target.path.is_dir() else "file"
@@ -333,7 +276,7 @@ class Editor:
             if count != 1:
                 raise not_unique(target.shown, count, exact, lines)
             new_text = text[: starts[0]] + new_str + text[starts[0] + len(old_str):]
-            self._check_index_text(target, new_text, "str_replace")
+            check_index_text(target, new_text, "str_replace")
             core = self._check_budget({target.rel: new_text}, target, "str_replace")
             self._write(target.rel, new_text, bom=self._has_bom(target))
             first = text.count("\n", 0, starts[0]) + 1
@@ -352,7 +295,7 @@ class Editor:
                                       f"so give 0 (before the first line) to {len(lines)} (after the last)")
             block = insert_text.rstrip("\n")  # as Claude's memory tool: one block, and the file ends in a newline
             new_text = "\n".join(lines[:insert_line] + [block] + lines[insert_line:]) + "\n"
-            self._check_index_text(target, new_text, "insert")
+            check_index_text(target, new_text, "insert")
             core = self._check_budget({target.rel: new_text}, target, "insert")
             self._write(target.rel, new_text, bom=self._has_bom(target))
             added = block.count("\n") + 1
@@ -383,7 +326,7 @@ class Editor:
                     raise MemoryFileNotFound(f"{target.shown} was moved or replaced meanwhile, so nothing was deleted: "
                                              f"view {target.show(parent_dir(target.rel))} to see what is there")
                 return self._finish("delete", target, f"Successfully deleted {target.shown}", changed)
-            reason = self._index_needed(tree, target.rel)
+            reason = index_needed(tree, target.rel)
             if reason:  # the root's own MEMORY.md: the root cannot be deleted either, so editing is the way
                 folder = parent_dir(target.rel)
                 whole = "" if folder == "." else f", or delete the whole directory {target.show(folder)}"
@@ -428,16 +371,16 @@ class Editor:
                 changed = created + moved + [dest.rel + f[len(source.rel):] for f in moved]
                 return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}", changed, created)
             require_markdown(dest)  # a file that is not Markdown may become memory
-            self._check_index_name(dest, "rename")
+            check_index_name(self.root, dest, "rename")
             filled = parent_dir(dest.rel) if dest.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
-            reason = self._index_needed(tree, source.rel, dest.rel) if parent_dir(source.rel) != filled else None
+            reason = index_needed(tree, source.rel, dest.rel) if parent_dir(source.rel) != filled else None
             if reason:
                 raise EditRefused(f"{source.shown} cannot be moved: {reason}. Create the new file with its text instead "
                                   "(view, then create) and edit this one")
             missing = self._missing_indexes(parent_dir(dest.rel), filled=filled)
             changes = {dest.rel: self._plain(source.rel) if source.is_markdown else self._file(source, "view"), source.rel: None}
             changes |= {(INDEX_NAME if d == "." else f"{d}/{INDEX_NAME}"): index_text(d) for d in missing}
-            self._check_index_text(dest, changes[dest.rel], "rename")
+            check_index_text(dest, changes[dest.rel], "rename")
             core = self._check_budget(changes, dest, "rename")
             created = self._make_dirs(dest, filled)
             self._move(source, dest, link=True)
@@ -476,8 +419,3 @@ class Editor:
 
 def _name(rel: str) -> str:
     return rel.rsplit("/", 1)[-1]
-
-
-def _index_of(directory: str) -> str:
-    """The path of ``directory``'s MEMORY.md (``"."``: the root's)."""
-    return INDEX_NAME if directory == "." else f"{directory}/{INDEX_NAME}"
