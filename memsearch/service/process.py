@@ -225,10 +225,10 @@ STATUS_READS = 3
 
 def _over_limit(path: Path) -> bool:
     """Whether the file at ``path`` is over the size limit (``max_file_mb``), so that no sync indexes it."""
-    from .. import settings
+    from ..engine.ingest.sync import max_file_bytes
 
     try:
-        return path.stat().st_size > settings.get("max_file_mb") * 1_000_000
+        return path.stat().st_size > max_file_bytes()
     except OSError:
         return False
 

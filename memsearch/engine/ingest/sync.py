@@ -47,7 +47,7 @@ from .chunker import ChunkerConfig
 
 logger = logging.getLogger("memsearch.index")
 
-__all__ = ["IndexReport", "Sync", "Plan", "Pending", "Progress", "EMBED_GROUP"]
+__all__ = ["IndexReport", "Sync", "Plan", "Pending", "Progress", "EMBED_GROUP", "max_file_bytes"]
 
 #: Chunks embedded per model call inside a batch (the model batches further internally).
 EMBED_GROUP = 512
@@ -124,6 +124,11 @@ class Plan:
     first: bool = False  # no file recorded yet: a first build
 
 
+def max_file_bytes() -> int:
+    """The size limit of a file a sync indexes (``max_file_mb``), in bytes: a file over it is left out, and said."""
+    return settings.get("max_file_mb") * 1_000_000
+
+
 class Sync:
     """One sync of ``tree`` into ``store``: :meth:`plan`, then :meth:`stream` the changed files'
     chunks into batches, each :meth:`flush`\\ ed (:meth:`embed`, then :meth:`write`); :meth:`run`
@@ -135,7 +140,7 @@ class Sync:
         self.config = config
         self.count, self.cut = counters(encoding)
         self.progress = progress
-        self.max_bytes = settings.get("max_file_mb") * 1_000_000
+        self.max_bytes = max_file_bytes()
         self.total_files = 0
         self.files_done = self.embedded = self.reused = 0
         self.skipped: set[str] = set()  # files gone or swapped between plan and stream
