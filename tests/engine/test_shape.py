@@ -21,10 +21,11 @@ def row(path, score, text="text", date=None, start=1):
 
 def test_wants_latest():
     for q in ("latest atlas load test latency", "what is the most recent weight", "how far did I run last time",
-              "what is the current blocker", "who handles procurement now", "how many so far"):
+              "what is the current blocker", "who handles procurement now", "how many so far",
+              "how many open issues are there at the moment", "which Python do we use at present"):
         assert wants_latest(q), q
     for q in ("what did we decide last week", "where did Melanie go last summer", "atlas load test latency",
-              "what happened last Friday"):
+              "what happened last Friday", "what present would my mother enjoy"):
         assert not wants_latest(q), q
 
 

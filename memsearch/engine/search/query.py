@@ -110,7 +110,8 @@ def query_dates(query: str) -> tuple[DateRange, ...]:
 
 
 _LATEST = re.compile(r"\b(?:latest|newest|most\s+recent(?:ly)?|last(?:\s+time)?|so\s+far|current(?:ly)?|now|"
-                     r"up\s+to\s+date|these\s+days)\b", re.I)
+                     r"up\s+to\s+date|these\s+days|nowadays|at\s+(?:the\s+moment|present)|presently|"
+                     r"as\s+things\s+stand)\b", re.I)
 _TIME = ("week|weekend|month|year|night|evening|morning|summer|winter|spring|fall|autumn|quarter|term|semester|"
          "monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|"
          "august|september|october|november|december|christmas|easter")
