@@ -1,7 +1,7 @@
 """One root's writer: :class:`Daemon` turns batches of file events into syncs under the index's writer lock.
 
 It keeps its state file up to date (:attr:`~memsearch.location.IndexLocation.state_file`),
-compacts the tables on a schedule (the ``COMPACT_*`` constants below), and with ``idle_exit``
+compacts the tables on a schedule (:mod:`memsearch.service.compaction`), and with ``idle_exit``
 stops once nobody asked about its root for that long (:meth:`Daemon.touch` counts a request).
 Which events matter is :class:`~memsearch.service.events.MemoryFilter`'s business;
 :mod:`memsearch.service.watcher` feeds a Daemon with watchfiles' events (public as
@@ -15,7 +15,6 @@ import logging
 import os
 import threading
 import time
-from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable
@@ -29,6 +28,8 @@ from ..location import IndexLocation
 from ..memory.files import atomic_write_json, read_json
 from ..memory.root import dir_identity
 from ..memory.tree import resolve_root
+from . import compaction
+from .compaction import Schedule
 from .events import MemoryFilter, ancestors
 
 __all__ = ["Daemon", "MemoryFilter", "resolve_debounce", "read_state", "DEBOUNCE_ENV", "DEFAULT_DEBOUNCE_MS"]
@@ -46,17 +47,6 @@ STEP_MS = 50
 #: The watcher wakes at least this often when idle, for the compaction schedule and retries;
 #: its first wake-up starts the catch-up.
 TICK_MS = 500
-#: Compact once no write happened for this long (and something was written since the last one).
-COMPACT_QUIET_S = 5.0
-#: Under a steady stream of writes, compact after this many writing syncs ...
-COMPACT_EVERY_SYNCS = 100
-#: ... or this long after the previous compaction, whichever comes first.
-COMPACT_MAX_INTERVAL_S = 300.0
-#: Pruning keeps versions younger than this. A compaction runs only when a write between
-#: VERSION_KEEP_S and COMPACT_QUIET_S ago proves that every version it prunes was superseded
-#: at least COMPACT_QUIET_S ago, so a search in another process never loses the version it reads.
-VERSION_KEEP_S = 30.0
-KEEP_MARGIN_S = 2.0
 #: After a failed sync, a full re-scan is retried this long after.
 RETRY_S = 5.0
 #: Damage a sync finds is repaired (rebuilt from the Markdown) this long after, at the next wake-up, unless the
@@ -127,10 +117,7 @@ class Daemon:
         self._needs_rescan = False
         self._retry_at = 0.0
         self._repair = False  # the next full re-scan may rebuild a damaged index (damage found REPAIR_DELAY_S ago)
-        self._writes: deque[tuple[float, float]] = deque()  # (start, end) of syncs that committed
-        self._dirty = False
-        self._syncs_since_compact = 0
-        self._last_compact = time.monotonic()
+        self.compactions = Schedule()
         self._vector_build: threading.Thread | None = None
         #: The index clients' searches are served from, when not ``index`` (a server's reader): a compaction
         #: keeps its in-memory copies (:meth:`~memsearch.engine.search.searcher.Searcher.rewriting`).
@@ -294,7 +281,7 @@ class Daemon:
             if report is not None and report.changed:
                 self._start_vector_index()
             building = self._vector_build is not None and self._vector_build.is_alive()
-            if self.compact and not building and not self.stopping() and self._compaction_due(time.monotonic()):
+            if self.compact and not building and not self.stopping() and self.compactions.due(time.monotonic()):
                 self.compact_now()
             if not building and not changes:
                 self._check_idle(time.monotonic())
@@ -383,9 +370,7 @@ class Daemon:
             self._needs_rescan = self._repair = False
             self.filter.known_dirs = {d for p in self.index.store.file_states() for d in ancestors(p)}
         if report.changed:
-            self._writes.append((started, time.monotonic()))
-            self._dirty = True
-            self._syncs_since_compact += 1
+            self.compactions.wrote(started, time.monotonic())
         self.syncs += 1
         self.filter.known_dirs.update(d for p in report.changed_paths for d in ancestors(p))
         files = report.files_added + report.files_changed + report.files_removed
@@ -397,18 +382,6 @@ class Daemon:
         return report
 
     # --- compaction -----------------------------------------------------------------------
-    def _compaction_due(self, now: float) -> bool:
-        if not self._dirty or not self._writes:
-            return False
-        while len(self._writes) > 1 and self._writes[0][0] < now - VERSION_KEEP_S:
-            self._writes.popleft()
-        quiet = now - self._writes[-1][1] >= COMPACT_QUIET_S
-        busy = self._syncs_since_compact >= COMPACT_EVERY_SYNCS or now - self._last_compact >= COMPACT_MAX_INTERVAL_S
-        if not (quiet or busy):
-            return False
-        low, high = now - VERSION_KEEP_S + KEEP_MARGIN_S, now - COMPACT_QUIET_S
-        return any(start >= low and end <= high for start, end in self._writes)
-
     def compact_now(self) -> None:
         """Compact the tables, fold new rows into the indexes, prune versions older than VERSION_KEEP_S."""
         store = self.index.store
@@ -417,15 +390,13 @@ class Daemon:
         try:
             before = store.disk_bytes()  # a remote store's listing: may find the store down
             served = self.reader or self.index
-            served.searcher.rewriting(lambda: store.optimize(keep=dt.timedelta(seconds=VERSION_KEEP_S)),
+            served.searcher.rewriting(lambda: store.optimize(keep=dt.timedelta(seconds=compaction.VERSION_KEEP_S)),
                                       served.build_id)
         except Exception as exc:  # noqa: BLE001 - retried after the next write; a store outage without a traceback
             (logger.warning if isinstance(exc, StoreUnreachable) else logger.exception)("compaction failed: %s", exc)
-            self._dirty = not isinstance(exc, StoreUnreachable)  # not retried every tick while the store is down
+            self.compactions.failed(retry=not isinstance(exc, StoreUnreachable))  # not every tick while down
             return self._set(state="watching", force=True)
-        self._dirty = False
-        self._syncs_since_compact = 0
-        self._last_compact = time.monotonic()
+        self.compactions.compacted(time.monotonic())
         after = store.disk_bytes()
         logger.info("compacted: index %.1f MB -> %.1f MB on disk, %.2f s", before / 1e6, after / 1e6,
                     time.monotonic() - started)

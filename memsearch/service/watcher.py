@@ -19,7 +19,7 @@ How it works:
   non-Markdown entries (editor swap, backup and temporary files among them). A batch of
   plain file events syncs only those paths; any directory event (a folder created, renamed,
   deleted) re-scans the whole tree incrementally, which is cheap and always right.
-* On a schedule (the ``COMPACT_*`` constants of :mod:`memsearch.service.daemon`) it compacts the
+* On a schedule (:mod:`memsearch.service.compaction`) it compacts the
   tables and prunes old LanceDB versions, so disk use stays bounded; never so early that a
   search still running in another process could lose the version it reads.
 * A stop request (``stop_event``, or SIGINT/SIGTERM under :func:`serve`) lets the batch in
@@ -45,14 +45,11 @@ import watchfiles
 from ..engine.ingest.sync import IndexReport
 from ..location import LOG_FILE, PID_FILE, STATE_FILE
 from ..memory import rootfs
+from .compaction import COMPACT_EVERY_SYNCS, COMPACT_MAX_INTERVAL_S, COMPACT_QUIET_S, VERSION_KEEP_S
 from .daemon import (
-    COMPACT_EVERY_SYNCS,
-    COMPACT_MAX_INTERVAL_S,
-    COMPACT_QUIET_S,
     DEBOUNCE_ENV,
     DEFAULT_DEBOUNCE_MS,
     TICK_MS,
-    VERSION_KEEP_S,
     Daemon,
     MemoryFilter,
     read_state,

@@ -29,7 +29,7 @@ from memsearch.engine.storage.lock import HOLDER_FILE, lock_holder
 from memsearch.engine.storage.store import Store
 from memsearch.errors import IndexLocked, InvalidArgument
 from memsearch.memory.tree import scan
-from memsearch.service import daemon as engine
+from memsearch.service import compaction
 from memsearch.watcher import Daemon, MemoryFilter, read_state, resolve_debounce
 
 pytestmark = pytest.mark.slow
@@ -172,19 +172,19 @@ def test_a_compaction_keeps_the_reader_s_in_memory_copies(make_tree):
         d.close()
 
 
-def test_compaction_waits_until_pruned_versions_are_old(make_tree):
-    root = make_tree(BASE)
-    d = Daemon(root, index=hash_index(root), state_file=False)
+def test_compaction_waits_until_pruned_versions_are_old():
     now = 1000.0
-    d._dirty, d._last_compact = True, now
-    d._writes.extend([(now - 0.5, now - 0.4)])  # only a fresh write: its predecessor may be in use
-    assert not d._compaction_due(now)
-    d._writes.extendleft([(now - 10, now - 9.9)])  # quiet for 0.4 s only
-    assert not d._compaction_due(now)
-    assert d._compaction_due(now + watcher.COMPACT_QUIET_S)  # quiet long enough, the write proves safety
-    d._writes.clear()
-    d._writes.append((now - watcher.VERSION_KEEP_S - 5, now - watcher.VERSION_KEEP_S - 4))
-    assert not d._compaction_due(now)  # the latest version is older than the keep window: never pruned under a reader
+    schedule = compaction.Schedule(now=now)
+    schedule.wrote(now - 0.5, now - 0.4)  # only a fresh write: its predecessor may be in use
+    assert not schedule.due(now)
+    schedule.writes.appendleft((now - 10, now - 9.9))  # quiet for 0.4 s only
+    assert not schedule.due(now)
+    assert schedule.due(now + compaction.COMPACT_QUIET_S)  # quiet long enough, the write proves safety
+    schedule.writes.clear()
+    schedule.wrote(now - compaction.VERSION_KEEP_S - 5, now - compaction.VERSION_KEEP_S - 4)
+    assert not schedule.due(now)  # the latest version is older than the keep window: never pruned under a reader
+    schedule.compacted(now)
+    assert not schedule.dirty and not schedule.syncs
 
 
 # --- following file events ----------------------------------------------------------------
@@ -337,9 +337,9 @@ def test_awatch_yields_reports_and_stops(make_tree):
 
 
 def test_compaction_runs_on_schedule_and_prunes_versions(make_tree, monkeypatch):
-    monkeypatch.setattr(engine, "COMPACT_QUIET_S", 0.3)
-    monkeypatch.setattr(engine, "VERSION_KEEP_S", 2.5)
-    monkeypatch.setattr(engine, "KEEP_MARGIN_S", 0.1)
+    monkeypatch.setattr(compaction, "COMPACT_QUIET_S", 0.3)
+    monkeypatch.setattr(compaction, "VERSION_KEEP_S", 2.5)
+    monkeypatch.setattr(compaction, "KEEP_MARGIN_S", 0.1)
     root = make_tree(BASE)
     db = root / ".memsearch"
     note = root / "people" / "bob.md"
