@@ -75,7 +75,7 @@ def _ours(group) -> bool:
 
 
 def _list(data: dict, key: str, path: Path, where: str = "") -> list:
-    value = data.setdefault(key, [])
+    value = data[key] = [] if data.get(key) is None else data[key]
     if not isinstance(value, list):
         raise ClientConfigError(f"{path}: expected a list at {where}{key!r}; fix it, then run again")
     return value
@@ -100,7 +100,7 @@ def merge_settings(before: str | None, ours: dict, path: Path, spec: ServerSpec 
             else:
                 del hooks[event]
     for event, groups in ours["hooks"].items():
-        hooks[event] = (hooks.get(event) or []) + groups
+        hooks[event] = _list(hooks, event, path, "hooks.") + groups
     if spec is not None:
         permissions = data.setdefault("permissions", {})
         if not isinstance(permissions, dict):

@@ -111,6 +111,23 @@ def test_a_relative_db_is_written_absolute_everywhere(make_tree, tmp_path):
     assert server["args"] == ["serve", str(root.resolve()), "--db", str(project / "idx")]
 
 
+@pytest.mark.parametrize("event", ["SessionStart", "Stop"])
+def test_settings_whose_event_is_not_a_list_are_refused_naming_it_and_left_alone(make_tree, tmp_path, event):
+    """An event's hooks given as an object (not the list Claude Code reads) stopped the install with a TypeError
+    traceback; it is refused in one line naming the key, and nothing is written."""
+    root = make_tree(FILES)
+    settings = tmp_path / "project" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    before = json.dumps({"hooks": {event: {"hooks": [{"type": "command", "command": "echo mine"}]}}})
+    settings.write_text(before)
+    done = subprocess.run([sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project",
+                           str(settings.parent.parent), "--log-sessions", "--yes"], capture_output=True, text=True,
+                          timeout=120, env=env_now(), stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"expected a list at hooks.{event!r}; fix it, then run again" in done.stderr, done.stderr
+    assert settings.read_text() == before and not (settings.parent.parent / ".mcp.json").exists()
+
+
 @pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"prompt": 42}'])
 def test_a_hook_never_fails_on_bad_input(tmp_path, stdin):
     for event in claude_code.EVENTS:
