@@ -133,7 +133,37 @@ def test_a_hook_never_fails_on_bad_input(tmp_path, stdin):
     for event in claude_code.EVENTS:
         command = claude_code.hook_command(event, tmp_path / "no-such-root")
         done, _ = run_hook(command, stdin, tmp_path)
-        assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+        assert done.returncode == 0 and done.stderr == ""
+        if event == "SessionStart" and stdin.startswith("{"):  # a hook's input: the missing root is said
+            assert "no memory in this session" in json.loads(done.stdout)["systemMessage"]
+        else:
+            assert done.stdout == ""
+
+
+def test_a_root_moved_away_is_said_at_session_start_and_no_hook_fails(make_tree, tmp_path):
+    """The memory root moved after `claude-code install`: every hook still exits 0 without a word on stderr, and
+    SessionStart tells the user (``systemMessage``) and the model (its context) that memory is gone and how to
+    fix it. Before: the session started without memory and without a word; only hooks.log said why."""
+    root = make_tree(FILES)
+    project = tmp_path / "project"
+    project.mkdir()
+    done = subprocess.run([sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project",
+                           str(project), "--yes"], capture_output=True, text=True, timeout=120, env=env_now(),
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    commands = {event: settings["hooks"][event][-1]["hooks"][0]["command"] for event in claude_code.EVENTS}
+    root.rename(tmp_path / "moved")
+    payload = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(project), "prompt": "Atlas warehouse"}
+    start, _ = run_hook(commands["SessionStart"], payload, project, MEMSEARCH_AUTOSTART="0")
+    prompt, _ = run_hook(commands["UserPromptSubmit"], payload, project, MEMSEARCH_AUTOSTART="0")
+    assert (start.returncode, start.stderr, prompt.returncode, prompt.stdout, prompt.stderr) == (0, "", 0, "", "")
+    said = json.loads(start.stdout)
+    shown = f"memory root {str(root.resolve())!r} does not exist"
+    assert shown in said["systemMessage"] and "`memsearch claude-code install NEW_ROOT`" in said["systemMessage"]
+    context = said["hookSpecificOutput"]
+    assert context["hookEventName"] == "SessionStart" and shown in context["additionalContext"]
+    assert "tell the user" in context["additionalContext"]
 
 
 @pytest.mark.parametrize("stdin", ["", " \n", "not json", '{"prompt": ', "[1, 2]", '"text"', "null", b"\xff\xfe{"])
