@@ -61,7 +61,8 @@ _LOG_MARKER = "<!-- memsearch:session-log -->"
 #: with the day's name (``2026-12-07-sessions.md``), a repository's folder named like a directory of another format
 #: (``skills-sessions``).
 SUFFIX = "-sessions"
-_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+#: The most characters, and UTF-8 bytes, of a repository's folder name (a file name may take 255 bytes).
+NAME_CHARS, NAME_BYTES = 64, 200
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,18 @@ def read_transcript(path: Path, session_id: str = "", *, last_answer: str = "") 
                    tuple(changed), tuple(p for p in read if p not in changed))
 
 
+def _safe_name(name: str) -> str:
+    """``name`` as a visible folder name: NFC, its letters, marks and digits in any script and ``.``, ``_``, ``-``
+    kept, each run of other characters (spaces, slashes, controls, symbols) one ``-``, no leading or trailing dot
+    or dash, within :data:`NAME_CHARS` characters and :data:`NAME_BYTES` bytes."""
+    import unicodedata
+
+    kept = "".join(c if c in "._-" or unicodedata.category(c)[0] in "LMN" else "\0"
+                   for c in unicodedata.normalize("NFC", name))
+    name = re.sub("\0+", "-", kept).strip(".-")[:NAME_CHARS]
+    return name.encode("utf-8")[:NAME_BYTES].decode("utf-8", "ignore").strip(".-")
+
+
 def repository_name(cwd: str | Path) -> str:
     """The memory folder of the session's repository: the name of the nearest folder holding ``.git`` above
     ``cwd`` (else of ``cwd``), made a safe, visible folder name; a name the root keeps for another format (the
@@ -167,7 +180,7 @@ def repository_name(cwd: str | Path) -> str:
 
     here = Path(cwd or ".").expanduser().absolute()
     top = next((p for p in (here, *here.parents) if (p / ".git").exists()), here)
-    name = _SAFE_NAME.sub("-", top.name).strip(".-")[:64] or "sessions"
+    name = _safe_name(top.name) or "sessions"
     reserved = {d.casefold() for d in foreign_dirs()}
     while name.casefold() in reserved:
         name += SUFFIX

@@ -309,3 +309,21 @@ def test_a_repository_named_like_a_directory_of_another_format_gets_a_folder_of_
                                                                                     (root / "skills").iterdir()) == ["deploy"]
     monkeypatch.setenv("MEMSEARCH_FOREIGN", "skills")
     assert validate(root).valid
+
+
+def test_repositories_named_in_any_script_keep_their_names_and_folders_of_their_own(make_tree, tmp_path):
+    """A repository named in Cyrillic, Japanese or with an accent (decomposed, as macOS writes it) is logged in a
+    folder of its name. Before: every letter outside A-Z was a dash, so ``Проект`` and ``日本語`` both became
+    ``sessions`` (two repositories in one folder, whose MEMORY.md named only the first) and ``café`` ``caf``."""
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    for name, folder in (("Проект", "Проект"), ("日本語", "日本語"), ("cafe\u0301 app", "caf\u00e9-app")):
+        repo = tmp_path / name
+        (repo / ".git").mkdir(parents=True)
+        log = transcript(tmp_path / f"{len(folder)}-{folder}.jsonl", str(repo), [(f"Tidy {name}", "Tidied.", "")],
+                         sid=folder)
+        payload = {"session_id": folder, "transcript_path": log, "cwd": str(repo), "hook_event_name": "Stop"}
+        assert session_log.record_hook(root, payload) == f"{folder}/2026-11-03.md"
+        assert f"Tidy {name}" in (root / folder / "2026-11-03.md").read_text()
+        assert str(repo) in (root / folder / "MEMORY.md").read_text()
+    assert sorted(p.name for p in root.iterdir() if p.is_dir()) == sorted(["Проект", "日本語", "caf\u00e9-app"])
+    assert validate(root).valid
