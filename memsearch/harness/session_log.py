@@ -132,7 +132,8 @@ def read_transcript(path: Path, session_id: str = "", *, last_answer: str = "") 
             if when is not None:
                 started, ended = started or when, when
             cwd = str(entry.get("cwd") or cwd)
-            branch = str(entry.get("gitBranch") or branch)
+            if entry.get("gitBranch") not in (None, "", "HEAD"):  # Claude Code's "HEAD": no git, or a detached head
+                branch = str(entry["gitBranch"])
             session_id = session_id or str(entry.get("sessionId") or "")
             message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
             content = message.get("content")

@@ -327,3 +327,19 @@ def test_repositories_named_in_any_script_keep_their_names_and_folders_of_their_
         assert str(repo) in (root / folder / "MEMORY.md").read_text()
     assert sorted(p.name for p in root.iterdir() if p.is_dir()) == sorted(["Проект", "日本語", "caf\u00e9-app"])
     assert validate(root).valid
+
+
+def test_a_folder_outside_git_is_not_said_to_be_on_branch_head(tmp_path):
+    """Claude Code writes ``"gitBranch": "HEAD"`` in a folder that is not a git repository (and on a detached head):
+    no branch. Before: every such session's heading said ``on branch HEAD``."""
+    cwd = str(tmp_path / "scratch")
+    path = tmp_path / "t.jsonl"
+    for branches, shown in ((["HEAD", "HEAD"], ""), (["main", "HEAD"], " on branch main")):
+        path.write_text("\n".join(entry(kind, text, f"2026-11-03T10:0{i}:00.000Z", cwd, gitBranch=branch)
+                                  for i, (kind, text, branch) in enumerate(zip(("user", "assistant"),
+                                                                                ("Tidy up", [{"type": "text",
+                                                                                              "text": "Done."}]),
+                                                                                branches))) + "\n")
+        session = session_log.read_transcript(path, "s-1")
+        heading = session_log.render_section(session).splitlines()[0]
+        assert "HEAD" not in heading and heading.endswith(shown) and (" on branch" in heading) == bool(shown), heading
