@@ -61,6 +61,7 @@ _LOG_MARKER = "<!-- memsearch:session-log -->"
 #: with the day's name (``2026-12-07-sessions.md``), a repository's folder named like a directory of another format
 #: (``skills-sessions``).
 SUFFIX = "-sessions"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 #: The most characters, and UTF-8 bytes, of a repository's folder name (a file name may take 255 bytes).
 NAME_CHARS, NAME_BYTES = 64, 200
 
@@ -156,8 +157,15 @@ def read_transcript(path: Path, session_id: str = "", *, last_answer: str = "") 
                             read[target] = None
     if last_answer.strip() and turns:
         turns[-1][1] = last_answer.strip()
-    return Session(session_id, started, ended, cwd, branch, tuple(Turn(p, a) for p, a in turns),
-                   tuple(changed), tuple(p for p in read if p not in changed))
+    return Session(_whole(session_id), started, ended, _whole(cwd), _whole(branch),
+                   tuple(Turn(_whole(p), _whole(a)) for p, a in turns), tuple(map(_whole, changed)),
+                   tuple(_whole(p) for p in read if p not in changed))
+
+
+def _whole(text: str) -> str:
+    """``text`` with each lone surrogate (JSON's ``\\ud83d`` without its pair: an emoji cut in two) made U+FFFD,
+    which UTF-8 can write."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _safe_name(name: str) -> str:
@@ -390,5 +398,5 @@ def record_hook(root: Path, payload: dict, db: str | None = None) -> str | None:
     session = read_transcript(path, str(payload.get("session_id") or ""),
                               last_answer=last if isinstance(last, str) else "")
     if not session.cwd and isinstance(payload.get("cwd"), str):
-        session = replace(session, cwd=payload["cwd"])
+        session = replace(session, cwd=_whole(payload["cwd"]))
     return record(root, session, db)

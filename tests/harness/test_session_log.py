@@ -343,3 +343,21 @@ def test_a_folder_outside_git_is_not_said_to_be_on_branch_head(tmp_path):
         session = session_log.read_transcript(path, "s-1")
         heading = session_log.render_section(session).splitlines()[0]
         assert "HEAD" not in heading and heading.endswith(shown) and (" on branch" in heading) == bool(shown), heading
+
+
+def test_an_emoji_cut_in_two_in_the_transcript_does_not_lose_the_session(make_tree, tmp_path):
+    """A transcript line may hold half of a surrogate pair (``\\ud83d``: an emoji cut in two, as JavaScript's
+    JSON.stringify writes it). Before: writing the log raised UnicodeEncodeError and the session was never recorded,
+    at every Stop; now the half is U+FFFD and the rest is kept."""
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    cwd = str(tmp_path / "shop")
+    path = tmp_path / "t.jsonl"
+    path.write_text(entry("user", "Fix the checkout banner \ud83d please", "2026-11-03T10:00:00.000Z", cwd) + "\n"
+                    + entry("assistant", [{"type": "text", "text": "Fixed \udc00 it."}], "2026-11-03T10:00:05.000Z",
+                            cwd) + "\n")
+    assert "\\ud83d" in path.read_text()  # the escape, as Claude Code writes it
+    payload = {"session_id": "s-1", "transcript_path": str(path), "cwd": cwd, "hook_event_name": "SessionEnd"}
+    assert session_log.record_hook(root, payload) == "shop/2026-11-03.md"
+    text = (root / "shop" / "2026-11-03.md").read_text(encoding="utf-8")
+    assert "Fix the checkout banner \ufffd please" in text and "Fixed \ufffd it." in text
+    assert validate(root).valid
