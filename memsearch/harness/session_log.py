@@ -62,6 +62,8 @@ _LOG_MARKER = "<!-- memsearch:session-log -->"
 #: (``skills-sessions``).
 SUFFIX = "-sessions"
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: A terminal's escape sequences: CSI (colours, cursor moves: ``ESC [ 31 m``) and OSC (titles, links).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
 #: The most characters, and UTF-8 bytes, of a repository's folder name (a file name may take 255 bytes).
 NAME_CHARS, NAME_BYTES = 64, 200
 
@@ -196,9 +198,22 @@ def repository_name(cwd: str | Path) -> str:
     return name
 
 
+def _visible(text: str) -> str:
+    """``text`` without terminal escape sequences (the colours of pasted output) and with every other control or
+    invisible character written as ``\\xNN`` or ``\\uNNNN``: a log is never a binary file to grep, never
+    recolours the terminal that prints it, and never shows its text reversed (U+202E)."""
+    from ..memory.names import odd
+
+    text = _ANSI.sub("", text)
+    if not any(odd(c) for c in text):
+        return text
+    return "".join((f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}") if odd(c) and not c.isspace()
+                   else c for c in text)
+
+
 def _line(text: str, limit: int) -> str:
-    """``text`` on one line, within ``limit`` characters, secrets masked."""
-    flat = " ".join(mask(text).split())
+    """``text`` on one line, within ``limit`` characters, secrets masked, control characters visible."""
+    flat = " ".join(_visible(mask(text)).split())
     return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
 
 
@@ -214,7 +229,7 @@ def _shown(path: str, cwd: str) -> str:
 def _files(label: str, paths: tuple[str, ...], cwd: str) -> str:
     if not paths:
         return ""
-    shown = [f"`{mask(_shown(p, cwd)).replace('`', '')}`" for p in paths[:MAX_FILES]]
+    shown = [f"`{_visible(mask(_shown(p, cwd))).replace('`', '')}`" for p in paths[:MAX_FILES]]
     more = f" and {len(paths) - MAX_FILES} more" if len(paths) > MAX_FILES else ""
     return f"- **{label}:** {', '.join(shown)}{more}\n"
 

@@ -361,3 +361,20 @@ def test_an_emoji_cut_in_two_in_the_transcript_does_not_lose_the_session(make_tr
     text = (root / "shop" / "2026-11-03.md").read_text(encoding="utf-8")
     assert "Fix the checkout banner \ufffd please" in text and "Fixed \ufffd it." in text
     assert validate(root).valid
+
+
+def test_pasted_terminal_output_is_kept_readable_not_as_control_characters(make_tree, tmp_path):
+    """A prompt holding pasted terminal output (colour escapes, a NUL, a BEL) or U+202E. Before: written as they were,
+    so the day's log was a binary file to grep, recoloured the terminal that printed it, and showed text reversed."""
+    import unicodedata
+
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    cwd = str(tmp_path / "shop")
+    pasted = "Why this? \x1b[1;31merror\x1b[0m: bad byte \x00 then \x07 and \u202eesrever C:\\src\\app"
+    log = transcript(tmp_path / "t.jsonl", cwd, [(pasted, "Because \x1b[32mnull\x1b[0m.", "")])
+    payload = {"session_id": "s-1", "transcript_path": log, "cwd": cwd, "hook_event_name": "SessionEnd"}
+    assert session_log.record_hook(root, payload) == "shop/2026-11-03.md"
+    text = (root / "shop" / "2026-11-03.md").read_text(encoding="utf-8")
+    assert not [c for c in text if c != "\n" and unicodedata.category(c) in ("Cc", "Cf")], ascii(text)
+    assert "Why this? error: bad byte \\x00 then \\x07 and \\u202eesrever C:\\src\\app" in text
+    assert "**Claude:** Because null." in text and validate(root).valid
