@@ -123,7 +123,7 @@ def plan_project(spec: ServerSpec, root: Path, project: Path, db: str | None = N
                  log_sessions: bool = False) -> list[ConfigChange]:
     """The changes that install memsearch into ``project``: ``.claude/settings.json`` (hooks, the tools' permission
     rules, the server approved) and ``.mcp.json``."""
-    project = project.absolute()
+    project = clients.project_dir(project)
     settings = project / ".claude" / "settings.json"
     try:
         before = settings.read_text(encoding="utf-8") if settings.is_file() else None

@@ -128,6 +128,21 @@ def test_settings_whose_event_is_not_a_list_are_refused_naming_it_and_left_alone
     assert settings.read_text() == before and not (settings.parent.parent / ".mcp.json").exists()
 
 
+def test_a_mistyped_project_folder_is_refused_and_nothing_is_created(make_tree, tmp_path):
+    """``--project`` naming no folder (a typo). Before: the folder was created, holding the hooks and the server, and
+    the user's real project got nothing, with no word of it."""
+    root = make_tree(FILES)
+    (tmp_path / "myproject").mkdir()
+    typo = tmp_path / "myprojct"
+    for args in (["claude-code", "install", str(root)], ["mcp-config", str(root), "--client", "claude-code",
+                                                          "--install"]):
+        done = subprocess.run([sys.executable, "-m", "memsearch", *args, "--project", str(typo), "--yes"],
+                              capture_output=True, text=True, timeout=120, env=env_now(), stdin=subprocess.DEVNULL)
+        assert done.returncode == 2 and not typo.exists(), done.stderr
+        assert done.stderr == (f"error: the project folder {typo} does not exist (create it first for a new project): "
+                               "pass --project the folder you start claude in\n"), done.stderr
+
+
 @pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"prompt": 42}'])
 def test_a_hook_never_fails_on_bad_input(tmp_path, stdin):
     for event in claude_code.EVENTS:
