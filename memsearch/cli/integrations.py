@@ -21,13 +21,21 @@ INSTALL_HELP = "Write it where the client reads it, after showing the change."
 PROJECT_HELP = "claude-code, cursor: the project folder (default: here for claude-code, the user's file for cursor)."
 
 
-def _confirm_and_apply(changes, yes: bool) -> None:
+#: What a project install says once written: Claude Code 2.1 ignores the permission rules of a project's settings
+#: until its folder is trusted (the dialog of an interactive start), and ``claude -p`` never shows that dialog.
+TRUST_NOTE = ("next, unless you have before: start `claude` in {project} and accept \"Do you trust the files in this "
+              "folder?\"; until then Claude Code ignores the permission rules written here, so `claude -p` there is "
+              "denied the memory tools (or pass it `--allowedTools mcp__memsearch`)")
+
+
+def _confirm_and_apply(changes, yes: bool) -> bool:
+    """Show ``changes``, ask, write them; whether anything was written."""
     from ..harness.clients import apply
 
     pending = [c for c in changes if c.changed]
     if not pending:
         typer.echo("already configured: nothing to change", err=True)
-        return
+        return False
     for change in pending:
         typer.echo(change.diff(), err=True)
     if not yes:
@@ -35,10 +43,11 @@ def _confirm_and_apply(changes, yes: bool) -> None:
             raise InvalidArgument("add --yes to write these changes (no terminal to ask)")
         if not typer.confirm("Write these changes?", default=False, err=True):
             typer.echo("nothing written", err=True)
-            return
+            return False
     for change in pending:
         apply(change)
         typer.echo(f"wrote {change.path}", err=True)
+    return True
 
 
 def register(app: typer.Typer) -> None:
@@ -87,9 +96,13 @@ def register(app: typer.Typer) -> None:
         base = Path(spec.args[1])
         if plugin is not None:
             changes = claude_code.plan_plugin(spec, base, plugin, db, log_sessions=log_sessions)
-        else:
-            changes = claude_code.plan_project(spec, base, project, db, log_sessions=log_sessions)
-        _confirm_and_apply(changes, yes)
+            _confirm_and_apply(changes, yes)
+            return
+        changes = claude_code.plan_project(spec, base, project, db, log_sessions=log_sessions)
+        if _confirm_and_apply(changes, yes):
+            from ..errors import shell_word
+
+            typer.echo(TRUST_NOTE.format(project=shell_word(changes[0].path.parent.parent)), err=True)
 
     @group.command("plugin", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
     def claude_code_plugin(
