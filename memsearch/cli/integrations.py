@@ -45,8 +45,9 @@ def _confirm_and_apply(changes, yes: bool) -> bool:
             typer.echo("nothing written", err=True)
             return False
     for change in pending:
-        apply(change)
-        typer.echo(f"wrote {change.path}", err=True)
+        written = apply(change)
+        typer.echo(f"wrote {change.path}" + (f" (the link's target, {written})" if written != change.path else ""),
+                   err=True)
     return True
 
 

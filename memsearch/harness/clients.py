@@ -214,10 +214,14 @@ def plan_install(spec: ServerSpec, client: str, *, project: Path | None = None,
     return ConfigChange(path, before, merge_json(before, "mcpServers", spec.name, _entry(spec, client), path))
 
 
-def apply(change: ConfigChange) -> None:
-    """Write ``change`` (atomically; the file's folder is created when missing)."""
+def apply(change: ConfigChange) -> Path:
+    """Write ``change`` (atomically; the file's folder is created when missing); the file written. A file that is a
+    symbolic link (settings kept in a dotfiles repository, shared by worktrees) is written where it points: the
+    link stays, as the file it names gets the change."""
+    target = Path(os.path.realpath(change.path)) if change.path.is_symlink() else change.path
     try:
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(change.path, change.after)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target, change.after)
     except OSError as exc:
-        raise ClientConfigError(f"cannot write {change.path}: {exc}") from None
+        raise ClientConfigError(f"cannot write {target}: {exc}") from None
+    return target

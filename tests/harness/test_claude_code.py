@@ -143,6 +143,28 @@ def test_a_mistyped_project_folder_is_refused_and_nothing_is_created(make_tree, 
                                "pass --project the folder you start claude in\n"), done.stderr
 
 
+def test_settings_kept_as_links_stay_links_and_their_targets_get_the_change(make_tree, tmp_path):
+    """``.claude/settings.json`` and ``.mcp.json`` as symbolic links into a dotfiles folder (or shared by worktrees).
+    Before: each link was replaced by a plain file, so the shared file no longer was the project's."""
+    root = make_tree(FILES)
+    project, dotfiles = tmp_path / "project", tmp_path / "dotfiles"
+    (project / ".claude").mkdir(parents=True)
+    dotfiles.mkdir()
+    (dotfiles / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Read"]}}))
+    (dotfiles / "mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "other"}}}))
+    (project / ".claude" / "settings.json").symlink_to("../../dotfiles/settings.json")
+    (project / ".mcp.json").symlink_to(dotfiles / "mcp.json")
+    done = subprocess.run([sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project",
+                           str(project), "--yes"], capture_output=True, text=True, timeout=120, env=env_now(),
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {project / '.claude' / 'settings.json'} (the link's target, {dotfiles / 'settings.json'})" in done.stderr
+    assert (project / ".claude" / "settings.json").is_symlink() and (project / ".mcp.json").is_symlink()
+    settings = json.loads((dotfiles / "settings.json").read_text())
+    assert settings["permissions"]["allow"][:2] == ["Read", "mcp__memsearch__memory_search"] and settings["hooks"]
+    assert set(json.loads((dotfiles / "mcp.json").read_text())["mcpServers"]) == {"other", "memsearch"}
+
+
 @pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"prompt": 42}'])
 def test_a_hook_never_fails_on_bad_input(tmp_path, stdin):
     for event in claude_code.EVENTS:
