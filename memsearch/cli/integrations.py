@@ -28,13 +28,13 @@ TRUST_NOTE = ("next, unless you have before: start `claude` in {project} and acc
               "denied the memory tools (or pass it `--allowedTools mcp__memsearch`)")
 
 
-def _confirm_and_apply(changes, yes: bool) -> bool:
-    """Show ``changes``, ask, write them; whether anything was written."""
+def _confirm_and_apply(changes, yes: bool, nothing: str = "already configured: nothing to change") -> bool:
+    """Show ``changes``, ask, write them; whether anything was written (``nothing``: said when there is nothing)."""
     from ..harness.clients import apply
 
     pending = [c for c in changes if c.changed]
     if not pending:
-        typer.echo("already configured: nothing to change", err=True)
+        typer.echo(nothing, err=True)
         return False
     for change in pending:
         typer.echo(change.diff(), err=True)
@@ -104,6 +104,17 @@ def register(app: typer.Typer) -> None:
             from ..errors import shell_word
 
             typer.echo(TRUST_NOTE.format(project=shell_word(changes[0].path.parent.parent)), err=True)
+
+    @group.command("uninstall")
+    def claude_code_uninstall(
+        project: Path = typer.Option(Path("."), "--project", help="The project: .claude/settings.json, .mcp.json."),
+        yes: bool = typer.Option(False, "--yes", help="Write without asking."),
+    ) -> None:
+        """Take out of a project what install added (hooks, MCP server, permission rules); everything else is kept,
+        and the memory root, session logs included, is left as it is."""
+        from ..harness import claude_code
+
+        _confirm_and_apply(claude_code.plan_uninstall(project), yes, "memsearch is not installed there: nothing to change")
 
     @group.command("plugin", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
     def claude_code_plugin(

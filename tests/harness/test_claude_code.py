@@ -165,6 +165,33 @@ def test_settings_kept_as_links_stay_links_and_their_targets_get_the_change(make
     assert set(json.loads((dotfiles / "mcp.json").read_text())["mcpServers"]) == {"other", "memsearch"}
 
 
+def test_uninstall_takes_out_what_install_added_and_keeps_the_rest(make_tree, tmp_path):
+    """There was no way back but editing two JSON files by hand; `claude-code uninstall` leaves the user's own
+    hooks, rules, servers and settings as they were before the install, and the memory root as it is."""
+    root = make_tree(FILES)
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    mine = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo mine"}]}]},
+            "permissions": {"allow": ["Read"]}, "model": "opus"}
+    (project / ".claude" / "settings.json").write_text(json.dumps(mine))
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "other"}}}))
+    files = sorted((p.relative_to(root), p.read_bytes()) for p in root.rglob("*") if p.is_file())
+
+    def memsearch(*args):
+        return subprocess.run([sys.executable, "-m", "memsearch", "claude-code", *args, "--project", str(project),
+                               "--yes"], capture_output=True, text=True, timeout=120, env=env_now(),
+                              stdin=subprocess.DEVNULL)
+
+    assert memsearch("install", str(root), "--writable", "--log-sessions").returncode == 0
+    done = memsearch("uninstall")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert json.loads((project / ".claude" / "settings.json").read_text()) == mine
+    assert json.loads((project / ".mcp.json").read_text()) == {"mcpServers": {"other": {"command": "other"}}}
+    again = memsearch("uninstall")
+    assert again.returncode == 0 and again.stderr == "memsearch is not installed there: nothing to change\n"
+    assert sorted((p.relative_to(root), p.read_bytes()) for p in root.rglob("*") if p.is_file()) == files
+
+
 @pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"prompt": 42}'])
 def test_a_hook_never_fails_on_bad_input(tmp_path, stdin):
     for event in claude_code.EVENTS:
