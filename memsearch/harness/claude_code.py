@@ -148,7 +148,7 @@ def plan_plugin(spec: ServerSpec, root: Path, folder: Path, db: str | None = Non
     from .. import __version__
 
     folder = folder.absolute()
-    manifest = {"name": "memsearch", "version": __version__,
+    manifest = {"name": "memsearch", "version": __version__, "author": {"name": "memsearch"},
                 "description": f"Agent Memory at {root}: core memory at session start, memory recalled for each "
                                "prompt, and the memsearch MCP tools."}
     mcp = {"mcpServers": {spec.name: {"command": spec.command, "args": list(spec.args)}}}

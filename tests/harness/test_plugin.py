@@ -259,3 +259,18 @@ def test_the_real_cli_validates_installs_and_runs_the_plugin(claude_cli, tmp_pat
     assert "Where is the retry test?" in text and "hunter2" not in text and "password=[masked]" in text
     assert text.count("## Session ") == 2  # one section per session, never a duplicate (Stop, then SessionEnd)
     assert f"- ledger/{log.name}:" in recalled[1], recalled  # the second session recalls the first
+
+
+def test_the_plugin_folder_claude_code_install_writes_passes_strict_validation(claude_cli, make_tree, tmp_path):
+    """`memsearch claude-code install ROOT --plugin DIR` writes a plugin folder; `claude plugin validate --strict` on
+    it failed (no author in plugin.json, a warning --strict counts), as the repository's own plugin does not."""
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    folder = tmp_path / "my plugin"
+    done = subprocess.run([sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--plugin",
+                           str(folder), "--log-sessions", "--yes"], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    checked = subprocess.run([claude_cli, "plugin", "validate", "--strict", str(folder)], capture_output=True, text=True,
+                             timeout=300, env={"HOME": str(tmp_path), "PATH": os.environ["PATH"],
+                                               "DISABLE_AUTOUPDATER": "1"}, stdin=subprocess.DEVNULL)
+    assert checked.returncode == 0 and "Validation passed" in checked.stdout, checked.stdout + checked.stderr
