@@ -163,17 +163,28 @@ def _hits(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> l
                         using=lambda: using_index(where.root, db=where))
 
 
+def _others(hits: list, session_id: str, k: int) -> list:
+    """The first ``k`` of ``hits`` that are not the running session's own section of the session log (its heading
+    names the session, its marker line its id): what the model has in its context already."""
+    from ..service.firstbuild import Hits
+
+    heading, marker = f"Session {session_id[:8]}, ", f"<!-- memsearch:session {session_id} -->"
+    kept = [h for h in hits if not session_id or not (
+        str(h.get("heading") or "").rsplit(" > ", 1)[-1].startswith(heading) or marker in str(h.get("text") or ""))]
+    return Hits(kept[:k], getattr(hits, "indexing", None))
+
+
 def prompt_context(root: Path, prompt: str, db: str | None = None, *, k: int = PROMPT_HITS,
-                   limit: int = PROMPT_BYTES, budget: float | None = None) -> str:
+                   limit: int = PROMPT_BYTES, budget: float | None = None, session_id: str = "") -> str:
     """The top memory hits for ``prompt`` within ``limit`` bytes: through the daemon, or when none answers
     yet, by keyword in-process (a tree never indexed gets its text rows first), within ``budget`` seconds
-    (default: :func:`answer_budget`)."""
+    (default: :func:`answer_budget`). ``session_id``: the running session, whose own logged turns are left out."""
     if not prompt.strip():
         return ""
     if budget is None:
         budget = answer_budget()
     try:
-        hits = _recall(root, prompt, db, k, time.monotonic() + budget)
+        hits = _others(_recall(root, prompt, db, 2 * k if session_id else k, time.monotonic() + budget), session_id, k)
     except (MemsearchError, OSError):
         return ""
     if not hits:
@@ -223,7 +234,9 @@ def run(event: str, root: Path, payload: dict, db: str | None = None) -> dict | 
             return root_notice(exc)
     else:
         prompt = payload.get("prompt")  # a number, list or object is no prompt: nothing is recalled for it
-        name, text = "UserPromptSubmit", prompt_context(root, prompt if isinstance(prompt, str) else "", db)
+        session = payload.get("session_id")
+        name, text = "UserPromptSubmit", prompt_context(root, prompt if isinstance(prompt, str) else "", db,
+                                                        session_id=session if isinstance(session, str) else "")
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}

@@ -193,7 +193,8 @@ def test_nothing_is_written_for_a_session_without_a_prompt_or_a_transcript(make_
 @pytest.mark.slow
 def test_the_next_prompt_recalls_the_logged_session(make_tree, tmp_path):
     """Installed with --log-sessions: the Stop hook, run as Claude Code runs it, writes the log; the next
-    prompt's hook (through the daemon the hooks started) recalls it; the tree stays valid."""
+    prompt's hook (through the daemon the hooks started) recalls it in another session, not in the session itself;
+    the tree stays valid."""
     root = make_tree(FILES)
     project = tmp_path / "billing-service"
     (project / ".git").mkdir(parents=True)
@@ -214,12 +215,18 @@ def test_the_next_prompt_recalls_the_logged_session(make_tree, tmp_path):
         assert (root / "billing-service" / "2026-11-03.md").is_file() and validate(root).valid
         deadline, recalled = time.monotonic() + 120, ""
         while time.monotonic() < deadline and "credit note" not in recalled:
-            done, _ = run_hook(command["UserPromptSubmit"], {"hook_event_name": "UserPromptSubmit",
+            done, _ = run_hook(command["UserPromptSubmit"], {"hook_event_name": "UserPromptSubmit", "session_id": "s-2",
                                                              "prompt": "what did we do about NOK refunds"}, project)
             recalled = done.stdout
             time.sleep(0.5)
         context = json.loads(recalled)["hookSpecificOutput"]["additionalContext"]
         assert "billing-service/2026-11-03.md" in context and "credit note" in context
+        # the running session's own logged turns are in its context already: its next prompt does not recall them
+        # (before: they came back as the top hit of every prompt like the one before)
+        done, _ = run_hook(command["UserPromptSubmit"], {"hook_event_name": "UserPromptSubmit", "session_id": "s-1",
+                                                         "prompt": "what did we do about NOK refunds"}, project)
+        assert done.returncode == 0 and "credit note" not in done.stdout and "Session s-1" not in done.stdout, done.stdout
+        assert "Memory recalled for this prompt" in done.stdout  # the rest of memory still is
     finally:
         subprocess.run([sys.executable, "-m", "memsearch", "stop", str(root)], capture_output=True, env=env_now(),
                        timeout=60)
