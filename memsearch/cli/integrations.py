@@ -21,13 +21,21 @@ INSTALL_HELP = "Write it where the client reads it, after showing the change."
 PROJECT_HELP = "claude-code, cursor: the project folder (default: here for claude-code, the user's file for cursor)."
 
 
-def _confirm_and_apply(changes, yes: bool) -> None:
+#: What a project install says once written: Claude Code 2.1 ignores the permission rules of a project's settings
+#: until its folder is trusted (the dialog of an interactive start), and ``claude -p`` never shows that dialog.
+TRUST_NOTE = ("next, unless you have before: start `claude` in {project} and accept \"Do you trust the files in this "
+              "folder?\"; until then Claude Code ignores the permission rules written here, so `claude -p` there is "
+              "denied the memory tools (or pass it `--allowedTools mcp__memsearch`)")
+
+
+def _confirm_and_apply(changes, yes: bool, nothing: str = "already configured: nothing to change") -> bool:
+    """Show ``changes``, ask, write them; whether anything was written (``nothing``: said when there is nothing)."""
     from ..harness.clients import apply
 
     pending = [c for c in changes if c.changed]
     if not pending:
-        typer.echo("already configured: nothing to change", err=True)
-        return
+        typer.echo(nothing, err=True)
+        return False
     for change in pending:
         typer.echo(change.diff(), err=True)
     if not yes:
@@ -35,10 +43,12 @@ def _confirm_and_apply(changes, yes: bool) -> None:
             raise InvalidArgument("add --yes to write these changes (no terminal to ask)")
         if not typer.confirm("Write these changes?", default=False, err=True):
             typer.echo("nothing written", err=True)
-            return
+            return False
     for change in pending:
-        apply(change)
-        typer.echo(f"wrote {change.path}", err=True)
+        written = apply(change)
+        typer.echo(f"wrote {change.path}" + (f" (the link's target, {written})" if written != change.path else ""),
+                   err=True)
+    return True
 
 
 def register(app: typer.Typer) -> None:
@@ -87,9 +97,24 @@ def register(app: typer.Typer) -> None:
         base = Path(spec.args[1])
         if plugin is not None:
             changes = claude_code.plan_plugin(spec, base, plugin, db, log_sessions=log_sessions)
-        else:
-            changes = claude_code.plan_project(spec, base, project, db, log_sessions=log_sessions)
-        _confirm_and_apply(changes, yes)
+            _confirm_and_apply(changes, yes)
+            return
+        changes = claude_code.plan_project(spec, base, project, db, log_sessions=log_sessions)
+        if _confirm_and_apply(changes, yes):
+            from ..errors import shell_word
+
+            typer.echo(TRUST_NOTE.format(project=shell_word(changes[0].path.parent.parent)), err=True)
+
+    @group.command("uninstall")
+    def claude_code_uninstall(
+        project: Path = typer.Option(Path("."), "--project", help="The project: .claude/settings.json, .mcp.json."),
+        yes: bool = typer.Option(False, "--yes", help="Write without asking."),
+    ) -> None:
+        """Take out of a project what install added (hooks, MCP server, permission rules); everything else is kept,
+        and the memory root, session logs included, is left as it is."""
+        from ..harness import claude_code
+
+        _confirm_and_apply(claude_code.plan_uninstall(project), yes, "memsearch is not installed there: nothing to change")
 
     @group.command("plugin", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
     def claude_code_plugin(

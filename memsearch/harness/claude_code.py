@@ -26,7 +26,7 @@ from .clients import ConfigChange, ServerSpec, absolute_db
 from .hooklimits import claude_timeout
 
 __all__ = ["HOOK_MODULE", "EVENTS", "LOG_EVENTS", "hook_command", "hooks_config", "allowed_tools", "plan_project",
-           "plan_plugin"]
+           "plan_plugin", "plan_uninstall"]
 
 #: The module Claude Code runs for each hook (``python -m``); also how memsearch recognises its own entries.
 HOOK_MODULE = "memsearch.harness.hooks"
@@ -74,8 +74,23 @@ def _ours(group) -> bool:
                                            for h in group.get("hooks") or [])
 
 
+def _drop_ours(hooks: dict) -> bool:
+    """Remove memsearch's hook groups from ``hooks`` (an event left with none goes); whether there were any."""
+    found = False
+    for event in list(hooks):
+        groups = hooks[event]
+        if isinstance(groups, list) and any(_ours(g) for g in groups):
+            found = True
+            kept = [g for g in groups if not _ours(g)]
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+    return found
+
+
 def _list(data: dict, key: str, path: Path, where: str = "") -> list:
-    value = data.setdefault(key, [])
+    value = data[key] = [] if data.get(key) is None else data[key]
     if not isinstance(value, list):
         raise ClientConfigError(f"{path}: expected a list at {where}{key!r}; fix it, then run again")
     return value
@@ -91,16 +106,9 @@ def merge_settings(before: str | None, ours: dict, path: Path, spec: ServerSpec 
     hooks = data.setdefault("hooks", {}) if isinstance(data, dict) else None
     if not isinstance(hooks, dict):
         raise ClientConfigError(f"{path}: expected a JSON object with an object 'hooks'; fix it, then run again")
-    for event in list(hooks):  # memsearch's earlier hooks go, those of events it no longer uses too
-        groups = hooks[event]
-        if isinstance(groups, list) and any(_ours(g) for g in groups):
-            kept = [g for g in groups if not _ours(g)]
-            if kept:
-                hooks[event] = kept
-            else:
-                del hooks[event]
+    _drop_ours(hooks)  # memsearch's earlier hooks go, those of events it no longer uses too
     for event, groups in ours["hooks"].items():
-        hooks[event] = (hooks.get(event) or []) + groups
+        hooks[event] = _list(hooks, event, path, "hooks.") + groups
     if spec is not None:
         permissions = data.setdefault("permissions", {})
         if not isinstance(permissions, dict):
@@ -123,7 +131,7 @@ def plan_project(spec: ServerSpec, root: Path, project: Path, db: str | None = N
                  log_sessions: bool = False) -> list[ConfigChange]:
     """The changes that install memsearch into ``project``: ``.claude/settings.json`` (hooks, the tools' permission
     rules, the server approved) and ``.mcp.json``."""
-    project = project.absolute()
+    project = clients.project_dir(project)
     settings = project / ".claude" / "settings.json"
     try:
         before = settings.read_text(encoding="utf-8") if settings.is_file() else None
@@ -140,7 +148,7 @@ def plan_plugin(spec: ServerSpec, root: Path, folder: Path, db: str | None = Non
     from .. import __version__
 
     folder = folder.absolute()
-    manifest = {"name": "memsearch", "version": __version__,
+    manifest = {"name": "memsearch", "version": __version__, "author": {"name": "memsearch"},
                 "description": f"Agent Memory at {root}: core memory at session start, memory recalled for each "
                                "prompt, and the memsearch MCP tools."}
     mcp = {"mcpServers": {spec.name: {"command": spec.command, "args": list(spec.args)}}}
@@ -148,3 +156,69 @@ def plan_plugin(spec: ServerSpec, root: Path, folder: Path, db: str | None = Non
             _change(folder / "hooks" / "hooks.json",
                     json.dumps(hooks_config(root, db, log_sessions=log_sessions), indent=2) + "\n"),
             _change(folder / ".mcp.json", json.dumps(mcp, indent=2) + "\n")]
+
+
+def _object(text: str, path: Path) -> dict:
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError as exc:
+        raise ClientConfigError(f"{path} is not valid JSON ({exc}): fix it, then run again") from None
+    if not isinstance(data, dict):
+        raise ClientConfigError(f"{path}: expected a JSON object; fix it, then run again")
+    return data
+
+
+def _strip_settings(before: str, path: Path, name: str = "memsearch") -> str:
+    """``before`` without memsearch's hooks, its tools' permission rules and its server's approval (a key left
+    empty goes); unchanged when it holds none of them."""
+    data, found = _object(before, path), False
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict) and _drop_ours(hooks):
+        found = True
+        if not hooks:
+            del data["hooks"]
+    permissions = data.get("permissions")
+    if isinstance(permissions, dict) and isinstance(permissions.get("allow"), list):
+        prefix = f"mcp__{name}__memory"
+        kept = [r for r in permissions["allow"] if not (isinstance(r, str) and r.startswith(prefix))]
+        if kept != permissions["allow"]:
+            found, permissions["allow"] = True, kept
+            if not kept:
+                del permissions["allow"]
+            if not permissions:
+                del data["permissions"]
+    approved = data.get("enabledMcpjsonServers")
+    if isinstance(approved, list) and name in approved:
+        found = True
+        approved.remove(name)
+        if not approved:
+            del data["enabledMcpjsonServers"]
+    return json.dumps(data, indent=2) + "\n" if found else before
+
+
+def _strip_server(before: str, path: Path, name: str = "memsearch") -> str:
+    """``before`` (``.mcp.json``) without memsearch's server; unchanged when it has none."""
+    data = _object(before, path)
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict) or name not in servers:
+        return before
+    del servers[name]
+    if not servers:
+        del data["mcpServers"]
+    return json.dumps(data, indent=2) + "\n"
+
+
+def plan_uninstall(project: Path) -> list[ConfigChange]:
+    """The changes that take memsearch out of ``project`` (what :func:`plan_project` added: its hooks, its tools'
+    permission rules, its server's approval and the server in ``.mcp.json``), everything else kept. The memory
+    root, session logs included, is left as it is."""
+    project = clients.project_dir(project)
+    changes = []
+    for path, strip in ((project / ".claude" / "settings.json", _strip_settings), (project / ".mcp.json", _strip_server)):
+        try:
+            before = path.read_text(encoding="utf-8") if path.is_file() else None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ClientConfigError(f"cannot read {path}: {exc}") from None
+        if before is not None:
+            changes.append(ConfigChange(path, before, strip(before, path)))
+    return changes

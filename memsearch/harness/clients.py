@@ -32,7 +32,7 @@ from ..memory.files import atomic_write_text
 from ..memory.root import resolve_root
 
 __all__ = ["CLIENTS", "ServerSpec", "ConfigChange", "memsearch_executable", "absolute_db", "server_spec", "render",
-           "plan_install", "apply"]
+           "project_dir", "plan_install", "apply"]
 
 #: The clients ``memsearch mcp-config --client`` knows.
 CLIENTS = ("claude-desktop", "claude-code", "codex", "cursor")
@@ -127,6 +127,16 @@ def render(spec: ServerSpec, client: str) -> str:
     return json.dumps({"mcpServers": {spec.name: _entry(spec, client)}}, indent=2) + "\n"
 
 
+def project_dir(project: Path, client: str = "claude") -> Path:
+    """``project`` made absolute; raises :class:`ClientConfigError` when it is not an existing folder (a mistyped
+    ``--project`` would otherwise get a new folder holding the configuration, and the real project none)."""
+    path = Path(project).expanduser().absolute()
+    if not path.is_dir():
+        what = "is not a folder" if path.exists() else "does not exist (create it first for a new project)"
+        raise ClientConfigError(f"the project folder {path} {what}: pass --project the folder you start {client} in")
+    return path
+
+
 def config_path(client: str, *, project: Path | None = None, environ: Mapping[str, str] | None = None,
                 platform: str | None = None) -> Path:
     """The file ``client`` reads its MCP servers from (``project``: Claude Code's and Cursor's project scope)."""
@@ -134,9 +144,9 @@ def config_path(client: str, *, project: Path | None = None, environ: Mapping[st
     env = os.environ if environ is None else environ
     home = Path(env.get("HOME") or Path.home())
     if client == "claude-code":
-        return (project or Path.cwd()).absolute() / ".mcp.json"
+        return project_dir(project or Path.cwd()) / ".mcp.json"
     if client == "cursor":
-        return (project.absolute() / ".cursor" / "mcp.json") if project else home / ".cursor" / "mcp.json"
+        return (project_dir(project, "Cursor") / ".cursor" / "mcp.json") if project else home / ".cursor" / "mcp.json"
     if client == "codex":
         return Path(env.get("CODEX_HOME") or home / ".codex") / "config.toml"
     if (platform or sys.platform) == "darwin":
@@ -204,10 +214,14 @@ def plan_install(spec: ServerSpec, client: str, *, project: Path | None = None,
     return ConfigChange(path, before, merge_json(before, "mcpServers", spec.name, _entry(spec, client), path))
 
 
-def apply(change: ConfigChange) -> None:
-    """Write ``change`` (atomically; the file's folder is created when missing)."""
+def apply(change: ConfigChange) -> Path:
+    """Write ``change`` (atomically; the file's folder is created when missing); the file written. A file that is a
+    symbolic link (settings kept in a dotfiles repository, shared by worktrees) is written where it points: the
+    link stays, as the file it names gets the change."""
+    target = Path(os.path.realpath(change.path)) if change.path.is_symlink() else change.path
     try:
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(change.path, change.after)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target, change.after)
     except OSError as exc:
-        raise ClientConfigError(f"cannot write {change.path}: {exc}") from None
+        raise ClientConfigError(f"cannot write {target}: {exc}") from None
+    return target

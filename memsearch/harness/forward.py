@@ -65,7 +65,9 @@ def request(where: IndexLocation, method: str, params: dict, *, wait: float = 0.
             timeout: float | None = None, model: str | None = None):
     """The daemon's result of ``method(**params)``, or None (do it in-process); see the module docstring.
     Raises the typed error of the call itself, :class:`Starting`, or :class:`MemoryBusy` (a write's outcome unknown)."""
-    client = Client(where.root, where, timeout=SERVED_TIMEOUT_S if timeout is None else timeout)
+    # a stopped or hung service is given up after a probe (the client timeout, 3 s), not SERVED_TIMEOUT_S, each call
+    client = Client(where.root, where, timeout=SERVED_TIMEOUT_S if timeout is None else timeout,
+                    probe=settings.get("client_timeout"))
     deadline = time.monotonic() + wait
     started = False
     while True:

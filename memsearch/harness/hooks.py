@@ -9,6 +9,7 @@ the ``hook_timeout`` setting (``MEMSEARCH_HOOK_TIMEOUT``, 8 s), it prints nothin
 hooks' log (:func:`~memsearch.harness.hooklimits.log_failure`: ``hooks.log`` beside the service's log; the settings
 memsearch writes give Claude Code a ``timeout`` a little longer: :func:`~memsearch.harness.hooklimits.claude_timeout`).
 An input that is not the JSON object Claude Code sends is such an error, said in one line (:func:`read_payload`).
+A memory root that is gone or not a folder is also said in the session, by SessionStart (:func:`root_notice`).
 
 Both hooks start the index's daemon in the background when none serves (:mod:`memsearch.service.autostart`),
 so prompts are answered by a warm model: the session-start hook starts it before the first prompt. The service
@@ -30,14 +31,14 @@ import time
 from pathlib import Path
 
 from .. import settings
-from ..errors import DaemonUnavailable, IndexBuilding, InvalidArgument, MemsearchError, shell_word
+from ..errors import DaemonUnavailable, IndexBuilding, InvalidArgument, MemsearchError, NotAMemoryRoot, shell_word
 from ..location import IndexLocation
 from ..service import autostart
 from ..service.client import Client
 from .hooklimits import OutOfTime, answer_budget, log_failure
 
 __all__ = ["PROMPT_HITS", "PROMPT_BYTES", "BUILDING_LINE", "CONTEXT_TOKENS", "session_context", "prompt_context", "parse",
-           "read_payload", "run", "main"]
+           "read_payload", "root_notice", "run", "main"]
 
 #: Hits recalled for a prompt, and the most UTF-8 bytes they may take in the context together. A cl100k token is
 #: at least one byte, so this bounds the tokens too; English runs about 4 bytes a token, so about 1,500 tokens.
@@ -162,17 +163,28 @@ def _hits(root: Path, prompt: str, db: str | None, k: int, deadline: float) -> l
                         using=lambda: using_index(where.root, db=where))
 
 
+def _others(hits: list, session_id: str, k: int) -> list:
+    """The first ``k`` of ``hits`` that are not the running session's own section of the session log (its heading
+    names the session, its marker line its id): what the model has in its context already."""
+    from ..service.firstbuild import Hits
+
+    heading, marker = f"Session {session_id[:8]}, ", f"<!-- memsearch:session {session_id} -->"
+    kept = [h for h in hits if not session_id or not (
+        str(h.get("heading") or "").rsplit(" > ", 1)[-1].startswith(heading) or marker in str(h.get("text") or ""))]
+    return Hits(kept[:k], getattr(hits, "indexing", None))
+
+
 def prompt_context(root: Path, prompt: str, db: str | None = None, *, k: int = PROMPT_HITS,
-                   limit: int = PROMPT_BYTES, budget: float | None = None) -> str:
+                   limit: int = PROMPT_BYTES, budget: float | None = None, session_id: str = "") -> str:
     """The top memory hits for ``prompt`` within ``limit`` bytes: through the daemon, or when none answers
     yet, by keyword in-process (a tree never indexed gets its text rows first), within ``budget`` seconds
-    (default: :func:`answer_budget`)."""
+    (default: :func:`answer_budget`). ``session_id``: the running session, whose own logged turns are left out."""
     if not prompt.strip():
         return ""
     if budget is None:
         budget = answer_budget()
     try:
-        hits = _recall(root, prompt, db, k, time.monotonic() + budget)
+        hits = _others(_recall(root, prompt, db, 2 * k if session_id else k, time.monotonic() + budget), session_id, k)
     except (MemsearchError, OSError):
         return ""
     if not hits:
@@ -193,6 +205,19 @@ def prompt_context(root: Path, prompt: str, db: str | None = None, *, k: int = P
     return text
 
 
+def root_notice(exc: NotAMemoryRoot) -> dict:
+    """SessionStart's output for a memory root it cannot use (moved, removed, not a folder): a ``systemMessage``
+    telling the user what to do, in commands, and a context line telling the model that memory is unavailable."""
+    again = "`memsearch claude-code install {}` (with the --project or --plugin it was installed with)"
+    if exc.hint is not None and exc.hint.action == "root_gone":
+        fix, model = "put the folder back, or run " + again.format("NEW_ROOT"), exc.render("tools")
+    else:
+        fix, model = "fix it, or run " + again.format("OTHER_ROOT"), f"{exc.text}: tell the user"
+    return {"systemMessage": f"memsearch: no memory in this session: {exc.text}; {fix}",
+            "hookSpecificOutput": {"hookEventName": "SessionStart",
+                                   "additionalContext": f"memsearch memory is not available: {model}"}}
+
+
 def run(event: str, root: Path, payload: dict, db: str | None = None) -> dict | None:
     """The hook's JSON output for ``event`` (``session-start``, ``prompt`` or ``session-log``), or None: print
     nothing (``session-log`` keeps the session in the memory tree: :mod:`memsearch.harness.session_log`)."""
@@ -202,10 +227,16 @@ def run(event: str, root: Path, payload: dict, db: str | None = None) -> dict | 
         record_hook(root, payload, db)
         return None
     if event == "session-start":
-        name, text = "SessionStart", session_context(root, db)
+        try:
+            name, text = "SessionStart", session_context(root, db)
+        except NotAMemoryRoot as exc:  # said in the session: otherwise memory would be gone without a word
+            log_failure(event, root, exc)
+            return root_notice(exc)
     else:
         prompt = payload.get("prompt")  # a number, list or object is no prompt: nothing is recalled for it
-        name, text = "UserPromptSubmit", prompt_context(root, prompt if isinstance(prompt, str) else "", db)
+        session = payload.get("session_id")
+        name, text = "UserPromptSubmit", prompt_context(root, prompt if isinstance(prompt, str) else "", db,
+                                                        session_id=session if isinstance(session, str) else "")
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}

@@ -17,7 +17,12 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["ROOT_INDEX", "USAGE", "plugin_root", "hook", "serve_argv", "main"]
+__all__ = ["ROOT_INDEX", "HOOKS_TIMEOUT_S", "USAGE", "plugin_root", "hook", "serve_argv", "main"]
+
+#: Claude Code's ``timeout`` of every hook of the plugin (``hooks/hooks.json``): fixed, where ``claude-code install``
+#: writes it from the ``hook_timeout`` setting. A hook's own bound is kept within it less the margin
+#: (:func:`_bound`): past it Claude Code cancels the hook, killing it mid-write, instead of letting it give up.
+HOOKS_TIMEOUT_S = 10
 
 #: The root ``MEMORY.md`` written when the plugin's memory root is first used (core memory: kept short).
 ROOT_INDEX = ("# Memory\n\n"
@@ -62,6 +67,17 @@ def _notice(text: str) -> str:
         "hookEventName": "SessionStart", "additionalContext": f"The memsearch memory plugin is not working: {text}"}})
 
 
+def _bound() -> None:
+    """A ``hook_timeout`` over what the plugin's Claude Code ``timeout`` allows (:data:`HOOKS_TIMEOUT_S` less
+    :data:`~memsearch.harness.hooklimits.CLAUDE_MARGIN_S`) is lowered to it for this hook."""
+    from .. import settings
+    from .hooklimits import CLAUDE_MARGIN_S
+
+    most = HOOKS_TIMEOUT_S - CLAUDE_MARGIN_S
+    if settings.get("hook_timeout") > most:
+        os.environ["MEMSEARCH_HOOK_TIMEOUT"] = str(most)
+
+
 def hook(event: str, argv: list[str]) -> int:
     """``memsearch claude-code plugin hook EVENT [--db DB]``: the hook of :mod:`memsearch.harness.hooks` on the
     plugin's root; ``session-log`` only when the session log is turned on. Always exits 0."""
@@ -73,6 +89,7 @@ def hook(event: str, argv: list[str]) -> int:
     try:
         if event == "session-log" and not settings.get("log_sessions"):
             return 0
+        _bound()
         root = plugin_root()
     except MemsearchError as exc:
         if event == "session-start":

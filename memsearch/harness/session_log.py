@@ -61,7 +61,11 @@ _LOG_MARKER = "<!-- memsearch:session-log -->"
 #: with the day's name (``2026-12-07-sessions.md``), a repository's folder named like a directory of another format
 #: (``skills-sessions``).
 SUFFIX = "-sessions"
-_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: A terminal's escape sequences: CSI (colours, cursor moves: ``ESC [ 31 m``) and OSC (titles, links).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
+#: The most characters, and UTF-8 bytes, of a repository's folder name (a file name may take 255 bytes).
+NAME_CHARS, NAME_BYTES = 64, 200
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,8 @@ def read_transcript(path: Path, session_id: str = "", *, last_answer: str = "") 
             if when is not None:
                 started, ended = started or when, when
             cwd = str(entry.get("cwd") or cwd)
-            branch = str(entry.get("gitBranch") or branch)
+            if entry.get("gitBranch") not in (None, "", "HEAD"):  # Claude Code's "HEAD": no git, or a detached head
+                branch = str(entry["gitBranch"])
             session_id = session_id or str(entry.get("sessionId") or "")
             message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
             content = message.get("content")
@@ -154,8 +159,27 @@ def read_transcript(path: Path, session_id: str = "", *, last_answer: str = "") 
                             read[target] = None
     if last_answer.strip() and turns:
         turns[-1][1] = last_answer.strip()
-    return Session(session_id, started, ended, cwd, branch, tuple(Turn(p, a) for p, a in turns),
-                   tuple(changed), tuple(p for p in read if p not in changed))
+    return Session(_whole(session_id), started, ended, _whole(cwd), _whole(branch),
+                   tuple(Turn(_whole(p), _whole(a)) for p, a in turns), tuple(map(_whole, changed)),
+                   tuple(_whole(p) for p in read if p not in changed))
+
+
+def _whole(text: str) -> str:
+    """``text`` with each lone surrogate (JSON's ``\\ud83d`` without its pair: an emoji cut in two) made U+FFFD,
+    which UTF-8 can write."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _safe_name(name: str) -> str:
+    """``name`` as a visible folder name: NFC, its letters, marks and digits in any script and ``.``, ``_``, ``-``
+    kept, each run of other characters (spaces, slashes, controls, symbols) one ``-``, no leading or trailing dot
+    or dash, within :data:`NAME_CHARS` characters and :data:`NAME_BYTES` bytes."""
+    import unicodedata
+
+    kept = "".join(c if c in "._-" or unicodedata.category(c)[0] in "LMN" else "\0"
+                   for c in unicodedata.normalize("NFC", name))
+    name = re.sub("\0+", "-", kept).strip(".-")[:NAME_CHARS]
+    return name.encode("utf-8")[:NAME_BYTES].decode("utf-8", "ignore").strip(".-")
 
 
 def repository_name(cwd: str | Path) -> str:
@@ -167,16 +191,29 @@ def repository_name(cwd: str | Path) -> str:
 
     here = Path(cwd or ".").expanduser().absolute()
     top = next((p for p in (here, *here.parents) if (p / ".git").exists()), here)
-    name = _SAFE_NAME.sub("-", top.name).strip(".-")[:64] or "sessions"
+    name = _safe_name(top.name) or "sessions"
     reserved = {d.casefold() for d in foreign_dirs()}
     while name.casefold() in reserved:
         name += SUFFIX
     return name
 
 
+def _visible(text: str) -> str:
+    """``text`` without terminal escape sequences (the colours of pasted output) and with every other control or
+    invisible character written as ``\\xNN`` or ``\\uNNNN``: a log is never a binary file to grep, never
+    recolours the terminal that prints it, and never shows its text reversed (U+202E)."""
+    from ..memory.names import odd
+
+    text = _ANSI.sub("", text)
+    if not any(odd(c) for c in text):
+        return text
+    return "".join((f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}") if odd(c) and not c.isspace()
+                   else c for c in text)
+
+
 def _line(text: str, limit: int) -> str:
-    """``text`` on one line, within ``limit`` characters, secrets masked."""
-    flat = " ".join(mask(text).split())
+    """``text`` on one line, within ``limit`` characters, secrets masked, control characters visible."""
+    flat = " ".join(_visible(mask(text)).split())
     return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
 
 
@@ -192,7 +229,7 @@ def _shown(path: str, cwd: str) -> str:
 def _files(label: str, paths: tuple[str, ...], cwd: str) -> str:
     if not paths:
         return ""
-    shown = [f"`{mask(_shown(p, cwd)).replace('`', '')}`" for p in paths[:MAX_FILES]]
+    shown = [f"`{_visible(mask(_shown(p, cwd))).replace('`', '')}`" for p in paths[:MAX_FILES]]
     more = f" and {len(paths) - MAX_FILES} more" if len(paths) > MAX_FILES else ""
     return f"- **{label}:** {', '.join(shown)}{more}\n"
 
@@ -376,5 +413,5 @@ def record_hook(root: Path, payload: dict, db: str | None = None) -> str | None:
     session = read_transcript(path, str(payload.get("session_id") or ""),
                               last_answer=last if isinstance(last, str) else "")
     if not session.cwd and isinstance(payload.get("cwd"), str):
-        session = replace(session, cwd=payload["cwd"])
+        session = replace(session, cwd=_whole(payload["cwd"]))
     return record(root, session, db)

@@ -59,14 +59,19 @@ class Client:
     None: to the per-user service itself. One connection per call.
 
     ``timeout``: seconds to wait for a reply (default ``$MEMSEARCH_CLIENT_TIMEOUT``, else 3); a write
-    (``index``, ``check``) waits as long as the server works on it.
+    (``index``, ``check``) waits as long as the server works on it. ``probe``: with a long ``timeout``, after
+    each ``probe`` seconds without a reply the server is asked for its ``status`` on a second connection, and one
+    that does not answer that either (stopped with ``kill -STOP``, or hung) is given up at once rather than
+    waited for to the end of ``timeout``.
     """
 
-    def __init__(self, root=None, db=None, *, timeout: float | None = None, path: str | os.PathLike[str] | None = None):
+    def __init__(self, root=None, db=None, *, timeout: float | None = None, path: str | os.PathLike[str] | None = None,
+                 probe: float | None = None):
         self.where = IndexLocation.of(root, db) if root is not None else None
         self.root = self.where.root if self.where is not None else None
         self.db_path = self.where.state if self.where is not None else None
         self.timeout = settings.get("client_timeout", timeout)
+        self.probe = probe if probe and probe < self.timeout else None
         self.path = Path(path) if path else self.locate()
         self._ids = 0
 
@@ -174,12 +179,17 @@ class Client:
                         left = deadline - time.monotonic()
                         if left <= 0:
                             raise socket.timeout
-                        sock.settimeout(left)
+                        sock.settimeout(min(left, self.probe) if self.probe else left)
                     try:
                         chunk = sock.recv(1 << 16)
                     except socket.timeout:
                         if long and self._answers_beside():
                             continue
+                        if not long and self.probe and deadline > time.monotonic():
+                            if self._answers_beside(self.probe):
+                                continue
+                            raise DaemonUnavailable(f"the memsearch server at {self.path} did not answer, nor a status "
+                                                    f"request beside it within {self.probe:g} s (stopped or hung)") from None
                         raise
                     if not chunk:
                         raise DaemonUnavailable(f"the memsearch server at {self.path} closed the connection before answering")
@@ -194,12 +204,12 @@ class Client:
             sock.close()
         return message
 
-    def _answers_beside(self) -> bool:
+    def _answers_beside(self, timeout: float | None = None) -> bool:
         """Whether the server answers a ``status`` request on a second connection: a long write (``index``,
         ``check``) may send nothing for minutes while it works, and a server stopped (``kill -STOP``) or hung
         answers nothing at all. A refusal (too busy, ...) is an answer."""
         try:
-            Client(path=self.path, timeout=self.timeout).call("status")
+            Client(path=self.path, timeout=timeout or self.timeout).call("status")
         except DaemonUnavailable as exc:
             return exc.kind not in (None, "NotConnected")
         return True

@@ -159,3 +159,42 @@ def test_the_scripted_model_asks_toolsearch_again_while_the_server_connects(monk
     assert call["name"] == SEARCH_TOOL
     tools[1:] = []  # not offered yet: ask again
     assert asked((first["id"], "still connecting"), (again["id"], missing))["name"] == TOOL_SEARCH
+
+
+def test_claude_p_in_a_folder_never_trusted_needs_the_trust_the_install_names(claude, tmp_path):
+    """Claude Code 2.1 ignores a project's permission rules until its folder is trusted, and `claude -p` never shows
+    the trust dialog: the memory tools the install allowed were denied, while the docs said `claude -p` counted as
+    trusting. The install now ends by saying so; what it says is checked here with the real CLI: denied, allowed with
+    `--allowedTools mcp__memsearch`, and allowed with no flag once the folder is trusted."""
+    root = tmp_path / "memory"
+    shutil.copytree(EXAMPLES / "notes", root / "notes")
+    (root / "MEMORY.md").write_text("# Memory\n\nNotes in notes/.\n")
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    with MessagesStub(PROMPT) as stub:
+        env = _env(home, stub) | {"MEMSEARCH_AUTOSTART": "0"}  # what is allowed is tested, not recall
+        install = subprocess.run([sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project",
+                                  str(project), "--yes"], capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+        assert install.returncode == 0, install.stderr
+        note = install.stderr.strip().splitlines()[-1]
+        assert note.startswith(f"next, unless you have before: start `claude` in {project} and accept"), note
+        assert "`--allowedTools mcp__memsearch`" in note
+
+        def searched(*flags) -> tuple[str, str]:
+            stub.requests.clear()
+            done = subprocess.run([str(claude), "-p", PROMPT, *flags, "--output-format", "json"], cwd=project, env=env,
+                                  capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+            assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+            return stub.tool_result(SEARCH_TOOL) or "", done.stderr
+
+        denied, said = searched()
+        assert "haven't granted it yet" in denied and "this workspace has not been trusted" in said, (denied, said)
+        allowed, _ = searched("--allowedTools", "mcp__memsearch")
+        assert '"hits"' in allowed, allowed
+        config = home / ".claude.json"  # what accepting the dialog records
+        data = json.loads(config.read_text())
+        data.setdefault("projects", {}).setdefault(str(project), {})["hasTrustDialogAccepted"] = True
+        config.write_text(json.dumps(data))
+        trusted, said = searched()
+        assert '"hits"' in trusted and "not been trusted" not in said, (trusted, said)

@@ -111,12 +111,123 @@ def test_a_relative_db_is_written_absolute_everywhere(make_tree, tmp_path):
     assert server["args"] == ["serve", str(root.resolve()), "--db", str(project / "idx")]
 
 
+@pytest.mark.parametrize("event", ["SessionStart", "Stop"])
+def test_settings_whose_event_is_not_a_list_are_refused_naming_it_and_left_alone(make_tree, tmp_path, event):
+    """An event's hooks given as an object (not the list Claude Code reads) stopped the install with a TypeError
+    traceback; it is refused in one line naming the key, and nothing is written."""
+    root = make_tree(FILES)
+    settings = tmp_path / "project" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    before = json.dumps({"hooks": {event: {"hooks": [{"type": "command", "command": "echo mine"}]}}})
+    settings.write_text(before)
+    done = subprocess.run([sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project",
+                           str(settings.parent.parent), "--log-sessions", "--yes"], capture_output=True, text=True,
+                          timeout=120, env=env_now(), stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"expected a list at hooks.{event!r}; fix it, then run again" in done.stderr, done.stderr
+    assert settings.read_text() == before and not (settings.parent.parent / ".mcp.json").exists()
+
+
+def test_a_mistyped_project_folder_is_refused_and_nothing_is_created(make_tree, tmp_path):
+    """``--project`` naming no folder (a typo). Before: the folder was created, holding the hooks and the server, and
+    the user's real project got nothing, with no word of it."""
+    root = make_tree(FILES)
+    (tmp_path / "myproject").mkdir()
+    typo = tmp_path / "myprojct"
+    for args in (["claude-code", "install", str(root)], ["mcp-config", str(root), "--client", "claude-code",
+                                                          "--install"]):
+        done = subprocess.run([sys.executable, "-m", "memsearch", *args, "--project", str(typo), "--yes"],
+                              capture_output=True, text=True, timeout=120, env=env_now(), stdin=subprocess.DEVNULL)
+        assert done.returncode == 2 and not typo.exists(), done.stderr
+        assert done.stderr == (f"error: the project folder {typo} does not exist (create it first for a new project): "
+                               "pass --project the folder you start claude in\n"), done.stderr
+
+
+def test_settings_kept_as_links_stay_links_and_their_targets_get_the_change(make_tree, tmp_path):
+    """``.claude/settings.json`` and ``.mcp.json`` as symbolic links into a dotfiles folder (or shared by worktrees).
+    Before: each link was replaced by a plain file, so the shared file no longer was the project's."""
+    root = make_tree(FILES)
+    project, dotfiles = tmp_path / "project", tmp_path / "dotfiles"
+    (project / ".claude").mkdir(parents=True)
+    dotfiles.mkdir()
+    (dotfiles / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Read"]}}))
+    (dotfiles / "mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "other"}}}))
+    (project / ".claude" / "settings.json").symlink_to("../../dotfiles/settings.json")
+    (project / ".mcp.json").symlink_to(dotfiles / "mcp.json")
+    done = subprocess.run([sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project",
+                           str(project), "--yes"], capture_output=True, text=True, timeout=120, env=env_now(),
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {project / '.claude' / 'settings.json'} (the link's target, {dotfiles / 'settings.json'})" in done.stderr
+    assert (project / ".claude" / "settings.json").is_symlink() and (project / ".mcp.json").is_symlink()
+    settings = json.loads((dotfiles / "settings.json").read_text())
+    assert settings["permissions"]["allow"][:2] == ["Read", "mcp__memsearch__memory_search"] and settings["hooks"]
+    assert set(json.loads((dotfiles / "mcp.json").read_text())["mcpServers"]) == {"other", "memsearch"}
+
+
+def test_uninstall_takes_out_what_install_added_and_keeps_the_rest(make_tree, tmp_path):
+    """There was no way back but editing two JSON files by hand; `claude-code uninstall` leaves the user's own
+    hooks, rules, servers and settings as they were before the install, and the memory root as it is."""
+    root = make_tree(FILES)
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    mine = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo mine"}]}]},
+            "permissions": {"allow": ["Read"]}, "model": "opus"}
+    (project / ".claude" / "settings.json").write_text(json.dumps(mine))
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "other"}}}))
+    files = sorted((p.relative_to(root), p.read_bytes()) for p in root.rglob("*") if p.is_file())
+
+    def memsearch(*args):
+        return subprocess.run([sys.executable, "-m", "memsearch", "claude-code", *args, "--project", str(project),
+                               "--yes"], capture_output=True, text=True, timeout=120, env=env_now(),
+                              stdin=subprocess.DEVNULL)
+
+    assert memsearch("install", str(root), "--writable", "--log-sessions").returncode == 0
+    done = memsearch("uninstall")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert json.loads((project / ".claude" / "settings.json").read_text()) == mine
+    assert json.loads((project / ".mcp.json").read_text()) == {"mcpServers": {"other": {"command": "other"}}}
+    again = memsearch("uninstall")
+    assert again.returncode == 0 and again.stderr == "memsearch is not installed there: nothing to change\n"
+    assert sorted((p.relative_to(root), p.read_bytes()) for p in root.rglob("*") if p.is_file()) == files
+
+
 @pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"prompt": 42}'])
 def test_a_hook_never_fails_on_bad_input(tmp_path, stdin):
     for event in claude_code.EVENTS:
         command = claude_code.hook_command(event, tmp_path / "no-such-root")
         done, _ = run_hook(command, stdin, tmp_path)
-        assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+        assert done.returncode == 0 and done.stderr == ""
+        if event == "SessionStart" and stdin.startswith("{"):  # a hook's input: the missing root is said
+            assert "no memory in this session" in json.loads(done.stdout)["systemMessage"]
+        else:
+            assert done.stdout == ""
+
+
+def test_a_root_moved_away_is_said_at_session_start_and_no_hook_fails(make_tree, tmp_path):
+    """The memory root moved after `claude-code install`: every hook still exits 0 without a word on stderr, and
+    SessionStart tells the user (``systemMessage``) and the model (its context) that memory is gone and how to
+    fix it. Before: the session started without memory and without a word; only hooks.log said why."""
+    root = make_tree(FILES)
+    project = tmp_path / "project"
+    project.mkdir()
+    done = subprocess.run([sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--project",
+                           str(project), "--yes"], capture_output=True, text=True, timeout=120, env=env_now(),
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    commands = {event: settings["hooks"][event][-1]["hooks"][0]["command"] for event in claude_code.EVENTS}
+    root.rename(tmp_path / "moved")
+    payload = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(project), "prompt": "Atlas warehouse"}
+    start, _ = run_hook(commands["SessionStart"], payload, project, MEMSEARCH_AUTOSTART="0")
+    prompt, _ = run_hook(commands["UserPromptSubmit"], payload, project, MEMSEARCH_AUTOSTART="0")
+    assert (start.returncode, start.stderr, prompt.returncode, prompt.stdout, prompt.stderr) == (0, "", 0, "", "")
+    said = json.loads(start.stdout)
+    shown = f"memory root {str(root.resolve())!r} does not exist"
+    assert shown in said["systemMessage"] and "`memsearch claude-code install NEW_ROOT`" in said["systemMessage"]
+    context = said["hookSpecificOutput"]
+    assert context["hookEventName"] == "SessionStart" and shown in context["additionalContext"]
+    assert "tell the user" in context["additionalContext"]
 
 
 @pytest.mark.parametrize("stdin", ["", " \n", "not json", '{"prompt": ', "[1, 2]", '"text"', "null", b"\xff\xfe{"])

@@ -188,3 +188,40 @@ def test_memsearch_edit_and_the_library_write_through_the_daemon(tree):
                           str(db), "--json", "-k", "1"], env=THIN, cwd=str(REPO), capture_output=True, text=True,
                          timeout=120)
     assert json.loads(hit.stdout)["hits"][0]["path"] == "people/ann.md"
+
+
+@pytest.mark.slow
+def test_a_stopped_service_is_given_up_after_a_probe_not_waited_for_each_call(make_tree, autostart):
+    """The service stopped with ``kill -STOP`` (or hung): each forwarded call used to wait SERVED_TIMEOUT_S (30 s)
+    before answering in-process, so every memory tool call of every session took 30 s. The server now asks the
+    service for its status beside the call after the client timeout, and gives a service that answers neither up."""
+    import signal
+
+    from memsearch.service import process
+
+    root = make_tree({"MEMORY.md": "# Memory\n\nAda keeps the harbor notes.\n", "notes/MEMORY.md": "# Notes\n\nNotes.\n",
+                      "notes/a.md": "# A\n\nThe harbor outage.\n"})
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    done = subprocess.run([sys.executable, "-m", "memsearch", "search", str(root), "harbor"], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 120
+    while not (status := process.daemon_status(root)).get("serving"):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.2)
+    os.kill(status["pid"], signal.SIGSTOP)
+    try:
+        server = subprocess.Popen([sys.executable, "-m", "memsearch", "serve", str(root)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(REPO))
+        requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "memory_read", "arguments": {"path": "MEMORY.md"}}}]
+        out, err = server.communicate("".join(json.dumps(r) + "\n" for r in requests), timeout=300)
+    finally:
+        os.kill(status["pid"], signal.SIGCONT)
+    replies = {r["id"]: r for r in map(json.loads, out.splitlines())}
+    assert "Ada keeps the harbor notes." in replies[2]["result"]["structuredContent"]["text"], replies
+    assert "nor a status request beside it within 3 s (stopped or hung); answering in-process" in err, err
+    assert "within 30 s" not in err, err

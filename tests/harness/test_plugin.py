@@ -116,6 +116,29 @@ def test_a_relative_memory_root_is_refused_and_a_home_one_expanded(tmp_path):
     assert validate(tmp_path / "mem").valid and not (tmp_path / "~").exists()
 
 
+def test_a_hook_timeout_over_the_plugins_is_kept_within_it(tmp_path):
+    """Claude Code cancels a plugin hook at hooks.json's ``timeout`` (10 s), killing it mid-work; a hook_timeout raised
+    past it (the docs' advice for a crowded machine) let the hook run on until then. The plugin's hooks now give up
+    by themselves within it: here a hook whose stdin never ends stops at 8 s and says so in hooks.log, not at 30 s."""
+    from memsearch.location import hooks_log_file
+
+    timeouts = {h["timeout"] for groups in json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"].values()
+                for g in groups for h in g["hooks"]}
+    assert timeouts == {plugin.HOOKS_TIMEOUT_S}
+    base = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "MEMSEARCH_AUTOSTART": "0",
+            "PYTHONPATH": str(REPO), "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], "MEMSEARCH_COMMAND": MEMSEARCH,
+            "MEMSEARCH_MEMORY_ROOT": str(tmp_path / "mem"), "MEMSEARCH_HOOK_TIMEOUT": "30"}
+    hook = subprocess.Popen([str(LAUNCHER), "hook", "prompt"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=base, cwd=tmp_path)
+    try:
+        assert hook.wait(timeout=120) == 0  # its stdin held open: it gives up at its own bound
+    finally:
+        hook.stdin.close()
+    assert hook.stdout.read() == b"" and hook.stderr.read() == b""
+    (line,) = hooks_log_file().read_text().splitlines()
+    assert f"prompt hook, {tmp_path / 'mem'}: no answer within the hook_timeout setting (8 s;" in line, line
+
+
 def test_the_session_log_is_off_unless_the_option_turns_it_on(tmp_path):
     from tests.harness.test_session_log import transcript
 
@@ -236,3 +259,18 @@ def test_the_real_cli_validates_installs_and_runs_the_plugin(claude_cli, tmp_pat
     assert "Where is the retry test?" in text and "hunter2" not in text and "password=[masked]" in text
     assert text.count("## Session ") == 2  # one section per session, never a duplicate (Stop, then SessionEnd)
     assert f"- ledger/{log.name}:" in recalled[1], recalled  # the second session recalls the first
+
+
+def test_the_plugin_folder_claude_code_install_writes_passes_strict_validation(claude_cli, make_tree, tmp_path):
+    """`memsearch claude-code install ROOT --plugin DIR` writes a plugin folder; `claude plugin validate --strict` on
+    it failed (no author in plugin.json, a warning --strict counts), as the repository's own plugin does not."""
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    folder = tmp_path / "my plugin"
+    done = subprocess.run([sys.executable, "-m", "memsearch", "claude-code", "install", str(root), "--plugin",
+                           str(folder), "--log-sessions", "--yes"], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    checked = subprocess.run([claude_cli, "plugin", "validate", "--strict", str(folder)], capture_output=True, text=True,
+                             timeout=300, env={"HOME": str(tmp_path), "PATH": os.environ["PATH"],
+                                               "DISABLE_AUTOUPDATER": "1"}, stdin=subprocess.DEVNULL)
+    assert checked.returncode == 0 and "Validation passed" in checked.stdout, checked.stdout + checked.stderr

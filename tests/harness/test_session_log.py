@@ -193,7 +193,8 @@ def test_nothing_is_written_for_a_session_without_a_prompt_or_a_transcript(make_
 @pytest.mark.slow
 def test_the_next_prompt_recalls_the_logged_session(make_tree, tmp_path):
     """Installed with --log-sessions: the Stop hook, run as Claude Code runs it, writes the log; the next
-    prompt's hook (through the daemon the hooks started) recalls it; the tree stays valid."""
+    prompt's hook (through the daemon the hooks started) recalls it in another session, not in the session itself;
+    the tree stays valid."""
     root = make_tree(FILES)
     project = tmp_path / "billing-service"
     (project / ".git").mkdir(parents=True)
@@ -214,12 +215,18 @@ def test_the_next_prompt_recalls_the_logged_session(make_tree, tmp_path):
         assert (root / "billing-service" / "2026-11-03.md").is_file() and validate(root).valid
         deadline, recalled = time.monotonic() + 120, ""
         while time.monotonic() < deadline and "credit note" not in recalled:
-            done, _ = run_hook(command["UserPromptSubmit"], {"hook_event_name": "UserPromptSubmit",
+            done, _ = run_hook(command["UserPromptSubmit"], {"hook_event_name": "UserPromptSubmit", "session_id": "s-2",
                                                              "prompt": "what did we do about NOK refunds"}, project)
             recalled = done.stdout
             time.sleep(0.5)
         context = json.loads(recalled)["hookSpecificOutput"]["additionalContext"]
         assert "billing-service/2026-11-03.md" in context and "credit note" in context
+        # the running session's own logged turns are in its context already: its next prompt does not recall them
+        # (before: they came back as the top hit of every prompt like the one before)
+        done, _ = run_hook(command["UserPromptSubmit"], {"hook_event_name": "UserPromptSubmit", "session_id": "s-1",
+                                                         "prompt": "what did we do about NOK refunds"}, project)
+        assert done.returncode == 0 and "credit note" not in done.stdout and "Session s-1" not in done.stdout, done.stdout
+        assert "Memory recalled for this prompt" in done.stdout  # the rest of memory still is
     finally:
         subprocess.run([sys.executable, "-m", "memsearch", "stop", str(root)], capture_output=True, env=env_now(),
                        timeout=60)
@@ -309,3 +316,72 @@ def test_a_repository_named_like_a_directory_of_another_format_gets_a_folder_of_
                                                                                     (root / "skills").iterdir()) == ["deploy"]
     monkeypatch.setenv("MEMSEARCH_FOREIGN", "skills")
     assert validate(root).valid
+
+
+def test_repositories_named_in_any_script_keep_their_names_and_folders_of_their_own(make_tree, tmp_path):
+    """A repository named in Cyrillic, Japanese or with an accent (decomposed, as macOS writes it) is logged in a
+    folder of its name. Before: every letter outside A-Z was a dash, so ``Проект`` and ``日本語`` both became
+    ``sessions`` (two repositories in one folder, whose MEMORY.md named only the first) and ``café`` ``caf``."""
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    for name, folder in (("Проект", "Проект"), ("日本語", "日本語"), ("cafe\u0301 app", "caf\u00e9-app")):
+        repo = tmp_path / name
+        (repo / ".git").mkdir(parents=True)
+        log = transcript(tmp_path / f"{len(folder)}-{folder}.jsonl", str(repo), [(f"Tidy {name}", "Tidied.", "")],
+                         sid=folder)
+        payload = {"session_id": folder, "transcript_path": log, "cwd": str(repo), "hook_event_name": "Stop"}
+        assert session_log.record_hook(root, payload) == f"{folder}/2026-11-03.md"
+        assert f"Tidy {name}" in (root / folder / "2026-11-03.md").read_text()
+        assert str(repo) in (root / folder / "MEMORY.md").read_text()
+    assert sorted(p.name for p in root.iterdir() if p.is_dir()) == sorted(["Проект", "日本語", "caf\u00e9-app"])
+    assert validate(root).valid
+
+
+def test_a_folder_outside_git_is_not_said_to_be_on_branch_head(tmp_path):
+    """Claude Code writes ``"gitBranch": "HEAD"`` in a folder that is not a git repository (and on a detached head):
+    no branch. Before: every such session's heading said ``on branch HEAD``."""
+    cwd = str(tmp_path / "scratch")
+    path = tmp_path / "t.jsonl"
+    for branches, shown in ((["HEAD", "HEAD"], ""), (["main", "HEAD"], " on branch main")):
+        path.write_text("\n".join(entry(kind, text, f"2026-11-03T10:0{i}:00.000Z", cwd, gitBranch=branch)
+                                  for i, (kind, text, branch) in enumerate(zip(("user", "assistant"),
+                                                                                ("Tidy up", [{"type": "text",
+                                                                                              "text": "Done."}]),
+                                                                                branches))) + "\n")
+        session = session_log.read_transcript(path, "s-1")
+        heading = session_log.render_section(session).splitlines()[0]
+        assert "HEAD" not in heading and heading.endswith(shown) and (" on branch" in heading) == bool(shown), heading
+
+
+def test_an_emoji_cut_in_two_in_the_transcript_does_not_lose_the_session(make_tree, tmp_path):
+    """A transcript line may hold half of a surrogate pair (``\\ud83d``: an emoji cut in two, as JavaScript's
+    JSON.stringify writes it). Before: writing the log raised UnicodeEncodeError and the session was never recorded,
+    at every Stop; now the half is U+FFFD and the rest is kept."""
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    cwd = str(tmp_path / "shop")
+    path = tmp_path / "t.jsonl"
+    path.write_text(entry("user", "Fix the checkout banner \ud83d please", "2026-11-03T10:00:00.000Z", cwd) + "\n"
+                    + entry("assistant", [{"type": "text", "text": "Fixed \udc00 it."}], "2026-11-03T10:00:05.000Z",
+                            cwd) + "\n")
+    assert "\\ud83d" in path.read_text()  # the escape, as Claude Code writes it
+    payload = {"session_id": "s-1", "transcript_path": str(path), "cwd": cwd, "hook_event_name": "SessionEnd"}
+    assert session_log.record_hook(root, payload) == "shop/2026-11-03.md"
+    text = (root / "shop" / "2026-11-03.md").read_text(encoding="utf-8")
+    assert "Fix the checkout banner \ufffd please" in text and "Fixed \ufffd it." in text
+    assert validate(root).valid
+
+
+def test_pasted_terminal_output_is_kept_readable_not_as_control_characters(make_tree, tmp_path):
+    """A prompt holding pasted terminal output (colour escapes, a NUL, a BEL) or U+202E. Before: written as they were,
+    so the day's log was a binary file to grep, recoloured the terminal that printed it, and showed text reversed."""
+    import unicodedata
+
+    root = make_tree({"MEMORY.md": "# Memory\n"})
+    cwd = str(tmp_path / "shop")
+    pasted = "Why this? \x1b[1;31merror\x1b[0m: bad byte \x00 then \x07 and \u202eesrever C:\\src\\app"
+    log = transcript(tmp_path / "t.jsonl", cwd, [(pasted, "Because \x1b[32mnull\x1b[0m.", "")])
+    payload = {"session_id": "s-1", "transcript_path": log, "cwd": cwd, "hook_event_name": "SessionEnd"}
+    assert session_log.record_hook(root, payload) == "shop/2026-11-03.md"
+    text = (root / "shop" / "2026-11-03.md").read_text(encoding="utf-8")
+    assert not [c for c in text if c != "\n" and unicodedata.category(c) in ("Cc", "Cf")], ascii(text)
+    assert "Why this? error: bad byte \\x00 then \\x07 and \\u202eesrever C:\\src\\app" in text
+    assert "**Claude:** Because null." in text and validate(root).valid

@@ -421,6 +421,38 @@ def test_a_long_write_waits_while_the_server_answers_beside_it_and_gives_up_when
         assert done and isinstance(done[0], errors.DaemonUnavailable) and "did not answer" in str(done[0])
 
 
+def test_a_probed_call_waits_for_a_busy_server_and_gives_up_on_a_mute_one(tmp_path):
+    """``probe`` (what ``memsearch serve`` forwards with): a server that answers a status request beside the call is
+    waited for past the probe, up to the timeout; one that answers neither is given up after the probe and the
+    status request, not at the end of the timeout (a stopped service cost every forwarded MCP call 30 s)."""
+    path = tmp_path / "run" / "p.sock"
+    protocol.secure_dir(path.parent, create=True)
+
+    def dispatch(method, root, db, params, progress=None):
+        if method == "search":
+            time.sleep(1.0)  # longer than the probe
+            return {"hits": []}
+        return {"status": "working"}
+
+    server = Server(dispatch=dispatch, path=path).start()
+    try:
+        assert Client(path=path, timeout=60, probe=0.3).call("search") == {"hits": []}
+    finally:
+        server.close()
+    mute_path = tmp_path / "run" / "mute.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as mute:
+        mute.bind(str(mute_path))
+        mute.listen(4)  # accepts connections (backlog) and never answers
+        done: list = []
+        asking = threading.Thread(target=lambda: done.append(_refused(lambda: Client(path=mute_path, timeout=600,
+                                                                                     probe=0.3).call("search"))),
+                                  daemon=True)
+        asking.start()
+        asking.join(60)
+        assert done and isinstance(done[0], errors.DaemonUnavailable), done
+        assert "nor a status request beside it within 0.3 s (stopped or hung)" in str(done[0])
+
+
 def _refused(call):
     try:
         return call()
