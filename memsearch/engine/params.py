@@ -28,6 +28,10 @@ def index_params(embedder, chunker: ChunkerConfig, encoding: str, include_core: 
 def check_params(meta: dict, mine: dict, location: str, root) -> None:
     """Raise :class:`IndexMismatch` naming the fix when the index at ``location`` (its parameters ``meta``)
     was built otherwise than ``mine`` say: vectors of two models are never mixed."""
+    if meta.get("tokenizer") != mine["tokenizer"]:  # one that cannot load is that error, not a rebuild to do
+        from ..memory.tokens import get_encoding
+
+        get_encoding(mine["tokenizer"])
     for key, label in _CHECKED:
         if meta.get(key) != mine[key]:
             theirs = meta.get("model") if key == "fingerprint" else meta.get(key)

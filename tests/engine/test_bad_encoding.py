@@ -1,0 +1,40 @@
+"""A tokenizer that cannot load (``MEMSEARCH_ENCODING=foo``) is refused before an index is dropped or recorded."""
+
+from __future__ import annotations
+
+import pytest
+
+from memsearch.engine.embed.embedder import HashEmbedder
+from memsearch.engine.index import MemoryIndex
+from memsearch.errors import TokenizerUnavailable
+
+TREE = {
+    "MEMORY.md": "# Root\n\nCore memory.\n",
+    "projects/MEMORY.md": "# Projects\n\nActive projects.\n",
+    "projects/atlas.md": "# Atlas\n\nWe chose ClickHouse for the warehouse.\n",
+}
+
+
+def test_a_rebuild_with_an_unknown_encoding_keeps_the_index(make_tree, tmp_path):
+    root, db = make_tree(TREE), tmp_path / "db"
+    MemoryIndex(root, db=db, embedder=HashEmbedder()).sync()
+    with pytest.raises(TokenizerUnavailable, match="unknown tiktoken encoding 'foo'"):
+        MemoryIndex(root, db=db, embedder=HashEmbedder(), rebuild=True, encoding="foo").sync()
+    kept = MemoryIndex(root, db=db, embedder=HashEmbedder())  # opens: the index records cl100k_base still
+    assert [hit.path for hit in kept.search("ClickHouse warehouse", mode="keyword")] == ["projects/atlas.md"]
+    assert kept.sync().files_unchanged == 2
+
+
+def test_a_first_build_with_an_unknown_encoding_records_nothing(make_tree, tmp_path):
+    root, db = make_tree(TREE), tmp_path / "db"
+    with pytest.raises(TokenizerUnavailable):
+        MemoryIndex(root, db=db, embedder=HashEmbedder(), encoding="foo").sync()
+    assert MemoryIndex(root, db=db, embedder=HashEmbedder()).sync().files_added == 2
+
+
+def test_opening_with_an_unknown_encoding_says_so_rather_than_asking_for_a_rebuild(make_tree, tmp_path, monkeypatch):
+    root, db = make_tree(TREE), tmp_path / "db"
+    MemoryIndex(root, db=db, embedder=HashEmbedder()).sync()
+    monkeypatch.setenv("MEMSEARCH_ENCODING", "foo")
+    with pytest.raises(TokenizerUnavailable, match="'foo' \\(set by MEMSEARCH_ENCODING\\)"):
+        MemoryIndex(root, db=db, embedder=HashEmbedder())
