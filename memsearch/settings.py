@@ -94,6 +94,14 @@ def _path(value: Any) -> Path:
     return Path(_text(value) if isinstance(value, str) else value).expanduser()
 
 
+def _file(value: Any) -> Path:
+    """The path of a file that exists (a registry read over a process's life: checked before a service inherits it)."""
+    path = _path(value)
+    if not path.is_file():
+        raise ValueError
+    return path
+
+
 def _db(value: Any) -> Path | str:
     """A directory path, or an object-store URI (``s3://bucket/prefix``) kept as text."""
     text = _text(os.fspath(value) if isinstance(value, os.PathLike) else value)
@@ -144,7 +152,7 @@ _ROWS = [
             "The DynamoDB endpoint of `s3+ddb://` indexes (LanceDB's commit store).", "AWS's own endpoint"),
     Setting("model", "MEMSEARCH_MODEL", None, _text, "a model name from models.toml or a local model directory",
             "The embedding model.", "the registry's default (`all-MiniLM-L6-v2`)"),
-    Setting("models", "MEMSEARCH_MODELS", None, _path, "the path of a models.toml file",
+    Setting("models", "MEMSEARCH_MODELS", None, _file, "the path of a models.toml file",
             "Another model registry instead of the bundled `models.toml`.", "the bundled registry"),
     Setting("device", "MEMSEARCH_DEVICE", None, _text, "a torch device such as cpu, cuda or cuda:1",
             "Where the model runs.", "CUDA when available, else CPU"),

@@ -1,0 +1,36 @@
+"""Settings with bad values at the command line: one line naming the variable and its fix, exit 2, no traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from memsearch.engine.embed.models import registry, resolve_model
+from memsearch.errors import InvalidArgument
+from tests.conftest import run_cli
+
+
+def _one_error_line(err: str) -> str:
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("registry_file", ["missing.toml", "folder", "garbage.toml", "wrong-shape.toml"])
+def test_a_models_registry_that_cannot_be_read_is_named(registry_file, examples_copy, tmp_path, monkeypatch, capsys):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "garbage.toml").write_text("garbage [[[\n")
+    (tmp_path / "wrong-shape.toml").write_text("models = 3\n")
+    monkeypatch.setenv("MEMSEARCH_MODELS", str(tmp_path / registry_file))
+    with pytest.raises(InvalidArgument, match="MEMSEARCH_MODELS="):
+        registry()
+    for argv in (["models"], ["search", str(examples_copy), "atlas", "--local"], ["index", str(examples_copy)]):
+        code, _, err = run_cli(argv, capsys)
+        assert code == 2 and "MEMSEARCH_MODELS=" in _one_error_line(err), (argv, err)
+    assert not (examples_copy / ".memsearch").exists()
+
+
+def test_a_models_registry_given_is_read(tmp_path, monkeypatch):
+    (tmp_path / "models.toml").write_text('default = "mine"\n[models.mine]\ndimension = 8\nhub = "a/b"\n')
+    monkeypatch.setenv("MEMSEARCH_MODELS", str(tmp_path / "models.toml"))
+    assert resolve_model().name == "mine"
