@@ -34,3 +34,21 @@ def test_a_models_registry_given_is_read(tmp_path, monkeypatch):
     (tmp_path / "models.toml").write_text('default = "mine"\n[models.mine]\ndimension = 8\nhub = "a/b"\n')
     monkeypatch.setenv("MEMSEARCH_MODELS", str(tmp_path / "models.toml"))
     assert resolve_model().name == "mine"
+
+
+def _cli(argv, **env):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "memsearch", *argv], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, **env))
+
+
+def test_a_model_cache_that_is_a_file_is_named_not_called_index_damage(examples_copy, tmp_path):
+    """The ONNX export goes to MEMSEARCH_CACHE; a file there failed inside the index's error translation and was
+    reported as a damaged index to rebuild (which fails the same way)."""
+    (tmp_path / "cache").write_text("not a folder\n")
+    done = _cli(["index", str(examples_copy)], MEMSEARCH_CACHE=str(tmp_path / "cache"))
+    line = _one_error_line(done.stderr)
+    assert done.returncode == 2 and "MEMSEARCH_CACHE" in line and "damaged" not in line and "rebuild" not in line, line
