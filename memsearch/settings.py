@@ -130,6 +130,18 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(str(item) for item in value)
 
 
+def _inner_dirs(value: Any) -> tuple[str, ...]:
+    """:func:`_names` of folders inside the root: an absolute path, ``.`` or one leading out (``..``) is refused."""
+    from pathlib import PurePosixPath
+
+    names = _names(value)
+    for name in names:  # the rule of memory.tree.foreign_dirs, which an argument goes through
+        text = str(PurePosixPath(name.strip().replace(os.sep, "/")))
+        if text in ("", ".") or text.startswith(("/", "..")) or "/../" in f"/{text}/":
+            raise ValueError
+    return names
+
+
 _ROWS = [
     Setting("db", "MEMSEARCH_DB", None, _db, "a directory path, or s3://bucket/prefix (s3+ddb:// too)",
             "Where the index lives.", "`ROOT/.memsearch`"),
@@ -184,7 +196,7 @@ _ROWS = [
             "(rebuilt when the table changes), or `lancedb`, LanceDB's full-text index (same analysis and scoring)."),
     Setting("encoding", "MEMSEARCH_ENCODING", "cl100k_base", _text, "a tiktoken encoding name",
             "The tokenizer for token counts and budgets."),
-    Setting("foreign", "MEMSEARCH_FOREIGN", ("skills",), _names, "comma-separated paths relative to the root, or none",
+    Setting("foreign", "MEMSEARCH_FOREIGN", ("skills",), _inner_dirs, "comma-separated paths relative to the root, or none",
             "Directories governed by another format, skipped whole.", "`skills`"),
     Setting("core_budget", "MEMSEARCH_CORE_BUDGET", 30_000, whole(1), "a whole number of tokens, at least 1",
             "Token budget of core memory: `validate` warns past it, and a memory write that would pass it is refused."),

@@ -52,3 +52,17 @@ def test_a_model_cache_that_is_a_file_is_named_not_called_index_damage(examples_
     done = _cli(["index", str(examples_copy)], MEMSEARCH_CACHE=str(tmp_path / "cache"))
     line = _one_error_line(done.stderr)
     assert done.returncode == 2 and "MEMSEARCH_CACHE" in line and "damaged" not in line and "rebuild" not in line, line
+
+
+@pytest.mark.parametrize("value", ["../x", "/etc", "a/../../b", "."])
+def test_a_foreign_folder_outside_the_root_names_the_variable_and_starts_no_service(value, examples_copy, tmp_path):
+    """Docs (settings.md): a bad value is one line naming the variable; a command that would start the service
+    checks the variables first and starts none. MEMSEARCH_FOREIGN=../x was refused only later, in words that did not
+    name it, after the service had been started with it."""
+    from memsearch.location import service_start_file
+
+    done = _cli(["search", str(examples_copy), "atlas", "--mode", "keyword"], MEMSEARCH_FOREIGN=value,
+                MEMSEARCH_AUTOSTART="1")
+    line = _one_error_line(done.stderr)
+    assert done.returncode == 2 and f"MEMSEARCH_FOREIGN={value!r} is not valid" in line, line
+    assert not service_start_file().exists()  # written before a service is started, under its lock
