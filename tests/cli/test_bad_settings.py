@@ -66,3 +66,23 @@ def test_a_foreign_folder_outside_the_root_names_the_variable_and_starts_no_serv
     line = _one_error_line(done.stderr)
     assert done.returncode == 2 and f"MEMSEARCH_FOREIGN={value!r} is not valid" in line, line
     assert not service_start_file().exists()  # written before a service is started, under its lock
+
+
+TINY = {"MEMORY.md": "# Root\n\nCore.\n", "notes/MEMORY.md": "# Notes\n\nDaily notes.\n",
+        "notes/2026-01-02.md": "# Jan 2\n\nWe chose ClickHouse.\n"}
+
+
+@pytest.mark.parametrize("device", ["tpu", "cuda:abc"])
+def test_a_device_torch_does_not_know_names_the_variable(device, make_tree):
+    """MEMSEARCH_DEVICE=tpu ended in 'cannot load the model at /site-packages/...: Expected one of cpu, cuda, ...',
+    after transformers' "Loading weights" bar, never naming the variable."""
+    done = _cli(["index", str(make_tree(TINY))], MEMSEARCH_DEVICE=device)
+    line = _one_error_line(done.stderr)
+    assert done.returncode == 2 and f"MEMSEARCH_DEVICE={device!r} cannot run the model" in line, line
+    assert "unset MEMSEARCH_DEVICE" in line
+
+
+def test_the_torch_backend_loads_the_model_without_a_progress_bar(make_tree):
+    done = _cli(["index", str(make_tree(TINY))], MEMSEARCH_BACKEND="torch")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", done.stderr  # transformers drew "Loading weights: 100%|...|" here
