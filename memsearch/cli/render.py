@@ -150,8 +150,28 @@ def warn(message: str) -> None:
 
 def print_error(exc: Exception, root=None, db=None) -> None:
     """One error line; the library's ``memsearch COMMAND ROOT`` hints name ``root`` (and the ``--db`` given)
-    when the CLI knows it (:func:`~memsearch.errors.naming_root`)."""
-    line(("error:", "red"), " " + naming_root(str(exc), root, db), stderr=True)
+    when the CLI knows it (:func:`~memsearch.errors.naming_root`), as given, even where the library filled in the
+    resolved root (a hint raised with ``Hint(..., root=...)``)."""
+    line(("error:", "red"), " " + naming_root(_as_given(exc, root, db), root, db), stderr=True)
+
+
+def _as_given(exc, root, db) -> str:
+    """``exc`` as text, its hint naming ``root`` as the user gave it (``m1``, not ``/home/me/m1``) when the library
+    named that same root, resolved; else as it is."""
+    hint = getattr(exc, "hint", None)
+    known = getattr(hint, "root", None)
+    if root is None or known is None or not hasattr(exc, "text"):
+        return str(exc)
+    from pathlib import Path
+
+    try:
+        same = Path(root).expanduser().resolve() == Path(known).resolve()
+    except (OSError, RuntimeError, ValueError):
+        same = False
+    if not same:
+        return str(exc)
+    given = type(hint)(hint.action, hint.path, root=root, db=db if db is not None else hint.db)
+    return f"{exc.text}: {given.render('cli')}"
 
 
 def print_core(data: dict) -> None:

@@ -189,3 +189,21 @@ def test_an_index_locked_raised_by_the_python_api_names_the_root_in_its_hint(odd
     assert commands(str(busy.value)) == [expected]
     assert "ROOT" not in str(busy.value)
     assert str(Hint.from_dict(busy.value.hint.to_dict()).render("cli")) == busy.value.hint.render("cli")
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["check", "{root}"], "build it with `memsearch index {root}`"),
+    (["check", "{root}", "--json"], "build it with `memsearch index {root}`"),
+    (["search", "{root}", "atlas", "--scope", "nope", "--local"], "see what is there with `memsearch ls {root} .`"),
+    (["search", "{root}", "atlas", "--scope", ".hidden", "--local"], "see what is there with `memsearch ls {root} .`"),
+])
+def test_a_hint_the_library_gave_the_root_names_it_as_given(make_tree, tmp_path, monkeypatch, capsys, argv, hint):
+    """Docs (commands.md): hints name the memory root you gave. A hint the library raised with the root it knew
+    (no index to check, a scope that is no folder) named it resolved: `memsearch index /tmp/.../memory0` for `m`."""
+    from tests.conftest import run_cli
+
+    root = make_tree({"MEMORY.md": "# M\n\nm\n", "notes/MEMORY.md": "# N\n\nn\n", "notes/a.md": "# A\n\natlas\n"})
+    monkeypatch.chdir(root.parent)
+    code, _, err = run_cli([root.name if a == "{root}" else a for a in argv], capsys)
+    assert code == 2 and hint.format(root=root.name) in err and str(root) + "`" not in err, err
+    assert not (root / ".memsearch").exists() or argv[0] == "search"
