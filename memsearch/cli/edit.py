@@ -17,6 +17,7 @@ import typer
 
 from ..errors import BadToolCall, InvalidArgument, MemsearchError, shell_word
 from .options import DbOpt, ModelOpt, RootArg
+from .render import write_out
 
 __all__ = ["register"]
 
@@ -201,9 +202,9 @@ def register(app: typer.Typer) -> None:
                 _refusal_in_cli_words(exc, root)
             raise
         if as_json:
-            sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+            write_out(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
             return
-        sys.stdout.write(result["result"] + "\n")
+        write_out(result["result"] + "\n")
         index = result.get("index")
         if index and not index.get("synced"):
             sys.stderr.write(f"memsearch: the index lags: {index.get('note') or index.get('error')}\n")

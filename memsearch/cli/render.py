@@ -93,8 +93,19 @@ def search_json(query: str, hits: list[dict]) -> dict:
     return {"query": query, "hits": list(hits)} | ({"indexing": building} if building else {})
 
 
+#: Characters handed to stdout per write: a reader gone mid-output (``| head``) must surface as BrokenPipeError,
+#: which CPython's buffered writer drops after a partial write of one large string (the command then exited 0).
+WRITE_CHUNK = 1 << 16
+
+
+def write_out(text: str) -> None:
+    """``text`` on stdout, in pieces of :data:`WRITE_CHUNK`, so that a reader that stops early is noticed."""
+    for start in range(0, len(text), WRITE_CHUNK):
+        sys.stdout.write(text[start:start + WRITE_CHUNK])
+
+
 def emit_json(data) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    write_out(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 def ns(data):
@@ -175,7 +186,7 @@ def _as_given(exc, root, db) -> str:
 
 
 def print_core(data: dict) -> None:
-    sys.stdout.write(_for(sys.stdout, data["rendered"]) + "\n")
+    write_out(_for(sys.stdout, data["rendered"]) + "\n")
     line((f"{counted(len(data['files']), 'core file')}, {counted(data['total_tokens'], 'token')} ({data['encoding']})", "dim"),
          stderr=True)
 
@@ -201,7 +212,7 @@ def print_listing(data: dict) -> None:
 
 def print_read(data: dict) -> None:
     text = _for(sys.stdout, data["text"])
-    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+    write_out(text if text.endswith("\n") or not text else text + "\n")
 
 
 #: Lines of a hit's text shown under it; the rest is named with the command that reads it.
