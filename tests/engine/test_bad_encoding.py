@@ -1,4 +1,5 @@
-"""A tokenizer that cannot load (``MEMSEARCH_ENCODING=foo``) is refused before an index is dropped or recorded."""
+"""Index parameters refused by name: a tokenizer that cannot load (``MEMSEARCH_ENCODING=foo``) before an index is
+dropped or recorded, and one model's other vectors (``MEMSEARCH_QUANTIZE=int8``) by their fingerprints."""
 
 from __future__ import annotations
 
@@ -38,3 +39,16 @@ def test_opening_with_an_unknown_encoding_says_so_rather_than_asking_for_a_rebui
     monkeypatch.setenv("MEMSEARCH_ENCODING", "foo")
     with pytest.raises(TokenizerUnavailable, match="'foo' \\(set by MEMSEARCH_ENCODING\\)"):
         MemoryIndex(root, db=db, embedder=HashEmbedder())
+
+
+def test_one_model_with_other_vectors_names_the_fingerprints_and_the_rebuild(make_tree, tmp_path):
+    """MEMSEARCH_QUANTIZE=int8 on an index built in FP32 said 'built with embedding model all-MiniLM-L6-v2, not
+    all-MiniLM-L6-v2' and proposed `--model all-MiniLM-L6-v2`: the names agree, the vectors do not."""
+    from memsearch.errors import IndexMismatch
+
+    root, db = make_tree(TREE), tmp_path / "db"
+    MemoryIndex(root, db=db, embedder=HashEmbedder(dimension=64, name="same")).sync()
+    with pytest.raises(IndexMismatch) as refused:
+        MemoryIndex(root, db=db, embedder=HashEmbedder(dimension=32, name="same"))
+    message = str(refused.value)
+    assert "'same:64', not 'same:32'" in message and "`memsearch index ROOT --rebuild`" in message, message
