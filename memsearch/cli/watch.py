@@ -154,6 +154,7 @@ def service_command(
     from .. import settings
     from ..service.host import run_service
 
+    settings.check_all()  # as a command that starts it in the background does: a bad variable, before it serves
     _configure_logging(log_file)
     raise typer.Exit(run_service(root=root, db=db, model=model, idle_exit=settings.get("idle_exit", idle_exit),
                                  start_fd=start_fd))
