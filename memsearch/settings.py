@@ -94,6 +94,14 @@ def _path(value: Any) -> Path:
     return Path(_text(value) if isinstance(value, str) else value).expanduser()
 
 
+def _file(value: Any) -> Path:
+    """The path of a file that exists (a registry read over a process's life: checked before a service inherits it)."""
+    path = _path(value)
+    if not path.is_file():
+        raise ValueError
+    return path
+
+
 def _db(value: Any) -> Path | str:
     """A directory path, or an object-store URI (``s3://bucket/prefix``) kept as text."""
     text = _text(os.fspath(value) if isinstance(value, os.PathLike) else value)
@@ -122,6 +130,18 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(str(item) for item in value)
 
 
+def _inner_dirs(value: Any) -> tuple[str, ...]:
+    """:func:`_names` of folders inside the root: an absolute path, ``.`` or one leading out (``..``) is refused."""
+    from pathlib import PurePosixPath
+
+    names = _names(value)
+    for name in names:  # the rule of memory.tree.foreign_dirs, which an argument goes through
+        text = str(PurePosixPath(name.strip().replace(os.sep, "/")))
+        if text in ("", ".") or text.startswith(("/", "..")) or "/../" in f"/{text}/":
+            raise ValueError
+    return names
+
+
 _ROWS = [
     Setting("db", "MEMSEARCH_DB", None, _db, "a directory path, or s3://bucket/prefix (s3+ddb:// too)",
             "Where the index lives.", "`ROOT/.memsearch`"),
@@ -144,7 +164,7 @@ _ROWS = [
             "The DynamoDB endpoint of `s3+ddb://` indexes (LanceDB's commit store).", "AWS's own endpoint"),
     Setting("model", "MEMSEARCH_MODEL", None, _text, "a model name from models.toml or a local model directory",
             "The embedding model.", "the registry's default (`all-MiniLM-L6-v2`)"),
-    Setting("models", "MEMSEARCH_MODELS", None, _path, "the path of a models.toml file",
+    Setting("models", "MEMSEARCH_MODELS", None, _file, "the path of a models.toml file",
             "Another model registry instead of the bundled `models.toml`.", "the bundled registry"),
     Setting("device", "MEMSEARCH_DEVICE", None, _text, "a torch device such as cpu, cuda or cuda:1",
             "Where the model runs.", "CUDA when available, else CPU"),
@@ -176,7 +196,7 @@ _ROWS = [
             "(rebuilt when the table changes), or `lancedb`, LanceDB's full-text index (same analysis and scoring)."),
     Setting("encoding", "MEMSEARCH_ENCODING", "cl100k_base", _text, "a tiktoken encoding name",
             "The tokenizer for token counts and budgets."),
-    Setting("foreign", "MEMSEARCH_FOREIGN", ("skills",), _names, "comma-separated paths relative to the root, or none",
+    Setting("foreign", "MEMSEARCH_FOREIGN", ("skills",), _inner_dirs, "comma-separated paths relative to the root, or none",
             "Directories governed by another format, skipped whole.", "`skills`"),
     Setting("core_budget", "MEMSEARCH_CORE_BUDGET", 30_000, whole(1), "a whole number of tokens, at least 1",
             "Token budget of core memory: `validate` warns past it, and a memory write that would pass it is refused."),

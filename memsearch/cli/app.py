@@ -31,6 +31,7 @@ from .render import (
     print_read,
     search_json,
     warn,
+    write_out,
 )
 from .spec import typer_param as P
 
@@ -193,7 +194,7 @@ def search_command(
     )
     if batch is not None:
         for item, hits in results:
-            sys.stdout.write(json.dumps({"qid": item["qid"], "hits": hits}, ensure_ascii=False) + "\n")
+            write_out(json.dumps({"qid": item["qid"], "hits": hits}, ensure_ascii=False) + "\n")
         return
     [(_, hits)] = list(results)
     if as_json:

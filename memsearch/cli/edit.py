@@ -8,14 +8,16 @@ the command exits; a refusal is one ``error:`` line and exit status 2, with noth
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from ..errors import BadToolCall, InvalidArgument
+from ..errors import BadToolCall, InvalidArgument, MemsearchError, shell_word
 from .options import DbOpt, ModelOpt, RootArg
+from .render import write_out
 
 __all__ = ["register"]
 
@@ -116,6 +118,23 @@ def _in_cli_words(call: dict) -> None:
                               f"{'it' if len(extra) == 1 else 'them'} out ({usage})") from None
 
 
+#: A memory-tool argument named in a refusal (not inside a path: ``notes/old_str.md`` stays as it is).
+_ARGUMENT = re.compile(r"(?<![\w./-])'?(" + "|".join(GIVEN_AS) + r")'?(?![\w./-])")
+#: The tool's "view PATH to see ..." advice: on the command line, the ``view`` command that does it.
+_VIEW = re.compile(r"\bview (\S+) to see")
+
+
+def _refusal_in_cli_words(exc: MemsearchError, root: Path) -> None:
+    """Reword, in place, an editor's refusal of a command-line call in the command line's words: the tool's argument
+    names as this command's options and arguments (``old_str`` -> ``--old``, ``insert_line`` -> ``--line``) and its
+    ``view PATH`` as the command that views it; a model calling the tool keeps the tool's words."""
+    if len(exc.args) != 1 or not isinstance(exc.args[0], str):
+        return
+    text = _ARGUMENT.sub(lambda m: GIVEN_AS[m.group(1)][0], exc.args[0])
+    text = _VIEW.sub(lambda m: f"run `memsearch edit {shell_word(root)} view {m.group(1)}` to see", text)
+    exc.args = (text,)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``edit`` command to ``app``."""
 
@@ -172,15 +191,20 @@ def register(app: typer.Typer) -> None:
             _in_cli_words(call)
         name = call.pop("command", None)
         result = None
-        if not no_sync and name != "view":  # the daemon holding the index writes and indexes it (no model here)
-            result = edit_served(root, db, name, call, budget=budget, model=model)
-        if result is None:
-            editor = open_editor(root, db=db, model=model, budget=budget, sync=not no_sync and name != "view")
-            result = editor.run(name, **call).to_dict()
+        try:
+            if not no_sync and name != "view":  # the daemon holding the index writes and indexes it (no model here)
+                result = edit_served(root, db, name, call, budget=budget, model=model)
+            if result is None:
+                editor = open_editor(root, db=db, model=model, budget=budget, sync=not no_sync and name != "view")
+                result = editor.run(name, **call).to_dict()
+        except MemsearchError as exc:
+            if given is None:
+                _refusal_in_cli_words(exc, root)
+            raise
         if as_json:
-            sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+            write_out(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
             return
-        sys.stdout.write(result["result"] + "\n")
+        write_out(result["result"] + "\n")
         index = result.get("index")
         if index and not index.get("synced"):
             sys.stderr.write(f"memsearch: the index lags: {index.get('note') or index.get('error')}\n")

@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, shell_word
 from .options import DbOpt, root_arg
 
 __all__ = ["register"]
@@ -51,6 +51,16 @@ def _confirm_and_apply(changes, yes: bool, nothing: str = "already configured: n
     return True
 
 
+def _project(project: Optional[Path]) -> Optional[Path]:
+    """``--project DIR`` as given, refused when it is no folder: a mistyped path would get a new folder of
+    configuration that no client ever reads."""
+    if project is not None and not project.expanduser().is_dir():
+        what = "is not a folder" if project.expanduser().exists() else "does not exist"
+        raise InvalidArgument(f"--project {shell_word(project)} {what}: give the project's folder (its client "
+                              "configuration goes there), e.g. --project . run in the project itself")
+    return project
+
+
 def register(app: typer.Typer) -> None:
     """Add ``mcp-config`` and the ``claude-code`` group to ``app``."""
 
@@ -72,7 +82,7 @@ def register(app: typer.Typer) -> None:
         if not install:
             typer.echo(clients.render(spec, client), nl=False)
             return
-        _confirm_and_apply([clients.plan_install(spec, client, project=project)], yes)
+        _confirm_and_apply([clients.plan_install(spec, client, project=_project(project))], yes)
 
     group = typer.Typer(help="Claude Code: memory hooks and the MCP server for a project.", no_args_is_help=True)
     app.add_typer(group, name="claude-code")
@@ -80,7 +90,8 @@ def register(app: typer.Typer) -> None:
     @group.command("install")
     def claude_code_install(
         root: Path = root_arg(help="The memory root."),
-        project: Path = typer.Option(Path("."), "--project", help="The project: .claude/settings.json, .mcp.json."),
+        project: Optional[Path] = typer.Option(
+            None, "--project", help="The project: .claude/settings.json, .mcp.json (default: the current folder)."),
         plugin: Optional[Path] = typer.Option(None, "--plugin", help="Write a plugin folder instead."),
         writable: bool = typer.Option(False, "--writable", help="Also expose the memory tool, which writes memory."),
         log_sessions: bool = typer.Option(
@@ -93,6 +104,10 @@ def register(app: typer.Typer) -> None:
         permission rules for its tools; --log-sessions also keeps each session in ROOT."""
         from ..harness import claude_code, clients
 
+        if plugin is not None and project is not None:
+            raise InvalidArgument("give either --project DIR (a project's own configuration) or --plugin DIR (a plugin "
+                                  "folder), not both")
+        project = _project(project) or Path(".")
         spec = clients.server_spec(root, db=db, writable=writable)
         base = Path(spec.args[1])
         if plugin is not None:

@@ -93,8 +93,19 @@ def search_json(query: str, hits: list[dict]) -> dict:
     return {"query": query, "hits": list(hits)} | ({"indexing": building} if building else {})
 
 
+#: Characters handed to stdout per write: a reader gone mid-output (``| head``) must surface as BrokenPipeError,
+#: which CPython's buffered writer drops after a partial write of one large string (the command then exited 0).
+WRITE_CHUNK = 1 << 16
+
+
+def write_out(text: str) -> None:
+    """``text`` on stdout, in pieces of :data:`WRITE_CHUNK`, so that a reader that stops early is noticed."""
+    for start in range(0, len(text), WRITE_CHUNK):
+        sys.stdout.write(text[start:start + WRITE_CHUNK])
+
+
 def emit_json(data) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    write_out(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 def ns(data):
@@ -150,12 +161,32 @@ def warn(message: str) -> None:
 
 def print_error(exc: Exception, root=None, db=None) -> None:
     """One error line; the library's ``memsearch COMMAND ROOT`` hints name ``root`` (and the ``--db`` given)
-    when the CLI knows it (:func:`~memsearch.errors.naming_root`)."""
-    line(("error:", "red"), " " + naming_root(str(exc), root, db), stderr=True)
+    when the CLI knows it (:func:`~memsearch.errors.naming_root`), as given, even where the library filled in the
+    resolved root (a hint raised with ``Hint(..., root=...)``)."""
+    line(("error:", "red"), " " + naming_root(_as_given(exc, root, db), root, db), stderr=True)
+
+
+def _as_given(exc, root, db) -> str:
+    """``exc`` as text, its hint naming ``root`` as the user gave it (``m1``, not ``/home/me/m1``) when the library
+    named that same root, resolved; else as it is."""
+    hint = getattr(exc, "hint", None)
+    known = getattr(hint, "root", None)
+    if root is None or known is None or not hasattr(exc, "text"):
+        return str(exc)
+    from pathlib import Path
+
+    try:
+        same = Path(root).expanduser().resolve() == Path(known).resolve()
+    except (OSError, RuntimeError, ValueError):
+        same = False
+    if not same:
+        return str(exc)
+    given = type(hint)(hint.action, hint.path, root=root, db=db if db is not None else hint.db)
+    return f"{exc.text}: {given.render('cli')}"
 
 
 def print_core(data: dict) -> None:
-    sys.stdout.write(_for(sys.stdout, data["rendered"]) + "\n")
+    write_out(_for(sys.stdout, data["rendered"]) + "\n")
     line((f"{counted(len(data['files']), 'core file')}, {counted(data['total_tokens'], 'token')} ({data['encoding']})", "dim"),
          stderr=True)
 
@@ -181,7 +212,7 @@ def print_listing(data: dict) -> None:
 
 def print_read(data: dict) -> None:
     text = _for(sys.stdout, data["text"])
-    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+    write_out(text if text.endswith("\n") or not text else text + "\n")
 
 
 #: Lines of a hit's text shown under it; the rest is named with the command that reads it.

@@ -126,7 +126,7 @@ def _refuse_if_served(root: Path, db: Optional[str]) -> None:
     holder = verified_holder(where)
     if not holder or holder.get("purpose") != "watch" or not isinstance(holder.get("pid"), int):
         return
-    pid, base = holder["pid"], shell_word(where.root)
+    pid, base = holder["pid"], shell_word(root) + (f" --db {shell_word(db)}" if db else "")  # as given
     service = service_status()
     if (service is not None and service.get("pid") == pid) or (service is None and silent_service() == pid):
         raise IndexLocked(f"the memsearch service (pid {pid}) already keeps {where.root} fresh and answers for it: "
@@ -154,6 +154,7 @@ def service_command(
     from .. import settings
     from ..service.host import run_service
 
+    settings.check_all()  # as a command that starts it in the background does: a bad variable, before it serves
     _configure_logging(log_file)
     raise typer.Exit(run_service(root=root, db=db, model=model, idle_exit=settings.get("idle_exit", idle_exit),
                                  start_fd=start_fd))
@@ -167,7 +168,7 @@ def _detach(
 
     started = detach(root, db, model, debounce, wait, idle_exit=idle_exit)
     db_path, log_path = (escape(str(p)) for p in (started.db, started.log))
-    base = escape(shell_word(started.root))  # as typed in the commands named below
+    base = escape(shell_word(root) + (f" --db {shell_word(db)}" if db else ""))  # the root as given, in the commands below
     if started.already:
         serving = f", serving on {escape(started.socket)}" if started.serving else " (not answering on its socket yet)"
         out.print(
@@ -244,7 +245,7 @@ def status_command(root: Optional[Path] = root_arg(None, help="A memory root (de
         from ..errors import shell_word
         from ..memory.tree import INDEX_NAME
 
-        base = escape(shell_word(info["root"]))
+        base = escape(shell_word(root))  # as given, in the commands named below
         if not (Path(info["root"]) / INDEX_NAME).is_file():  # a typo'd or wrong folder: never "index it"
             out.print(f"index: none; {escape(info['root'])} has no MEMORY.md, so it is no memory root: check the path, or see what "
                       f"a memory root needs with `memsearch validate {base}`")

@@ -16,7 +16,7 @@ from .. import __version__, settings
 from ..errors import Hint, IndexDamaged, IndexLocked
 from ..location import IndexLocation
 from ..memory.contract import MemoryRef
-from ..memory.tokens import encoding_name
+from ..memory.tokens import encoding_name, get_encoding
 from ..memory.tree import resolve_root, scan
 from .embed.embedder import Embedder, load_embedder
 from .ingest.chunker import ChunkerConfig
@@ -167,6 +167,8 @@ class MemoryIndex:
                               "files", hint=self.lock.busy)
         with self.store.guard(self.root):  # taking the lock itself may fail (full disk, permissions)
             with self.lock.writing(timeout=wait):
+                if self._rebuild_pending or self.store.read_meta() is None:
+                    get_encoding(self.encoding)  # a tokenizer that cannot load fails here: no index dropped, none recorded
                 if self._rebuild_pending or (self.store.read_meta() is None and not self._weights_here(defer)):
                     getattr(self.embedder, "load", lambda: None)()  # a model that cannot load (offline) fails here:
                     # no index dropped, none recorded
@@ -217,6 +219,7 @@ class MemoryIndex:
     def rebuild(self, reason: str, progress: Progress | None = None) -> IndexReport:
         """Drop the index and build it again from the Markdown (the writer lock must be held)."""
         self.lock.check()  # never a new index in a folder removed meanwhile (the root being deleted)
+        get_encoding(self.encoding)  # nor one that records a tokenizer that cannot load
         logger.warning("rebuilding the index at %s: %s", self.db_path, reason)
         self._indexes_checked = False
         self.searcher.forget()

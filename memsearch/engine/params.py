@@ -28,14 +28,21 @@ def index_params(embedder, chunker: ChunkerConfig, encoding: str, include_core: 
 def check_params(meta: dict, mine: dict, location: str, root) -> None:
     """Raise :class:`IndexMismatch` naming the fix when the index at ``location`` (its parameters ``meta``)
     was built otherwise than ``mine`` say: vectors of two models are never mixed."""
+    if meta.get("tokenizer") != mine["tokenizer"]:  # one that cannot load is that error, not a rebuild to do
+        from ..memory.tokens import get_encoding
+
+        get_encoding(mine["tokenizer"])
     for key, label in _CHECKED:
         if meta.get(key) != mine[key]:
             theirs = meta.get("model") if key == "fingerprint" else meta.get(key)
             ours = mine["model"] if key == "fingerprint" else mine[key]
+            same_name = key == "fingerprint" and theirs == ours  # other vectors of one model: int8, other weights
+            if same_name:
+                theirs, ours = meta.get(key), mine[key]
             error = IndexMismatch(
                 f"the index at {location} was built with {label} {theirs!r}, not {ours!r} (vectors of two models "
                 "are never mixed; the same model as before also reads it)",
-                hint=_rebuild_for(ours) if key == "fingerprint" else Hint("rebuild"))
+                hint=_rebuild_for(ours) if key == "fingerprint" and not same_name else Hint("rebuild"))
             error.parameter = key  # "fingerprint": another model (`memsearch index --model` rebuilds for it)
             raise error
 

@@ -81,7 +81,9 @@ def get_encoding(name: str | None = None):
     name = encoding_name(name)
     known = tiktoken.list_encoding_names()
     if name not in known:
-        raise TokenizerUnavailable(f"unknown tiktoken encoding {name!r}: choose one of {', '.join(sorted(known))}")
+        env = settings.env_name("encoding")
+        given = f" (set by {env})" if os.environ.get(env, "").strip() == name else ""
+        raise TokenizerUnavailable(f"unknown tiktoken encoding {name!r}{given}: choose one of {', '.join(sorted(known))}")
     if name.endswith(OFFLINE_SUFFIX) or _cached(name):  # files on this machine: tiktoken reads, never fetches
         return tiktoken.get_encoding(name)
     if name + OFFLINE_SUFFIX in known:

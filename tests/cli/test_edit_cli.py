@@ -108,3 +108,25 @@ def test_the_root_memory_md_refused_deletion_names_no_directory_to_delete(root, 
     assert code == 2 and err.strip().endswith("needs its MEMORY.md. Edit it instead (str_replace or insert)"), err
     code, out, err = run(capsys, "edit", str(root), "delete", "notes/MEMORY.md", "--no-sync")
     assert code == 2 and err.strip().endswith("or delete the whole directory notes"), err
+
+
+@pytest.mark.parametrize("argv, call, said, tool_said", [
+    (["str_replace", "notes/a.md", "--old", "zzz", "--new", "x"], {"old_str": "zzz", "new_str": "x"},
+     "No replacement was performed: --old did not appear verbatim in notes/a.md.", "old_str did not appear verbatim"),
+    (["str_replace", "notes/a.md", "--old", ""], {"old_str": "", "new_str": ""}, "str_replace: --old is empty",
+     "'old_str' is empty"),
+    (["insert", "notes/a.md", "--line", "99", "--text", "x"], {"insert_line": 99, "insert_text": "x"},
+     "insert: --line 99 is out of range: notes/a.md has 4 lines", "insert_line 99 is out of range"),
+    (["view", "notes", "--range", "1:2"], {"view_range": [1, 2]}, "--range applies to files, and notes is a directory",
+     "view_range applies to files"),
+    (["view", "notes/nope.md"], {}, "notes/nope.md does not exist: run `memsearch edit {root} view notes` to see",
+     "does not exist: view notes to see"),
+])
+def test_the_editor_s_refusals_name_the_command_line_s_options(root, capsys, argv, call, said, tool_said):
+    """They named the memory tool's parameters (``old_str did not appear verbatim``, ``insert_line 99 is out of
+    range``) to a shell user, who gave --old and --line; a call given as JSON (a model's) keeps the tool's words."""
+    code, out, err = run(capsys, "edit", str(root), *argv, "--no-sync")
+    assert code == 2 and said.format(root=root) in err and tool_said not in err, err
+    call = {"command": argv[0], "path": argv[1]} | call
+    code, out, err = run(capsys, "edit", str(root), "--input", json.dumps(call), "--no-sync")
+    assert code == 2 and tool_said in err, err

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -189,3 +190,46 @@ def test_an_index_locked_raised_by_the_python_api_names_the_root_in_its_hint(odd
     assert commands(str(busy.value)) == [expected]
     assert "ROOT" not in str(busy.value)
     assert str(Hint.from_dict(busy.value.hint.to_dict()).render("cli")) == busy.value.hint.render("cli")
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["check", "{root}"], "build it with `memsearch index {root}`"),
+    (["check", "{root}", "--json"], "build it with `memsearch index {root}`"),
+    (["search", "{root}", "atlas", "--scope", "nope", "--local"], "see what is there with `memsearch ls {root} .`"),
+    (["search", "{root}", "atlas", "--scope", ".hidden", "--local"], "see what is there with `memsearch ls {root} .`"),
+])
+def test_a_hint_the_library_gave_the_root_names_it_as_given(make_tree, tmp_path, monkeypatch, capsys, argv, hint):
+    """Docs (commands.md): hints name the memory root you gave. A hint the library raised with the root it knew
+    (no index to check, a scope that is no folder) named it resolved: `memsearch index /tmp/.../memory0` for `m`."""
+    from tests.conftest import run_cli
+
+    root = make_tree({"MEMORY.md": "# M\n\nm\n", "notes/MEMORY.md": "# N\n\nn\n", "notes/a.md": "# A\n\natlas\n"})
+    monkeypatch.chdir(root.parent)
+    code, _, err = run_cli([root.name if a == "{root}" else a for a in argv], capsys)
+    assert code == 2 and hint.format(root=root.name) in err and str(root) + "`" not in err, err
+    assert not (root / ".memsearch").exists() or argv[0] == "search"
+
+
+def test_status_of_a_root_never_indexed_names_it_as_given(make_tree, monkeypatch, capsys):
+    """`memsearch status m` said `memsearch index /tmp/.../m` (the resolved root) in its next steps."""
+    from tests.conftest import run_cli
+
+    root = make_tree({"MEMORY.md": "# M\n\nm\n", "notes/MEMORY.md": "# N\n\nn\n"})
+    monkeypatch.chdir(root.parent)
+    code, out, _ = run_cli(["status", root.name], capsys)
+    assert code == 0 and f"(`memsearch index {root.name}` or `memsearch watch {root.name}`)" in out, out
+
+
+def test_a_watch_refused_names_the_root_as_given(tmp_path, monkeypatch):
+    """`memsearch watch m` of a root the service keeps named `memsearch stop /tmp/.../m`, the resolved root."""
+    from memsearch.cli import watch
+    from memsearch.service import process
+
+    (tmp_path / "m").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(process, "verified_holder", lambda *a: {"pid": 7, "purpose": "watch"})
+    monkeypatch.setattr(process, "service_status", lambda *a: {"pid": 7})
+    with pytest.raises(IndexLocked) as refused:
+        watch._refuse_if_served(Path("m"), "m/.memsearch")
+    assert commands(str(refused.value)) == [["memsearch", "stop", "m", "--db", "m/.memsearch"],
+                                            ["memsearch", "watch", "m", "--db", "m/.memsearch"]]

@@ -149,3 +149,23 @@ def test_printed_config_starts_a_working_server_from_a_clean_environment(memory,
                 assert found["hits"][0]["path"] == "notes/2026-08-12.md"
 
     anyio.run(session)
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["claude-code", "install", "{root}", "--project", "{tmp}/typo", "--yes"], "--project {tmp}/typo does not exist"),
+    (["claude-code", "install", "{root}", "--project", "{root}/MEMORY.md", "--yes"], "is not a folder"),
+    (["mcp-config", "{root}", "--client", "cursor", "--install", "--project", "{tmp}/typo", "--yes"],
+     "--project {tmp}/typo does not exist"),
+    (["claude-code", "install", "{root}", "--project", "{tmp}", "--plugin", "{tmp}/plugin", "--yes"],
+     "give either --project DIR (a project's own configuration) or --plugin DIR (a plugin folder), not both"),
+])
+def test_a_project_that_is_no_folder_or_given_with_a_plugin_is_refused(make_tree, tmp_path, capsys, argv, said):
+    """`--project ~/code/myprojetc` (a typo) wrote a new folder of configuration no client reads, and `--project
+    DIR --plugin DIR`, which docs/commands.md gives as either-or, wrote the plugin and ignored the project."""
+    from tests.conftest import run_cli
+
+    root = make_tree({"MEMORY.md": "# M\n\nm\n"})
+    before = sorted(tmp_path.rglob("*"))
+    code, _, err = run_cli([a.format(root=root, tmp=tmp_path) for a in argv], capsys)
+    assert code == 2 and said.format(tmp=tmp_path) in err and "Traceback" not in err, err
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written

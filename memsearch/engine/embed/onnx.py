@@ -186,16 +186,20 @@ class OnnxEmbedder:
 
     # --- loading ------------------------------------------------------------------------
     def model_file(self) -> Path:
-        """The ONNX file for this embedder, exported (and quantized) on first use."""
+        """The ONNX file for this embedder, exported (and quantized) on first use; a cache folder that cannot be
+        written (``MEMSEARCH_CACHE`` a file, read-only) is :class:`ModelUnavailable` naming the variable."""
         fp32 = self.cache_dir / "model.onnx"
-        if not fp32.is_file():
-            export_model(self._dir, fp32)
-        if self.quantize != "int8":
-            return fp32
         int8 = self.cache_dir / "model-int8-per-channel.onnx"
-        if not int8.is_file():
-            _quantize(fp32, int8)
-        return int8
+        try:
+            if not fp32.is_file():
+                export_model(self._dir, fp32)
+            if self.quantize == "int8" and not int8.is_file():
+                _quantize(fp32, int8)
+        except OSError as err:
+            raise ModelUnavailable(
+                f"cannot write the model's ONNX export in {self.cache_dir} ({err.strerror or err}): set "
+                f"{settings.env_name('cache')} to a folder you can write, or MEMSEARCH_BACKEND=torch") from None
+        return int8 if self.quantize == "int8" else fp32
 
     def _tokenizer(self, truncated: bool):
         """The model's tokenizer, truncating at ``max_tokens`` or not (for :meth:`token_lengths`); never padding."""
