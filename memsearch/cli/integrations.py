@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import InvalidArgument, shell_word
+from ..errors import InvalidArgument
 from .options import DbOpt, root_arg
 
 __all__ = ["register"]
@@ -51,16 +51,6 @@ def _confirm_and_apply(changes, yes: bool, nothing: str = "already configured: n
     return True
 
 
-def _project(project: Optional[Path]) -> Optional[Path]:
-    """``--project DIR`` as given, refused when it is no folder: a mistyped path would get a new folder of
-    configuration that no client ever reads."""
-    if project is not None and not project.expanduser().is_dir():
-        what = "is not a folder" if project.expanduser().exists() else "does not exist"
-        raise InvalidArgument(f"--project {shell_word(project)} {what}: give the project's folder (its client "
-                              "configuration goes there), e.g. --project . run in the project itself")
-    return project
-
-
 def register(app: typer.Typer) -> None:
     """Add ``mcp-config`` and the ``claude-code`` group to ``app``."""
 
@@ -82,7 +72,7 @@ def register(app: typer.Typer) -> None:
         if not install:
             typer.echo(clients.render(spec, client), nl=False)
             return
-        _confirm_and_apply([clients.plan_install(spec, client, project=_project(project))], yes)
+        _confirm_and_apply([clients.plan_install(spec, client, project=project)], yes)
 
     group = typer.Typer(help="Claude Code: memory hooks and the MCP server for a project.", no_args_is_help=True)
     app.add_typer(group, name="claude-code")
@@ -107,7 +97,7 @@ def register(app: typer.Typer) -> None:
         if plugin is not None and project is not None:
             raise InvalidArgument("give either --project DIR (a project's own configuration) or --plugin DIR (a plugin "
                                   "folder), not both")
-        project = _project(project) or Path(".")
+        project = project or Path(".")  # a folder that does not exist is refused by clients.project_dir
         spec = clients.server_spec(root, db=db, writable=writable)
         base = Path(spec.args[1])
         if plugin is not None:

@@ -152,10 +152,10 @@ def test_printed_config_starts_a_working_server_from_a_clean_environment(memory,
 
 
 @pytest.mark.parametrize("argv, said", [
-    (["claude-code", "install", "{root}", "--project", "{tmp}/typo", "--yes"], "--project {tmp}/typo does not exist"),
+    (["claude-code", "install", "{root}", "--project", "{tmp}/typo", "--yes"], "the project folder {tmp}/typo does not exist"),
     (["claude-code", "install", "{root}", "--project", "{root}/MEMORY.md", "--yes"], "is not a folder"),
     (["mcp-config", "{root}", "--client", "cursor", "--install", "--project", "{tmp}/typo", "--yes"],
-     "--project {tmp}/typo does not exist"),
+     "the project folder {tmp}/typo does not exist"),
     (["claude-code", "install", "{root}", "--project", "{tmp}", "--plugin", "{tmp}/plugin", "--yes"],
      "give either --project DIR (a project's own configuration) or --plugin DIR (a plugin folder), not both"),
 ])

@@ -156,10 +156,9 @@ class SentenceTransformerEmbedder:
             raise ModelUnavailable("sentence-transformers is not installed: pip install sentence-transformers") from err
         _check_device(self.device)
         try:
-            # a local directory never asks the hub for anything; transformers' "Loading weights" bar stays off stderr
-            with _no_progress_bars():
-                model = SentenceTransformer(self._source, device=self.device,
-                                            trust_remote_code=self.spec.trust_remote_code, local_files_only=local)
+            # a local directory never asks the hub for anything
+            model = SentenceTransformer(self._source, device=self.device, trust_remote_code=self.spec.trust_remote_code,
+                                        local_files_only=local)
         except Exception as err:
             if local:
                 raise ModelUnavailable(f"cannot load the model at {self._source}: {err}") from err
@@ -266,24 +265,6 @@ def _check_device(device: str | None) -> None:
         given = f"{env}={device!r}" if os.environ.get(env, "").strip() == device else f"device {device!r}"
         raise InvalidArgument(f"{given} cannot run the model ({reason}): use cpu, or cuda / cuda:N where torch sees "
                               f"a GPU, or unset {env} for the default")
-
-
-class _no_progress_bars:
-    """transformers' progress bars off while the model loads (it draws "Loading weights" on stderr), then as before."""
-
-    def __enter__(self):
-        try:
-            from transformers.utils import logging as hf_logging
-        except ImportError:  # pragma: no cover - sentence-transformers needs transformers
-            self.logging = None
-            return self
-        self.logging, self.was_on = hf_logging, hf_logging.is_progress_bar_enabled()
-        hf_logging.disable_progress_bar()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.logging is not None and self.was_on:
-            self.logging.enable_progress_bar()
 
 
 _CACHE: OrderedDict[tuple, Embedder] = OrderedDict()
