@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -37,8 +38,8 @@ from ..service import autostart
 from ..service.client import Client
 from .hooklimits import OutOfTime, answer_budget, log_failure
 
-__all__ = ["PROMPT_HITS", "PROMPT_BYTES", "BUILDING_LINE", "CONTEXT_TOKENS", "session_context", "prompt_context", "parse",
-           "read_payload", "root_notice", "run", "main"]
+__all__ = ["PROMPT_HITS", "PROMPT_BYTES", "BUILDING_LINE", "CONTEXT_TOKENS", "session_context", "prompt_context",
+           "is_chatter", "parse", "read_payload", "root_notice", "run", "main"]
 
 #: Hits recalled for a prompt, and the most UTF-8 bytes they may take in the context together. A cl100k token is
 #: at least one byte, so this bounds the tokens too; English runs about 4 bytes a token, so about 1,500 tokens.
@@ -50,6 +51,15 @@ PROMPT_BYTES = 6000
 #: recall is incomplete rather than that memory holds nothing.
 BUILDING_LINE = ("Memory recalled for this prompt (memsearch): nothing yet: memory is still being indexed "
                  "({embedded:,} of {files:,} files), so recall is incomplete; the memory tools search it whole in a moment")
+#: Words that only steer a conversation ("yes", "continue", "ok, go ahead", "thanks!", "try again"). A prompt made of
+#: them alone (at most CHATTER_WORDS words, :func:`is_chatter`) names no topic, and whatever memory ranks first for it
+#: is noise: the vector leg always finds something, so each such turn got five unrelated hits (about 2 kB) in its
+#: context. Nothing is recalled for it.
+CHATTER = frozenset(
+    "yes yeah yep yup ya no nope nah ok okay k kk sure please pls thanks thank thx ty you continue go on ahead proceed "
+    "carry keep going next do it that this again retry try done stop wait hold fine great good nice cool perfect "
+    "awesome lgtm looks sounds right correct agreed exactly y n hmm hm so and then now let lets".split())
+CHATTER_WORDS = 6
 #: The most tokens the session-start context may take (core memory and the listing).
 CONTEXT_TOKENS = 8000
 #: The daemon's answer time for one hook request (seconds).
@@ -174,12 +184,19 @@ def _others(hits: list, session_id: str, k: int) -> list:
     return Hits(kept[:k], getattr(hits, "indexing", None))
 
 
+def is_chatter(prompt: str) -> bool:
+    """Whether ``prompt`` only steers the conversation (:data:`CHATTER`: "yes", "continue", "ok go ahead") or holds
+    no word at all ("👍", "1"): no memory is recalled for it."""
+    words = re.findall(r"[^\W\d_]+", prompt.lower().replace("'", ""))
+    return len(words) <= CHATTER_WORDS and all(word in CHATTER for word in words)
+
+
 def prompt_context(root: Path, prompt: str, db: str | None = None, *, k: int = PROMPT_HITS,
                    limit: int = PROMPT_BYTES, budget: float | None = None, session_id: str = "") -> str:
     """The top memory hits for ``prompt`` within ``limit`` bytes: through the daemon, or when none answers
     yet, by keyword in-process (a tree never indexed gets its text rows first), within ``budget`` seconds
     (default: :func:`answer_budget`). ``session_id``: the running session, whose own logged turns are left out."""
-    if not prompt.strip():
+    if not prompt.strip() or is_chatter(prompt):
         return ""
     if budget is None:
         budget = answer_budget()

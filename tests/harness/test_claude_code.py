@@ -316,6 +316,10 @@ def test_hooks_answer_through_a_real_daemon(make_tree, tmp_path):
         timings["prompt, warm daemon (median of 5)"] = sorted(warm)[2]
         done, _ = run_hook(prompt, {**common, "hook_event_name": "UserPromptSubmit", "prompt": "  "}, tmp_path)
         assert done.returncode == 0 and done.stdout == ""
+        for chatter in ("continue", "ok, go ahead!", "thanks"):  # no topic: the vector leg's best is noise
+            done, _ = run_hook(prompt, {**common, "hook_event_name": "UserPromptSubmit", "prompt": chatter}, tmp_path)
+            assert done.returncode == 0 and done.stdout == "", (chatter, done.stdout)
+        assert hooks.prompt_context(root, "continue with Atlas")  # a topic beside the chatter: recalled
     finally:
         process.stop(root)
     print("hook wall times (s):", {k: round(v, 3) for k, v in timings.items()}, "load", os.getloadavg())

@@ -31,3 +31,11 @@ def test_the_prompt_hook_says_memory_is_still_being_indexed_when_it_recalls_noth
         assert "still being indexed" not in hooks.prompt_context(root, NOWHERE, db=str(tmp_path / "db"), budget=5)
     finally:
         server.close()
+
+
+def test_prompts_that_only_steer_the_conversation_recall_nothing():
+    for prompt in ("yes", "Continue.", "ok, go ahead!", "thanks!", "try again", "let's go on", "👍", "1"):
+        assert hooks.is_chatter(prompt), prompt
+    for prompt in ("no, use postgres instead", "run the tests", "which warehouse for Atlas", "continue with Atlas",
+                   "yes please continue with the migration", "ERR503 again"):
+        assert not hooks.is_chatter(prompt), prompt
