@@ -35,7 +35,7 @@ from .memory.files import make_index_dir
 from .memory.root import resolve_root
 
 __all__ = ["IndexLocation", "RemoteAddress", "parse_remote", "is_remote", "state_root", "service_dir", "service_socket",
-           "service_start_file", "service_log_file", "hooks_log_file", "open_private", "DB_DIRNAME", "SCHEMES", "META_FILE",
+           "service_start_file", "service_log_file", "hooks_log_file", "rotate_log", "open_private", "DB_DIRNAME", "SCHEMES", "META_FILE",
            "LEASE_FILE", "MAX_SOCKET_PATH"]
 
 #: The index directory inside a memory root (hidden, so never memory) when no ``--db`` is given.
@@ -58,6 +58,10 @@ SERVICE_SOCKET = "service.sock"
 SERVICE_START = "service.start.lock"
 SERVICE_LOG = "service.log"
 HOOKS_LOG = "hooks.log"
+#: Every log memsearch writes (a daemon's, the service's, the hooks') moves aside at this size, keeping LOG_BACKUPS
+#: older files (``NAME.1`` the newest): a service or hooks that run for months never fill the disk.
+LOG_MAX_BYTES = 5_000_000
+LOG_BACKUPS = 2
 #: Longest socket path used as is; ``sun_path`` holds 108 bytes with the final NUL (Linux), 104 on BSDs.
 MAX_SOCKET_PATH = 100
 
@@ -152,6 +156,21 @@ def service_log_file() -> Path:
 def hooks_log_file() -> Path:
     """Where a Claude Code hook that gave up says why (it prints nothing, so as not to get in the session's way)."""
     return service_dir() / HOOKS_LOG
+
+
+def rotate_log(path: Path, adding: int = 0) -> None:
+    """Move log ``path`` aside (``NAME.1``, ``NAME.1`` to ``NAME.2`` ...) when ``adding`` more bytes would take it
+    past :data:`LOG_MAX_BYTES`, as :class:`logging.handlers.RotatingFileHandler` does for the processes' logs."""
+    try:
+        if path.stat().st_size + adding <= LOG_MAX_BYTES:
+            return
+        for n in range(LOG_BACKUPS - 1, 0, -1):
+            older = path.with_name(f"{path.name}.{n}")
+            if older.exists():
+                os.replace(older, path.with_name(f"{path.name}.{n + 1}"))
+        os.replace(path, path.with_name(f"{path.name}.1"))
+    except OSError:
+        pass  # no log yet, or another writer moved it first
 
 
 def open_private(path: Path | str, flags: int = os.O_WRONLY | os.O_APPEND) -> int:

@@ -22,9 +22,6 @@ from .render import counted, err, escape, out
 
 __all__ = ["register", "daemon_status"]
 
-#: The daemon's log rotates at this size (keeping LOG_BACKUPS old files).
-LOG_MAX_BYTES = 5_000_000
-LOG_BACKUPS = 2
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -44,6 +41,8 @@ def _configure_logging(log_file: Optional[Path]) -> None:
         logger.removeHandler(handler)
         handler.close()
     if log_file is not None:
+        from ..location import LOG_BACKUPS, LOG_MAX_BYTES
+
         handler = PrivateLog(log_file, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS)
     else:
         handler = logging.StreamHandler(sys.stderr)

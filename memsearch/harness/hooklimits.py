@@ -46,7 +46,7 @@ def log_failure(event: str, root, why: BaseException | str) -> None:
     """Say why the ``event`` hook on ``root`` gave up, one line in the hooks' log (owner-only, beside the service's:
     :func:`~memsearch.location.hooks_log_file`), with the traceback of an unexpected error; never raises."""
     try:
-        from ..location import hooks_log_file, open_private
+        from ..location import hooks_log_file, open_private, rotate_log
 
         if isinstance(why, OutOfTime):
             text = (f"no answer within the hook_timeout setting ({settings.get('hook_timeout'):g} s; "
@@ -61,8 +61,9 @@ def log_failure(event: str, root, why: BaseException | str) -> None:
             text = str(why)
         path = hooks_log_file()
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = open_private(path)
-        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as log:
-            log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {event} hook, {root}: {text}\n")
+        line = f"{time.strftime('%Y-%m-%d %H:%M:%S')} {event} hook, {root}: {text}\n"
+        rotate_log(path, len(line.encode("utf-8", "replace")))  # a root gone for months: a line every prompt
+        with os.fdopen(open_private(path), "a", encoding="utf-8", errors="replace") as log:
+            log.write(line)
     except Exception:  # noqa: BLE001 - the log is a courtesy: a hook never fails the session
         pass

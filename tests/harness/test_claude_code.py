@@ -249,6 +249,32 @@ def test_input_that_is_not_a_json_object_is_one_line_in_the_hooks_log(make_tree,
     assert [line.split(" hook, ")[0].split()[-1] for line in lines] == ["session-start", "prompt"]
 
 
+def test_the_hooks_log_moves_aside_when_full(make_tree, tmp_path):
+    """A root gone for months adds a line to hooks.log at every prompt. Before: the log grew without end; now it moves
+    aside past LOG_MAX_BYTES, as the service's and the daemons' logs do, keeping LOG_BACKUPS older files."""
+    import shutil
+
+    from memsearch.location import LOG_BACKUPS, LOG_MAX_BYTES, hooks_log_file
+
+    root = make_tree(FILES)
+    command = claude_code.hook_command("UserPromptSubmit", root)
+    shutil.rmtree(root)
+    log = hooks_log_file()
+    log.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for n in range(LOG_BACKUPS + 1):
+        log.write_text(f"old {n}\n" + "x" * LOG_MAX_BYTES)
+        done = subprocess.run(command, shell=True, input=json.dumps({"prompt": "which warehouse"}).encode(),
+                              capture_output=True, timeout=120, env=env_now() | {"MEMSEARCH_AUTOSTART": "0"},
+                              cwd=tmp_path)
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+        lines = log.read_text().splitlines()
+        assert len(lines) == 1 and "prompt hook" in lines[0] and str(root) in lines[0], lines
+        assert log.stat().st_mode & 0o777 == 0o600
+    kept = sorted(log.parent.glob(log.name + ".*"))
+    assert [p.name for p in kept] == [f"{log.name}.{n}" for n in range(1, LOG_BACKUPS + 1)]
+    assert [p.read_text().split("\n", 1)[0] for p in kept] == [f"old {LOG_BACKUPS - n}" for n in range(LOG_BACKUPS)]
+
+
 @pytest.mark.parametrize("prompt", [5, 0.5, True, ["which warehouse"], {"text": "which warehouse"}, None])
 def test_a_prompt_that_is_not_text_recalls_nothing(make_tree, monkeypatch, prompt):
     """Claude Code's prompt is a string: any other value is no prompt, as null is, and nothing is searched or
