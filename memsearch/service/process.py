@@ -210,11 +210,13 @@ def daemon_status(root, db=None) -> dict:
     elif not where.meta_file.is_file():
         return info
     for attempt in range(STATUS_READS):
+        store = Store(remote or db_path, root=where.root)
         try:
-            return _index_info(info, where, Store(remote or db_path))
-        except (RuntimeError, OSError):  # a rebuild or a compaction replaced a table's files under the read
+            return _index_info(info, where, store)
+        except (RuntimeError, OSError, ValueError):  # a rebuild or a compaction replaced a table's files under the read
             if attempt == STATUS_READS - 1:
-                raise
+                with store.guard():  # what is still unreadable is damage (or the store's failure), typed
+                    raise
             time.sleep(0.2)
 
 
