@@ -217,7 +217,7 @@ class MemoryIndex:
     def rebuild(self, reason: str, progress: Progress | None = None) -> IndexReport:
         """Drop the index and build it again from the Markdown (the writer lock must be held)."""
         self.lock.check()  # never a new index in a folder removed meanwhile (the root being deleted)
-        logger.warning("rebuilding the index at %s: %s", self.db_path, reason)
+        logger.warning("rebuilding the index at %s: %s", self.location, reason)
         self._indexes_checked = False
         self.searcher.forget()
         with self.store.guard(self.root):

@@ -38,3 +38,22 @@ def test_a_rebuild_of_a_remote_index_builds_it_again_and_replicas_follow(s3, mak
     assert _paths(replica, "warehouse") == ["projects/atlas.md"]
     reader = MemoryIndex(root, db=uri, embedder=HashEmbedder())  # a fresh process's view of the prefix
     assert reader.store.chunks().count_rows() == rows and _paths(reader, "compression") == ["projects/atlas.md"]
+
+
+def test_a_damaged_remote_index_is_rebuilt_and_the_log_names_the_index(s3, make_tree, caplog):
+    """Before: the warning read "rebuilding the index at /home/.../state/remote/3d9c1d15569f541d: the index at
+    s3://... is damaged": this machine's state folder for the index, not the index being rebuilt."""
+    import obstore
+
+    from memsearch.engine.storage.remote import RemoteDB, _object_store
+
+    root, uri = make_tree(TREE), s3.uri("damaged")
+    MemoryIndex(root, db=uri, embedder=HashEmbedder()).sync()
+    store = _object_store(RemoteDB.parse(uri))
+    for batch in obstore.list(store, prefix="chunks.lance/_versions"):
+        for meta in batch:
+            obstore.delete(store, meta["path"])
+    with caplog.at_level("WARNING", logger="memsearch.index"):
+        report = MemoryIndex(root, db=uri, embedder=HashEmbedder()).sync()
+    assert report.repaired and _paths(MemoryIndex(root, db=uri, embedder=HashEmbedder()), "warehouse") == ["projects/atlas.md"]
+    assert f"rebuilding the index at {uri}: " in caplog.text, caplog.text
