@@ -201,6 +201,13 @@ def daemon_status(root, db=None) -> dict:
         "socket": str(service_socket()), "log": str(service_log_file())}
     if not running and loading is None and state and state.get("state") not in ("stopped", None):
         info["state"] += ": it did not stop cleanly; the next start catches up"
+    if not running and loading is None and where.socket.exists():  # a read replica (`serve --read-only`) holds no lock
+        answer = _ask_status(where)
+        replica = (answer or {}).get("state") or {}
+        if replica.get("role") == "replica":  # what it says, not a daemon's state left in this folder
+            info.update(by="replica", serving=True, pid=answer.get("pid"), socket=answer.get("socket"), state="replica",
+                        error=replica.get("last_error"), last_sync=None, last_compaction=None,
+                        replica={key: replica.get(key) for key in ("version", "rows", "errors", "last_ok_age_s")})
     remote = where.remote
     if remote:  # the tables and index.json are in the store; db_path is this machine's state for it
         info.update(db=remote, state_dir=str(db_path))
