@@ -376,9 +376,14 @@ def stop_command(
             out.print(f"stopped the memsearch service (pid {stopped['pid']}, {counted(len(stopped['roots']), 'root')} unloaded)")
         return
     result = stop(root, db, timeout)
-    base, db_path = escape(str(result.root)), escape(str(result.db))
+    base = escape(str(result.root))
     if result.outcome == "not-running":
-        out.print(f"no memsearch daemon is running for {base} (index {db_path})")
+        from ..location import IndexLocation
+
+        out.print(f"no memsearch daemon is running for {base} (index {escape(IndexLocation.of(root, db).label)})")
+        if result.replica:
+            out.print(f"  a read replica (pid {result.replica}) serves it here: it writes nothing and holds no lease; "
+                      f"stop it where it was started (Ctrl-C, its supervisor, or `kill {result.replica}`)")
         from ..service.process import service_status
 
         if service_status():

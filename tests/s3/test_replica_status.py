@@ -50,6 +50,11 @@ def test_status_on_a_replica_s_machine_names_the_replica(s3, make_tree, tmp_path
         assert str(replica.socket()) in done.stdout, done.stdout
         info = json.loads(_status(replica, root, uri, "--json").stdout)
         assert (info["by"], info["pid"], info["serving"], info["replica"]["version"]) == ("replica", replica.pid, True, None)
+        # stop names it too (it stops where it was started), and the index by its address, not this machine's state
+        stopped = subprocess.run([sys.executable, "-m", "memsearch", "stop", str(root), "--db", uri], env=replica.env,
+                                 cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert stopped.returncode == 0 and f"(index {uri})" in stopped.stdout, stopped.stdout
+        assert f"a read replica (pid {replica.pid}) serves it here" in stopped.stdout and replica.alive, stopped.stdout
     finally:
         cluster.close()
 
