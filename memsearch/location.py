@@ -89,6 +89,13 @@ def parse_remote(uri: str) -> RemoteAddress:
     if not parts.netloc:
         raise InvalidArgument(f"index address {shown(uri)} names no bucket: use s3://bucket/prefix")
     prefix = parts.path.strip("/")
+    if parts.fragment or "#" in uri:  # urlsplit drops it: 's3://b/team#2' would be the index of 's3://b/team'
+        raise InvalidArgument(f"index address {shown(uri)} holds a '#': the prefix is cut there, so it would name "
+                              f"another index; use letters, digits, '-', '_' and '.' in the prefix, e.g. "
+                              f"s3://{parts.netloc}/tenants/ada")
+    if prefix and any(part in ("", ".", "..") for part in prefix.split("/")):
+        raise InvalidArgument(f"index address {shown(uri)} has an empty, '.' or '..' part in its prefix, which an object "
+                              f"store does not resolve: write the prefix as plain names, e.g. s3://{parts.netloc}/tenants/ada")
     clean = f"{parts.scheme}://{parts.netloc}/{prefix}".rstrip("/") + (f"?{parts.query}" if parts.query else "")
     return RemoteAddress(clean, parts.scheme, parts.netloc, prefix)
 

@@ -223,7 +223,10 @@ def print_hits(hits: list[dict], root=None) -> None:
     """Ranked hits; an empty answer while ``root``'s index is still being built (``hits.indexing``,
     :class:`~memsearch.service.firstbuild.Hits`) says so and when to ask again."""
     building = getattr(hits, "indexing", None)
-    if not hits and building:
+    if not hits and building and building.get("unbuilt"):
+        line((f"no hits yet: the index of {root} has no build yet: its writer has committed none (a read replica "
+              "serves it from that first commit)", "yellow"))
+    elif not hits and building:
         line((f"no hits yet: {root} is still being indexed ({building['embedded']:,} of {counted(building['files'], 'file')}); "
               "search again in a few seconds", "yellow"))
     elif not hits:

@@ -218,6 +218,12 @@ def status_command(root: Optional[Path] = root_arg(None, help="A memory root (de
             else f"  [yellow]not answering[/yellow] on {escape(info['socket'])}: clients work in-process"
             + (f"; {_end_silent(info['pid'])}" if info["by"] == "service" else "")
         )
+    elif info["by"] == "replica":  # `serve --read-only` on this machine: it follows the index's writer
+        replica = info["replica"]
+        serves = "no index yet" if replica["version"] is None else f"version {replica['version']}"
+        out.print(f"served by a read replica: [green]running[/green], pid {info['pid']}, {serves} ({replica['errors']:,} "
+                  f"failed polls; last good poll {replica['last_ok_age_s']} s ago)")
+        out.print(f"  serving on {escape(info['socket'])}; the index's writer is another process")
     elif info.get("loading"):  # the service opens it: its model first, then the writer lock
         loading = info["loading"]
         waits = f": waits for {loading['waiting_for']}" if loading.get("waiting_for") else ""
@@ -370,9 +376,14 @@ def stop_command(
             out.print(f"stopped the memsearch service (pid {stopped['pid']}, {counted(len(stopped['roots']), 'root')} unloaded)")
         return
     result = stop(root, db, timeout)
-    base, db_path = escape(str(result.root)), escape(str(result.db))
+    base = escape(str(result.root))
     if result.outcome == "not-running":
-        out.print(f"no memsearch daemon is running for {base} (index {db_path})")
+        from ..location import IndexLocation
+
+        out.print(f"no memsearch daemon is running for {base} (index {escape(IndexLocation.of(root, db).label)})")
+        if result.replica:
+            out.print(f"  a read replica (pid {result.replica}) serves it here: it writes nothing and holds no lease; "
+                      f"stop it where it was started (Ctrl-C, its supervisor, or `kill {result.replica}`)")
         from ..service.process import service_status
 
         if service_status():

@@ -220,7 +220,7 @@ class MemoryIndex:
         """Drop the index and build it again from the Markdown (the writer lock must be held)."""
         self.lock.check()  # never a new index in a folder removed meanwhile (the root being deleted)
         get_encoding(self.encoding)  # nor one that records a tokenizer that cannot load
-        logger.warning("rebuilding the index at %s: %s", self.db_path, reason)
+        logger.warning("rebuilding the index at %s: %s", self.location, reason)
         self._indexes_checked = False
         self.searcher.forget()
         with self.store.guard(self.root):

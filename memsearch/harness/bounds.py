@@ -27,6 +27,7 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_MESSAGE_DEPTH",
     "REFUSED_TOOL",
+    "CARRIED_TOOL",
     "MAX_REQUEST_CHARS",
     "MAX_DEPTH",
     "MAX_KEYS",
@@ -204,6 +205,25 @@ def screen_message(line: str) -> str:
 
 #: The tool name of a refused request's stand-in: the server answers it with an error (see mcp).
 REFUSED_TOOL = "memsearch/refused-request"
+#: The tool name of a call whose ``arguments`` are no JSON object, carried past the SDK's check (see mcp).
+CARRIED_TOOL = "memsearch/carried-arguments"
+
+
+def _carried_arguments(text: str) -> str:
+    """A ``tools/call`` whose ``arguments`` are no object (JSON text, as OpenAI sends them; an array; a number): the
+    SDK answers it "Invalid request parameters" with nothing more, where the stdio server hands them to the tool's
+    own check (JSON text parsed, anything else named). It goes on as a call of :data:`CARRIED_TOOL` holding the
+    tool's name and the arguments as sent, which :func:`~.mcp.run_tool` runs so. ``text`` itself otherwise."""
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    params = message.get("params") if isinstance(message, dict) and message.get("method") == "tools/call" else None
+    if not isinstance(params, dict) or not isinstance(params.get("name"), str) or \
+            params.get("arguments") is None or isinstance(params["arguments"], dict):
+        return text
+    carried = {"name": params["name"], "arguments": params["arguments"]}
+    return json.dumps(message | {"params": params | {"name": CARRIED_TOOL, "arguments": carried}}, ensure_ascii=False)
 
 
 def _request_id(text: str):
@@ -252,6 +272,8 @@ class BoundedBodies:
         screened = screen_message(text)
         if screened is text and _LONG_DIGITS.search(text):
             screened = _long_numbers_cut(text)
+        if screened and '"tools/call"' in screened:
+            screened = _carried_arguments(screened)
         if screened is not text:
             if not screened:  # a notification: no id to answer
                 return await _refuse(send, 400, None, f"the request is nested deeper than {MAX_MESSAGE_DEPTH} levels")

@@ -206,7 +206,7 @@ def prompt_context(root: Path, prompt: str, db: str | None = None, *, k: int = P
         return ""
     if not hits:
         building = getattr(hits, "indexing", None)  # the search's own word on a build under way, as the CLI's
-        return BUILDING_LINE.format(**building) if building else ""
+        return BUILDING_LINE.format(**building) if building and not building.get("unbuilt") else ""
     text = "Memory recalled for this prompt (memsearch; read more with the memory tools):"
     if any(hit.get("partial") for hit in hits):
         text += ("\n(memory still being indexed: hits marked partial were found by their words only; the memory "

@@ -36,7 +36,7 @@ from ..errors import InvalidArgument, MemsearchError
 from ..memory.contract import load_core, memory_ref, read
 from ..memory.tree import INDEX_NAME, open_memory, scan
 from . import forward
-from .bounds import REFUSED_TOOL, BoundedBodies, bounded_error
+from .bounds import CARRIED_TOOL, REFUSED_TOOL, BoundedBodies, bounded_error
 from .tools import TOOLS, TOOLS_AUDIENCE, ToolBox, error_object
 
 __all__ = ["build_server", "serve_http", "log_to_stderr", "check_loopback", "run_tool", "memory_resources",
@@ -74,6 +74,8 @@ def run_tool(toolbox: ToolBox, name: str, arguments) -> dict:
     if name == REFUSED_TOOL:  # the stand-in for a request too large or too deep to parse (see bounds)
         reason = str((arguments or {}).get("reason", "the request was refused"))[:200]
         return {"error": {"type": "InvalidArgument", "message": f"{reason}: send a smaller, flatter request"}}
+    if name == CARRIED_TOOL and isinstance(arguments, dict):  # arguments that were no object, past the SDK (see bounds)
+        name, arguments = arguments.get("name"), arguments.get("arguments")
     try:
         return toolbox.dispatch(name, arguments)
     except Exception as exc:  # a bug: the model gets an error saying what to do, the operator a traceback

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .. import settings
 from ..errors import InvalidArgument, NotAMemoryRoot, shown
+from ..location import is_remote, parse_remote
 from .tools import MEMORY_TOOL, TOOLS, ToolBox
 
 __all__ = ["Tenants", "serve_tenants_http", "TENANT_PATH", "TENANT_PLACEHOLDER"]
@@ -49,6 +50,11 @@ class Tenants:
                                   "where each tenant's name goes, e.g. 's3://bucket/tenants/{tenant}', or leave --db out "
                                   "(each tenant's index then lives in its own root)")
         self.template = None if template is None else str(template)
+        if self.template is not None and is_remote(self.template):  # a bad address is the operator's, said at start,
+            try:  # not to every model's call
+                parse_remote(self.db("tenant"))
+            except InvalidArgument as exc:
+                raise InvalidArgument(f"--db {shown(self.template)}: {exc.text}", hint=exc.hint) from None
         self.model, self.budget, self.writable = model, budget, writable
         self.specs = TOOLS + (MEMORY_TOOL,) if writable else TOOLS
         self._boxes: OrderedDict[str, ToolBox] = OrderedDict()

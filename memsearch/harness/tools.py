@@ -72,6 +72,11 @@ PARTIAL_NOTE = (
     "partial results: the memory is still being indexed, so the hits marked partial were found by their words "
     "only, not yet by meaning; search again in a few seconds for a complete answer"
 )
+#: The note of a search with no hit on a read replica whose writer has committed no build of the index yet.
+UNBUILT_NOTE = (
+    "no hits yet: this memory's index has not been built yet (its writer has committed nothing), so no search finds "
+    "anything until it is; browse with memory_list and memory_read meanwhile"
+)
 #: The note of a search with no hit while the memory is still being indexed (``{embedded}`` of ``{files}`` files).
 BUILDING_NOTE = (
     "no hits yet: the memory is still being indexed ({embedded:,} of {files:,} files done); call memory_search again "
@@ -288,7 +293,9 @@ class ToolBox:
         ]
         result = {"query": query if len(query) <= QUERY_ECHO_CHARS else query[:QUERY_ECHO_CHARS] + "...", "hits": items}
         building = getattr(hits, "indexing", None)
-        if not items and building:
+        if not items and building and building.get("unbuilt"):
+            result["note"] = UNBUILT_NOTE
+        elif not items and building:
             result["note"] = BUILDING_NOTE.format(**building)
         elif not items:
             dates = ", a wider since/until (only dated files match them)" if since or until else ""

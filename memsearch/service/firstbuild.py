@@ -70,13 +70,15 @@ def indexing(index, hits=(), catching_up: bool = False) -> dict | None:
     """``{"files": N, "embedded": E}`` (the tree's files to index, those embedded) while a build is under way: some
     recorded file searchable by its words only (a first build's text rows, the hits' ``partial`` flag), or, given
     ``catching_up`` (a serving process's first sync of a root it just loaded), some file added or changed since it
-    was indexed; else None. Looked at for an empty answer only (``hits``), which then says "no hits yet" rather
-    than "no hits"."""
+    was indexed; ``{"unbuilt": True, ...}`` for a read replica whose writer has committed no build yet; else None.
+    Looked at for an empty answer only (``hits``), which then says "no hits yet" rather than "no hits"."""
     from ..engine.storage.schema import is_incomplete
     from ..memory.tree import scan
 
     if hits:
         return None
+    if getattr(index, "read_only", False) and index.store.pinned is None:  # a replica before its writer's first commit
+        return {"files": 0, "embedded": 0, "unbuilt": True}
     try:
         states = index.store.file_states()
         building = any(is_incomplete(s.mtime_ns, s.size) for s in states.values())

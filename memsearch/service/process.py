@@ -82,6 +82,12 @@ def _loading_in_service(where: IndexLocation, timeout: float = STATUS_TIMEOUT_S)
     return None
 
 
+def replica_status(where: IndexLocation) -> dict | None:
+    """The status of a read replica (``serve --read-only``, which holds no lock) answering on the index's socket here."""
+    answer = _ask_status(where) if where.socket.exists() else None
+    return answer if ((answer or {}).get("state") or {}).get("role") == "replica" else None
+
+
 def _ask_status(where: IndexLocation, timeout: float = STATUS_TIMEOUT_S) -> dict | None:
     from .client import Client
 
@@ -201,6 +207,11 @@ def daemon_status(root, db=None) -> dict:
         "socket": str(service_socket()), "log": str(service_log_file())}
     if not running and loading is None and state and state.get("state") not in ("stopped", None):
         info["state"] += ": it did not stop cleanly; the next start catches up"
+    if not running and loading is None and (answer := replica_status(where)) is not None:
+        replica = answer["state"]  # what the replica says, not a daemon's state left in this folder
+        info.update(by="replica", serving=True, pid=answer.get("pid"), socket=answer.get("socket"), state="replica",
+                    error=replica.get("last_error"), last_sync=None, last_compaction=None,
+                    replica={key: replica.get(key) for key in ("version", "rows", "errors", "last_ok_age_s")})
     remote = where.remote
     if remote:  # the tables and index.json are in the store; db_path is this machine's state for it
         info.update(db=remote, state_dir=str(db_path))
@@ -210,11 +221,13 @@ def daemon_status(root, db=None) -> dict:
     elif not where.meta_file.is_file():
         return info
     for attempt in range(STATUS_READS):
+        store = Store(remote or db_path, root=where.root)
         try:
-            return _index_info(info, where, Store(remote or db_path))
-        except (RuntimeError, OSError):  # a rebuild or a compaction replaced a table's files under the read
+            return _index_info(info, where, store)
+        except (RuntimeError, OSError, ValueError):  # a rebuild or a compaction replaced a table's files under the read
             if attempt == STATUS_READS - 1:
-                raise
+                with store.guard():  # what is still unreadable is damage (or the store's failure), typed
+                    raise
             time.sleep(0.2)
 
 
@@ -281,6 +294,7 @@ class Stopped:
     holder: dict | None = None
     stale_pid: int | None = None  # writer.json named this live pid, which does not hold the lock
     service: bool = False  # the per-user service unloaded the root (it goes on serving the others)
+    replica: int | None = None  # the pid of a read replica serving the root here (not stopped: no daemon of it)
 
 
 def service_status(timeout: float = STATUS_TIMEOUT_S) -> dict | None:
@@ -357,7 +371,9 @@ def stop(root, db=None, timeout: float = 60.0) -> Stopped:
     holder = verified_holder(where)
     if not holder:
         recorded = lock_holder(db_path) if db_path.is_dir() else None
-        return Stopped("not-running", base, db_path, stale_pid=recorded.get("pid") if recorded else None)
+        replica = replica_status(where)
+        return Stopped("not-running", base, db_path, stale_pid=recorded.get("pid") if recorded else None,
+                       replica=replica.get("pid") if replica else None)
     if holder.get("purpose") != "watch" or not holder.get("pid"):
         return Stopped("not-a-daemon", base, db_path, holder=holder)
     pid = int(holder["pid"])

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -74,12 +76,12 @@ REQUESTS = [
 ]
 
 
-def _exchange(command: list[str], root) -> list[dict]:
+def _exchange(command: list[str], root, requests: list[dict] | None = None) -> list[dict]:
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env=ENV, cwd=str(REPO))
     replies = []
     try:
-        for request in REQUESTS:
+        for request in REQUESTS if requests is None else requests:
             proc.stdin.write((json.dumps(request) + "\n").encode())
             proc.stdin.flush()
             if "id" in request:
@@ -213,3 +215,60 @@ def test_over_http_a_number_too_long_to_convert_reaches_the_server_cut_to_its_st
     message = JSONRPCRequest.model_validate_json(passed)  # as the SDK reads the body: no "number out of range"
     assert message.id == 18 and message.params["arguments"]["offset"] > 10**15
     assert headers[b"content-length"] == str(len(passed)).encode()
+
+
+NOT_OBJECTS = [("memory_read", json.dumps({"path": "projects/MEMORY.md"})),  # JSON text, as OpenAI sends arguments
+               ("memory_read", ["projects/MEMORY.md"]), ("memory_list", 3), ("memory_core", "not json"),
+               ("memory_nope", "{}")]
+
+
+def _http_replies(url: str, requests: list[dict]) -> list[dict]:
+    """Each request POSTed in one MCP session over streamable HTTP: the JSON-RPC replies (from the SSE events)."""
+    import urllib.request
+
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    replies = []
+    for request in requests:
+        post = urllib.request.Request(url, data=json.dumps(request).encode(), headers=headers, method="POST")
+        with urllib.request.urlopen(post, timeout=60) as answer:
+            headers.setdefault("mcp-session-id", answer.headers.get("mcp-session-id"))
+            text = answer.read().decode()
+        replies += [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
+    return replies
+
+
+@pytest.mark.slow
+def test_arguments_that_are_no_object_get_the_tool_s_answer_over_http_as_over_stdio(tmp_path):
+    """Before: over streamable HTTP the SDK refused a call whose ``arguments`` were JSON text, an array or a number
+    with a bare "Invalid request parameters" (``data: ""``): nothing the model could fix its call by, where the stdio
+    server gave the tool's own argument error (and ran a call whose arguments were JSON text). Real servers."""
+    from tests.support.tenants import free_port
+
+    root = tmp_path / "memory"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
+    calls = [_call(100 + i, name, arguments) for i, (name, arguments) in enumerate(NOT_OBJECTS)]
+    stdio = [sys.executable, "-m", "memsearch", "serve", str(root)]
+    over_stdio = {r["id"]: r for r in _exchange(stdio, root, REQUESTS[:2] + calls)}
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "memsearch", "serve", str(root), "--http", "--port", str(port),
+                               "--no-warm"], env=ENV, cwd=str(REPO), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while True:  # until it listens
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None, "memsearch serve --http exited"
+                time.sleep(0.1)
+        replies = _http_replies(f"http://127.0.0.1:{port}/mcp", [_init(1, "2025-06-18"), *calls])
+        over_http = {r["id"]: r for r in replies}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    for request in calls:
+        ident = request["id"]
+        assert "error" not in over_http[ident], over_http[ident]  # a tool result, never "Invalid request parameters"
+        assert over_http[ident]["result"]["structuredContent"] == over_stdio[ident]["result"]["structuredContent"]
+    assert "text" in over_http[100]["result"]["structuredContent"]  # JSON text arguments: the call runs
+    assert over_http[101]["result"]["structuredContent"]["error"]["message"] == \
+        "memory_read: arguments must be a JSON object, got array"

@@ -15,7 +15,7 @@ from memsearch.errors import InvalidArgument, NotAMemoryRoot
 from memsearch.harness import api
 from memsearch.harness.tenants import Tenants
 from tests.conftest import REPO, build
-from tests.support.tenants import TenantServer, call
+from tests.support.tenants import TenantServer, call, free_port
 
 
 def tenant_tree(name: str, secret: str) -> dict[str, str]:
@@ -77,6 +77,18 @@ def test_serve_roots_needs_http_and_one_kind_of_root(parent):
         result = subprocess.run([sys.executable, "-m", "memsearch", "serve", *args], capture_output=True, text=True,
                                 cwd=REPO, timeout=120, env=dict(os.environ, MEMSEARCH_DB=""))
         assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("template", ["s3://memory/a//{tenant}", "s3://memory/team#{tenant}", "ftp://memory/{tenant}"])
+def test_a_db_template_no_tenant_s_index_can_have_is_refused_at_start(parent, template):
+    """Before: the server started, and every call of every tenant answered the model "index address ... has an empty
+    part" (a fix only the operator can make, and never said to the operator); now ``serve`` stops at once, naming
+    --db. No store is asked: the address is refused as written."""
+    result = subprocess.run([sys.executable, "-m", "memsearch", "serve", "--roots", str(parent), "--http", "--no-warm",
+                             "--port", str(free_port()), "--db", template], capture_output=True, text=True, cwd=REPO, timeout=120,
+                            env=dict(os.environ, MEMSEARCH_DB="", MEMSEARCH_AUTOSTART="0"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith(f"error: --db '{template}': ") and result.stderr.count("\n") == 1, result.stderr
 
 
 def status_of(url: str) -> int:

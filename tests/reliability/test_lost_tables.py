@@ -128,3 +128,18 @@ def test_a_table_whose_first_version_commits_while_it_is_opened_opens(indexed):
 
     store.db = Racing()
     assert store.files().count_rows() > 0 and failed == ["files"]
+
+
+@pytest.mark.parametrize("kind", ["every files manifest deleted", *LOST])
+def test_status_of_a_damaged_index_says_so_and_names_the_rebuild(kind, indexed, capsys):
+    """Before: ``memsearch status ROOT`` on an index whose files table lost its manifests ended in a Python
+    traceback (ValueError from the table's open), the command a user runs to find out what is wrong; now the
+    one-line IndexDamaged error the other commands give."""
+    root, db = indexed
+    if kind in LOST:
+        LOST[kind](db)
+    else:
+        [p.unlink() for p in (db / "files.lance" / "_versions").iterdir()]
+    code, out, err = run_cli(["status", str(root)], capsys)
+    assert "Traceback" not in err and "Traceback" not in out
+    assert code != 0 and "damaged" in err and f"`memsearch index {root} --rebuild`" in err, err

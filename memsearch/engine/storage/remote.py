@@ -148,6 +148,15 @@ class RemoteDB:
             raise translate(exc, self) from exc
         return (meta["e_tag"], meta["size"])
 
+    def holds(self, prefix: str) -> bool:
+        """Whether any object's key under this index starts with ``prefix`` (one listing request)."""
+        import obstore
+
+        try:
+            return any(batch for batch in obstore.list(_object_store(self), prefix=prefix, chunk_size=1))
+        except Exception as exc:
+            raise translate(exc, self) from exc
+
     def size(self) -> int:
         """Bytes stored under the prefix (tables, parameters, lease)."""
         import obstore

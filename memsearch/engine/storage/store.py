@@ -167,15 +167,23 @@ class Store:
             try:
                 return self.db.open_table(name)
             except Exception:
-                versions = None if self.remote is not None else self.path / f"{name}.lance" / "_versions"
-                if versions is None or again:
+                if again:
                     raise
-                if not any(versions.glob("*.manifest")):
-                    data = versions.parent / "data"
-                    if not (data.is_dir() and any(data.iterdir())):
+                manifests, data = self._table_files(name)
+                if not manifests:
+                    if not data:
                         return None
                     raise ValueError(f"the {name} table has data files but no manifest (its versions were deleted)") \
                         from None
+
+    def _table_files(self, name: str) -> tuple[bool, bool]:
+        """Whether table ``name`` holds any manifest, and any data file. A remote one is asked of the store: a
+        store that keeps folders (SeaweedFS) still lists a table dropped by ``--rebuild``, with nothing in it."""
+        if self.remote is not None:
+            return (self.remote.holds(f"{name}.lance/_versions"), self.remote.holds(f"{name}.lance/data"))
+        versions = self.path / f"{name}.lance" / "_versions"
+        data = versions.parent / "data"
+        return any(versions.glob("*.manifest")), data.is_dir() and any(data.iterdir())
 
     def versions_stamp(self) -> tuple | None:
         """What changes whenever either table commits a version (their ``_versions`` folders' entries),
