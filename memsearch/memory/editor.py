@@ -43,7 +43,7 @@ from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .files import atomic_write_bytes, make_dir, private_modes
 from .guards import check_budget, check_index_name, check_index_text, index_needed
 from .matching import match_lines, not_unique
-from .placement import Target, check_growth, index_text, locate, require_markdown, write_lock
+from .placement import Target, check_growth, index_text, locate, moved_index_text, require_markdown, write_lock
 from .tokens import encoding_name
 from .tree import (
     INDEX_NAME,
@@ -369,7 +369,10 @@ class Editor:
                 created = self._make_dirs(dest)
                 self._move(source, dest, link=False)
                 changed = created + moved + [dest.rel + f[len(source.rel):] for f in moved]
-                return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}", changed, created)
+                renewed = [f for f in changed[len(created) + len(moved):] if self._renew_index(f, source.rel, dest.rel)]
+                said = f"\nUpdated {', '.join(map(dest.show, renewed))}: it named the folder by its old path." if renewed else ""
+                return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}{said}", changed,
+                                    created)
             require_markdown(dest)  # a file that is not Markdown may become memory
             check_index_name(self.root, dest, "rename")
             filled = parent_dir(dest.rel) if dest.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
@@ -394,6 +397,20 @@ class Editor:
             raise EditRefused(f"{target.shown} holds entries that are not memory ({', '.join(strays)}), which {command} would "
                               "take with it: move or remove them with your own tools first, or act on the memory files one by one")
         return identity
+
+    def _renew_index(self, rel: str, source: str, dest: str) -> bool:
+        """Renew a ``MEMORY.md`` moved with its folder (now at ``rel``) that still describes the folder by its old path."""
+        if _name(rel) != INDEX_NAME:
+            return False
+        try:
+            raw = self._read(rel, rel)
+            text = moved_index_text(raw.removeprefix(_BOM).decode("utf-8"), source + parent_dir(rel)[len(dest):],
+                                    parent_dir(rel))
+        except (OSError, UnicodeDecodeError):  # a link, or not UTF-8: left as it is
+            return False
+        if text is not None:
+            self._write(rel, text, bom=raw[:3] == _BOM)
+        return text is not None
 
     def _has_bom(self, target: Target) -> bool:
         return self._read(target.rel, target.shown)[:3] == _BOM

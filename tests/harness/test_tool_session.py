@@ -1,0 +1,49 @@
+"""What an agent that keeps its memory only through the ``memory`` tool gets back over a long session: each write
+followed by the search, listing and read a model would make next (real files, a real LanceDB index)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memsearch.engine.embed.embedder import HashEmbedder
+from memsearch.engine.index import MemoryIndex
+from memsearch.memory.validator import validate
+from memsearch.tools import ToolBox
+
+BASE = {"MEMORY.md": "# Memory\n\nRoot index.\n"}
+
+
+def writable(root: Path) -> ToolBox:
+    index = MemoryIndex(root, embedder=HashEmbedder())
+    index.sync()
+    return ToolBox(root, index=index, writable=True, sync=False)
+
+
+def memory(box: ToolBox, **arguments) -> dict:
+    return box.call("memory", arguments)
+
+
+def test_a_renamed_folder_s_generated_memory_md_names_its_new_path(make_tree):
+    root = make_tree(BASE)
+    box = writable(root)
+    memory(box, command="create", path="/memories/projects/atlas/decisions.md",
+           file_text="# Atlas decisions\n\nWe chose narwhal tokens.\n")
+    memory(box, command="create", path="/memories/projects/atlas/ops/runbook.md", file_text="# Runbook\n\nRestart.\n")
+    memory(box, command="str_replace", path="/memories/projects/atlas/ops/MEMORY.md",
+           old_str="Memory about ops: the notes filed in projects/atlas/ops/.", new_str="How we operate Atlas.")
+    moved = memory(box, command="rename", old_path="/memories/projects/atlas", new_path="/memories/archive/atlas-2026")
+    assert "Updated /memories/archive/atlas-2026/MEMORY.md" in moved["result"]
+    assert (root / "archive/atlas-2026/MEMORY.md").read_text() == (
+        "# Atlas 2026\n\nMemory about atlas 2026: the notes filed in archive/atlas-2026/.\n")
+    assert (root / "archive/atlas-2026/ops/MEMORY.md").read_text() == "# Ops\n\nHow we operate Atlas.\n"  # the agent's words
+    listed = box.call("memory_list", {"path": "archive"})["dirs"]
+    assert [(d["path"], d["summary"]) for d in listed] == [
+        ("archive/atlas-2026", "Memory about atlas 2026: the notes filed in archive/atlas-2026/.")]
+    hit = box.call("memory_search", {"query": "narwhal", "mode": "keyword"})["hits"][0]
+    assert hit["path"] == "archive/atlas-2026/decisions.md" and "archive/atlas-2026/" in hit["memory_md"]["summary"]
+    memory(box, command="str_replace", path="/memories/archive/atlas-2026/MEMORY.md", old_str="# Atlas 2026",
+           new_str="# Atlas, 2026")  # a retitled one keeps its title; its generated line still follows the folder
+    memory(box, command="rename", old_path="/memories/archive", new_path="/memories/old")
+    assert (root / "old/atlas-2026/MEMORY.md").read_text() == (
+        "# Atlas, 2026\n\nMemory about atlas 2026: the notes filed in old/atlas-2026/.\n")
+    assert validate(root).valid
