@@ -73,13 +73,26 @@ def check_budget(changes: dict[str, str | None], target: Target, command: str,
             after[rel] = count_tokens(text, encoding)
     old, new = sum(before.values()), sum(after.values())
     if new > budget and new > old:
-        raise CoreBudgetExceeded(
-            f"{command} refused: core memory (the Markdown files directly in the memory root, always in context) "
-            f"would be {new:,} tokens, over its budget of {budget:,} (it is {old:,} now; this write adds {new - old:,}). "
-            f"Nothing was written. Move the detail into a subdirectory instead, e.g. create "
-            f"{target.show('notes/' + target.rel.rsplit('/', 1)[-1])}, and keep at most a one-line pointer in core memory.",
-            tokens=new, budget=budget)
+        raise CoreBudgetExceeded(_over_budget(command, target, before, after, budget), tokens=new, budget=budget)
     return new
+
+
+def _over_budget(command: str, target: Target, before: dict[str, int], after: dict[str, int], budget: int) -> str:
+    """The refusal of a write past the core budget: the numbers, and the calls that make room."""
+    old, new = sum(before.values()), sum(after.values())
+    text = (f"{command} refused: core memory (the Markdown files directly in the memory root, always in context) "
+            f"would be {new:,} tokens, over its budget of {budget:,} (it is {old:,} now; this write adds {new - old:,}). "
+            "Nothing was written. ")
+    largest = [rel for rel, _ in sorted(before.items(), key=lambda item: -item[1]) if rel != INDEX_NAME]
+    if old > budget and largest:  # full before this write: room is made by moving what is there, not by this write
+        big = largest[0]
+        return text + (f"Core memory is already over its budget, most of it in {target.show(big)} ({before[big]:,} "
+                       f"tokens): make room first, by moving it into a folder (rename {target.show(big)} to "
+                       f"{target.show('notes/' + big)}) or shortening it (str_replace), then write again.")
+    name = target.rel.rsplit("/", 1)[-1]
+    detail = target.show("notes/" + ("overview.md" if name == INDEX_NAME else name))
+    return text + (f"Move the detail into a subdirectory instead, e.g. create {detail}, and keep at most a one-line "
+                   "pointer in core memory.")
 
 
 def _index_of(directory: str) -> str:

@@ -47,3 +47,21 @@ def test_a_renamed_folder_s_generated_memory_md_names_its_new_path(make_tree):
     assert (root / "old/atlas-2026/MEMORY.md").read_text() == (
         "# Atlas, 2026\n\nMemory about atlas 2026: the notes filed in old/atlas-2026/.\n")
     assert validate(root).valid
+
+
+def test_a_core_memory_already_over_budget_names_the_file_to_move_and_the_call(make_tree):
+    root = make_tree(BASE | {"log.md": "# Log\n\n" + "a long running log line\n" * 40})
+    index = MemoryIndex(root, embedder=HashEmbedder())
+    box = ToolBox(root, index=index, writable=True, sync=False, core_budget=100)
+    pointer = {"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "Root index.",
+               "new_str": "Root index. Trips are in /memories/trips."}
+    error = box.dispatch("memory", pointer)["error"]
+    assert error["type"] == "CoreBudgetExceeded"
+    assert "already over its budget, most of it in /memories/log.md" in error["message"]
+    assert "rename /memories/log.md to /memories/notes/log.md" in error["message"]
+    assert "notes/MEMORY.md" not in error["message"]  # before: 'e.g. create /memories/notes/MEMORY.md'
+    memory(box, command="rename", old_path="/memories/log.md", new_path="/memories/notes/log.md")  # as the error says
+    assert "Core memory is now" in memory(box, **pointer)["result"]
+    grown = box.dispatch("memory", pointer | {"old_str": "Root index.", "new_str": "Root index. " + "word " * 200})
+    assert "e.g. create /memories/notes/overview.md" in grown["error"]["message"]
+    assert validate(root).valid
