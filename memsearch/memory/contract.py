@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemsearchError, shown
-from .document import decode, parse_document, summary_of
+from .document import decode, parse_document, summary_of, text_lines
 from .names import lookalike_path
 from .tokens import count_tokens, encoding_name
 from .tree import (
@@ -283,7 +283,7 @@ def read(root: str | os.PathLike[str], path: str, lines=None, *, foreign=None) -
             raise
         raw, rel = read_memory(base, twin, foreign=foreign)
     text = decode(raw)
-    all_lines = text.splitlines(keepends=True)
+    all_lines = text_lines(text, keepends=True)
     total = len(all_lines)
     span = parse_lines(lines)
     if span is None:

@@ -65,3 +65,23 @@ def test_a_core_memory_already_over_budget_names_the_file_to_move_and_the_call(m
     grown = box.dispatch("memory", pointer | {"old_str": "Root index.", "new_str": "Root index. " + "word " * 200})
     assert "e.g. create /memories/notes/overview.md" in grown["error"]["message"]
     assert validate(root).valid
+
+
+def test_a_hit_s_lines_are_the_lines_view_and_insert_number(make_tree):
+    """Text pasted from elsewhere holds characters str.splitlines breaks at (U+2028, a form feed, NEL, ...); the
+    memory tool, as Claude's, splits at newlines only. Before, a hit and memory_read counted those too: the hit
+    below said lines 11-13 of a file that view shows with 8 lines."""
+    root = make_tree(BASE)
+    box = writable(root)
+    text = "# Pasted\n\nfirst\u2028second\x0cthird\x85fourth\x1cfifth\x0bsixth\u2029seventh\n\n## Later\n\nthe bonobo text\n"
+    memory(box, command="create", path="/memories/web/pasted.md", file_text=text)
+    hit = box.call("memory_search", {"query": "bonobo", "mode": "keyword"})["hits"][0]
+    assert (hit["path"], hit["start_line"], hit["end_line"]) == ("web/pasted.md", 5, 7)
+    shown = memory(box, command="view", path="/memories/web/pasted.md", view_range=[hit["start_line"], hit["end_line"]])
+    assert shown["result"].endswith("     5\t## Later\n     6\t\n     7\tthe bonobo text")
+    read = box.call("memory_read", {"path": hit["path"], "start_line": hit["start_line"], "end_line": hit["end_line"]})
+    assert read["text"] == "## Later\n\nthe bonobo text\n" and read["total_lines"] == 7
+    memory(box, command="insert", path="/memories/web/pasted.md", insert_line=hit["end_line"], insert_text="and a quokka")
+    hit = box.call("memory_search", {"query": "quokka", "mode": "keyword"})["hits"][0]
+    assert (hit["start_line"], hit["end_line"]) == (5, 8)
+    assert box.call("memory_read", {"path": hit["path"], "start_line": 8, "end_line": 8})["text"] == "and a quokka\n"
