@@ -43,7 +43,8 @@ from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .files import atomic_write_bytes, make_dir, private_modes
 from .guards import check_budget, check_index_name, check_index_text, index_needed
 from .matching import match_lines, not_unique
-from .placement import Target, check_growth, index_text, locate, moved_index_text, require_markdown, write_lock
+from .placement import Target, check_growth, index_text, locate, require_markdown, write_lock
+from .pointers import renew_indexes, stale_mentions
 from .tokens import encoding_name
 from .tree import (
     INDEX_NAME,
@@ -325,7 +326,8 @@ class Editor:
                 if not removed:
                     raise MemoryFileNotFound(f"{target.shown} was moved or replaced meanwhile, so nothing was deleted: "
                                              f"view {target.show(parent_dir(target.rel))} to see what is there")
-                return self._finish("delete", target, f"Successfully deleted {target.shown}", changed)
+                return self._finish("delete", target, f"Successfully deleted {target.shown}{self._named(target, True)}",
+                                    changed)
             reason = index_needed(tree, target.rel)
             if reason:  # the root's own MEMORY.md: the root cannot be deleted either, so editing is the way
                 folder = parent_dir(target.rel)
@@ -342,7 +344,8 @@ class Editor:
                     raise MemoryFileNotFound(f"{target.shown} was moved or replaced meanwhile: view "
                                              f"{target.show(parent_dir(target.rel))} to see what is there") from None
                 os.fsync(dir_fd)
-            return self._finish("delete", target, f"Successfully deleted {target.shown}", [target.rel], (), core)
+            return self._finish("delete", target, f"Successfully deleted {target.shown}{self._named(target, False)}",
+                                [target.rel], (), core)
 
     def rename(self, old_path: str, new_path: str) -> EditResult:
         """Move a memory file or directory; fails if ``new_path`` exists."""
@@ -369,10 +372,10 @@ class Editor:
                 created = self._make_dirs(dest)
                 self._move(source, dest, link=False)
                 changed = created + moved + [dest.rel + f[len(source.rel):] for f in moved]
-                renewed = [f for f in changed[len(created) + len(moved):] if self._renew_index(f, source.rel, dest.rel)]
+                renewed = renew_indexes(changed[len(created) + len(moved):], source.rel, dest.rel, self._read, self._write)
                 said = f"\nUpdated {', '.join(map(dest.show, renewed))}: it named the folder by its old path." if renewed else ""
-                return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}{said}", changed,
-                                    created)
+                return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}{said}"
+                                    f"{self._named(source, True, dest.shown)}", changed, created)
             require_markdown(dest)  # a file that is not Markdown may become memory
             check_index_name(self.root, dest, "rename")
             filled = parent_dir(dest.rel) if dest.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
@@ -387,8 +390,8 @@ class Editor:
             core = self._check_budget(changes, dest, "rename")
             created = self._make_dirs(dest, filled)
             self._move(source, dest, link=True)
-            return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}",
-                                created + [source.rel, dest.rel], created, core)
+            return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}"
+                                f"{self._named(source, False, dest.shown)}", created + [source.rel, dest.rel], created, core)
 
     def _check_directory(self, target: Target, command: str) -> tuple[int, int] | None:
         """Refuse a directory holding non-memory entries; else the identity of the directory checked."""
@@ -398,19 +401,9 @@ class Editor:
                               "take with it: move or remove them with your own tools first, or act on the memory files one by one")
         return identity
 
-    def _renew_index(self, rel: str, source: str, dest: str) -> bool:
-        """Renew a ``MEMORY.md`` moved with its folder (now at ``rel``) that still describes the folder by its old path."""
-        if _name(rel) != INDEX_NAME:
-            return False
-        try:
-            raw = self._read(rel, rel)
-            text = moved_index_text(raw.removeprefix(_BOM).decode("utf-8"), source + parent_dir(rel)[len(dest):],
-                                    parent_dir(rel))
-        except (OSError, UnicodeDecodeError):  # a link, or not UTF-8: left as it is
-            return False
-        if text is not None:
-            self._write(rel, text, bom=raw[:3] == _BOM)
-        return text is not None
+    def _named(self, gone: Target, is_dir: bool, now: str | None = None) -> str:
+        """What the result says of the MEMORY.md files above ``gone`` that still name it (:func:`.pointers.stale_mentions`)."""
+        return stale_mentions(gone.rel, is_dir, self._read, gone.show, now)
 
     def _has_bom(self, target: Target) -> bool:
         return self._read(target.rel, target.shown)[:3] == _BOM

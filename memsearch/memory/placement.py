@@ -32,7 +32,7 @@ from . import rootfs
 from .names import MEMORIES_PREFIX, escape, in_memories, lookalikes, require_plain, unescape
 from .tree import MARKDOWN_SUFFIX, printable, valid_name
 
-__all__ = ["Target", "index_text", "moved_index_text", "to_relative", "require_memories", "locate", "check_growth",
+__all__ = ["Target", "index_text", "to_relative", "require_memories", "locate", "check_growth",
            "require_markdown", "write_lock", "LOCK_TIMEOUT_S"]
 
 #: How long a write waits for another writer of the same root before giving up.
@@ -292,14 +292,3 @@ def index_text(directory: str) -> str:
     words = re.sub(r"[-_\s]+", " ", name.removesuffix(".md")).strip() or name
     return f"# {words[:1].upper() + words[1:]}\n\nMemory about {words}: the notes filed in {directory}/.\n"
 
-
-def moved_index_text(text: str, old: str, new: str) -> str | None:
-    """The text of a ``MEMORY.md`` whose directory moved from ``old`` to ``new``, where it still says what
-    :func:`index_text` wrote for ``old``: all of it (then the new folder's text), else its line naming the old path
-    (then that line alone is renewed); None when nothing of it is left (the agent's own words are kept as they are)."""
-    before, after = index_text(old), index_text(new)
-    if text in (before, before.replace("\n", "\r\n")):
-        return after if text == before else after.replace("\n", "\r\n")
-    line = re.compile(rf"^{re.escape(before.splitlines()[-1])}(?=\r?$)", re.M)
-    renewed = line.sub(lambda _: after.splitlines()[-1], text)
-    return None if renewed == text else renewed

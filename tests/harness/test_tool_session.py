@@ -3,12 +3,14 @@ followed by the search, listing and read a model would make next (real files, a 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.memory.validator import validate
 from memsearch.tools import ToolBox
+from tests.conftest import EXAMPLES
 
 BASE = {"MEMORY.md": "# Memory\n\nRoot index.\n"}
 
@@ -85,3 +87,24 @@ def test_a_hit_s_lines_are_the_lines_view_and_insert_number(make_tree):
     hit = box.call("memory_search", {"query": "quokka", "mode": "keyword"})["hits"][0]
     assert (hit["start_line"], hit["end_line"]) == (5, 8)
     assert box.call("memory_read", {"path": hit["path"], "start_line": 8, "end_line": 8})["text"] == "and a quokka\n"
+
+
+def test_a_delete_or_rename_names_the_memory_md_lines_that_still_point_to_the_old_path(tmp_path):
+    root = tmp_path / "memory"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
+    box = writable(root)
+    moved = memory(box, command="rename", old_path="/memories/people/priya-raman.md", new_path="/memories/team/priya.md")
+    assert ("/memories/people/MEMORY.md (line 9) still names /memories/people/priya-raman.md, now /memories/team/priya.md: "
+            "update what it says") in moved["result"]
+    gone = memory(box, command="delete", path="/memories/notes/2026-09-25.md")["result"]
+    assert "/memories/notes/MEMORY.md (line 19) still names /memories/notes/2026-09-25.md, which is gone" in gone
+    gone = memory(box, command="delete", path="/memories/projects/atlas")["result"]
+    assert ("/memories/projects/MEMORY.md (line 21) and /memories/MEMORY.md (line 19) still name "
+            "/memories/projects/atlas/, which is gone") in gone
+    assert memory(box, command="delete", path="/memories/notes/2026-11-06.md")["result"].endswith(
+        "still names /memories/notes/2026-11-06.md, which is gone: update what it says (view it, then str_replace), so "
+        "that it points to what exists.")
+    memory(box, command="create", path="/memories/notes/scratch.md", file_text="# Scratch\n")
+    assert memory(box, command="delete", path="/memories/notes/scratch.md")["result"] == (
+        "Successfully deleted /memories/notes/scratch.md")  # nothing names it: nothing more is said
+    assert validate(root).valid
