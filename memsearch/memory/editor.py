@@ -41,7 +41,7 @@ from ..errors import (
 from . import rootfs
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .files import atomic_write_bytes, make_dir, private_modes
-from .guards import check_budget, check_index_name, check_index_text, index_needed
+from .guards import check_budget, check_index_name, check_index_text, front_matter_note, index_needed
 from .matching import match_lines, not_unique
 from .placement import Target, check_growth, index_text, locate, require_markdown, write_lock
 from .pointers import renew_indexes, stale_mentions
@@ -282,8 +282,9 @@ class Editor:
             self._write(target.rel, new_text, bom=self._has_bom(target))
             first = text.count("\n", 0, starts[0]) + 1
             shown = snippet(new_text, first, first + new_str.count("\n"))
+            told = front_matter_note(target, text, new_text, 0, 0)  # an edit of a field is no slip: only a lost front matter
             return self._finish("str_replace", target, "The memory file has been edited. Here is the snippet showing the "
-                                f"change (with line numbers):\n{shown}", [target.rel], (), core)
+                                f"change (with line numbers):\n{shown}{told}", [target.rel], (), core)
 
     def insert(self, path: str, insert_line: int, insert_text: str) -> EditResult:
         """Insert ``insert_text`` after line ``insert_line`` (0: before the first line)."""
@@ -301,6 +302,7 @@ class Editor:
             self._write(target.rel, new_text, bom=self._has_bom(target))
             added = block.count("\n") + 1
             shown = snippet(new_text, insert_line + 1, insert_line + added)
+            shown += front_matter_note(target, text, new_text, insert_line + 1, insert_line + added)
             return self._finish("insert", target, f"The file {target.shown} has been edited. {added} line"
                                 f"{'s' if added != 1 else ''} inserted after line {insert_line}. Here is the snippet "
                                 f"(with line numbers):\n{shown}", [target.rel], (), core)

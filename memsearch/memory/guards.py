@@ -1,5 +1,6 @@
 """The rules a write of memory passes before it lands: a directory's ``MEMORY.md`` named exactly, never left empty,
-never removed while its directory needs it, and core memory within its token budget (:class:`~.editor.Editor`)."""
+never removed while its directory needs it, and core memory within its token budget (:class:`~.editor.Editor`);
+and what a write did to a file's front matter, told in its result rather than refused."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import CoreBudgetExceeded, EditRefused
+from .document import split_front_matter
 from .placement import Target, index_text
 from .tokens import count_tokens
 from .tree import INDEX_NAME, MemoryTree, empty_index, misnamed_index, parent_dir
 
-__all__ = ["check_index_name", "check_index_text", "index_needed", "check_budget"]
+__all__ = ["check_index_name", "check_index_text", "index_needed", "check_budget", "front_matter_note"]
 
 
 def check_index_name(root: Path, target: Target, command: str) -> None:
@@ -93,6 +95,24 @@ def _over_budget(command: str, target: Target, before: dict[str, int], after: di
     detail = target.show("notes/" + ("overview.md" if name == INDEX_NAME else name))
     return text + (f"Move the detail into a subdirectory instead, e.g. create {detail}, and keep at most a one-line "
                    "pointer in core memory.")
+
+
+def front_matter_note(target: Target, old: str, new: str, first: int, last: int) -> str:
+    """What the result of a write (its lines ``first``-``last`` in ``new``) says of the front matter of a searched
+    file (one in a folder): lines inserted inside it (metadata, which memory_search never searches), or a front
+    matter pushed from the top (its fields, the date among them, then count for nothing); "" otherwise."""
+    if "/" not in target.rel:
+        return ""
+    had, _ = split_front_matter(old)
+    fields, span = split_front_matter(new)
+    if had and not fields:
+        return (f"\nNote: {target.shown} began with front matter ({', '.join(had)}), which after this write no longer "
+                "starts the file: memsearch then reads no date or title from it, and searches its lines as text. To "
+                "keep it, move the front matter back to line 1, with your text after it.")
+    if 1 < first < span:
+        return (f"\nNote: the text is inside the front matter of {target.shown} (lines 1-{span}), which is metadata: "
+                f"memory_search never finds it there. To make it searchable, put it after line {span} instead.")
+    return ""
 
 
 def _index_of(directory: str) -> str:

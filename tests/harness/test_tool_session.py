@@ -108,3 +108,23 @@ def test_a_delete_or_rename_names_the_memory_md_lines_that_still_point_to_the_ol
     assert memory(box, command="delete", path="/memories/notes/scratch.md")["result"] == (
         "Successfully deleted /memories/notes/scratch.md")  # nothing names it: nothing more is said
     assert validate(root).valid
+
+
+def test_text_written_into_or_above_a_front_matter_is_told_where_search_loses_it(make_tree):
+    note = "---\ntitle: Harbor call\ndate: 2026-09-18\n---\n\n# Call\n\nThey want flood data.\n"
+    root = make_tree(BASE | {"projects/MEMORY.md": "# Projects\n\nOne file each.\n", "projects/harbor.md": note})
+    box = writable(root)
+    inside = memory(box, command="insert", path="/memories/projects/harbor.md", insert_line=2,
+                    insert_text="Follow-up: the wombat postmortem is Friday.")
+    assert box.call("memory_search", {"query": "wombat", "mode": "keyword"})["hits"] == []  # front matter is metadata
+    assert ("the text is inside the front matter of /memories/projects/harbor.md (lines 1-5), which is metadata: "
+            "memory_search never finds it there. To make it searchable, put it after line 5 instead.") in inside["result"]
+    memory(box, command="str_replace", path="/memories/projects/harbor.md",
+           old_str="Follow-up: the wombat postmortem is Friday.\n", new_str="")
+    edited = memory(box, command="str_replace", path="/memories/projects/harbor.md", old_str="2026-09-18", new_str="2026-09-19")
+    assert "Note:" not in edited["result"]  # editing a field is what front matter is for
+    assert box.call("memory_search", {"query": "flood data", "since": "2026-09-19", "mode": "keyword"})["hits"]
+    above = memory(box, command="insert", path="/memories/projects/harbor.md", insert_line=0, insert_text="Update: signed.")
+    assert ("/memories/projects/harbor.md began with front matter (title, date), which after this write no longer "
+            "starts the file") in above["result"]
+    assert box.call("memory_search", {"query": "flood data", "since": "2026-09-19", "mode": "keyword"})["hits"] == []
