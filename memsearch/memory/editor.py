@@ -41,7 +41,7 @@ from ..errors import (
 from . import rootfs
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .files import atomic_write_bytes, make_dir, private_modes
-from .guards import check_budget, check_index_name, check_index_text, front_matter_note, index_needed
+from .guards import check_budget, check_index_name, check_index_text, date_note, front_matter_note, index_needed
 from .matching import match_lines, not_unique
 from .placement import Target, check_growth, index_text, locate, require_markdown, write_lock
 from .pointers import renew_indexes, stale_mentions
@@ -393,7 +393,8 @@ class Editor:
             created = self._make_dirs(dest, filled)
             self._move(source, dest, link=True)
             return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}"
-                                f"{self._named(source, False, dest.shown)}", created + [source.rel, dest.rel], created, core)
+                                f"{self._named(source, False, dest.shown)}{date_note(source, dest, changes[dest.rel])}",
+                                created + [source.rel, dest.rel], created, core)
 
     def _check_directory(self, target: Target, command: str) -> tuple[int, int] | None:
         """Refuse a directory holding non-memory entries; else the identity of the directory checked."""

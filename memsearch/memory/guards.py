@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import CoreBudgetExceeded, EditRefused
-from .document import split_front_matter
+from .document import date_of, split_front_matter
 from .placement import Target, index_text
 from .tokens import count_tokens
 from .tree import INDEX_NAME, MemoryTree, empty_index, misnamed_index, parent_dir
 
-__all__ = ["check_index_name", "check_index_text", "index_needed", "check_budget", "front_matter_note"]
+__all__ = ["check_index_name", "check_index_text", "index_needed", "check_budget", "front_matter_note",
+           "date_note"]
 
 
 def check_index_name(root: Path, target: Target, command: str) -> None:
@@ -113,6 +114,19 @@ def front_matter_note(target: Target, old: str, new: str, first: int, last: int)
         return (f"\nNote: the text is inside the front matter of {target.shown} (lines 1-{span}), which is metadata: "
                 f"memory_search never finds it there. To make it searchable, put it after line {span} instead.")
     return ""
+
+
+def date_note(source: Target, dest: Target, text: str) -> str:
+    """What the result of renaming a searched note says when its date came from its old name and the new one gives
+    it none (dated searches, ``since``/``until`` and timelines, then leave it out); "" otherwise."""
+    fields, _ = split_front_matter(text)
+    day = date_of(source.rel, fields)
+    if "/" not in dest.rel or not dest.is_markdown or not day or date_of(dest.rel, fields):
+        return ""
+    folder, name = dest.rel.rsplit("/", 1)
+    return (f"\nNote: the note's date ({day}) came from its old name, and {dest.shown} has none, so memory_search's "
+            f"since/until and timeline no longer place it. To keep it dated, put the date in the name (e.g. "
+            f"{dest.show(f'{folder}/{day}-{name}')}) or add a 'date: {day}' front matter.")
 
 
 def _index_of(directory: str) -> str:

@@ -128,3 +128,22 @@ def test_text_written_into_or_above_a_front_matter_is_told_where_search_loses_it
     assert ("/memories/projects/harbor.md began with front matter (title, date), which after this write no longer "
             "starts the file") in above["result"]
     assert box.call("memory_search", {"query": "flood data", "since": "2026-09-19", "mode": "keyword"})["hits"] == []
+
+
+def test_renaming_a_note_dated_by_its_name_to_an_undated_name_says_dated_searches_lose_it(make_tree):
+    root = make_tree(BASE | {"notes/MEMORY.md": "# Notes\n\nDaily notes.\n",
+                             "notes/2026-12-01.md": "# Deploy\n\nThe marmoset deploy went fine.\n"})
+    box = writable(root)
+    dated = {"query": "marmoset", "mode": "keyword", "since": "2026-12-01", "until": "2026-12-01"}
+    assert box.call("memory_search", dated)["hits"]
+    moved = memory(box, command="rename", old_path="/memories/notes/2026-12-01.md", new_path="/memories/notes/deploy.md")
+    assert box.call("memory_search", dated)["hits"] == []
+    assert ("the note's date (2026-12-01) came from its old name, and /memories/notes/deploy.md has none, so "
+            "memory_search's since/until and timeline no longer place it. To keep it dated, put the date in the name "
+            "(e.g. /memories/notes/2026-12-01-deploy.md) or add a 'date: 2026-12-01' front matter.") in moved["result"]
+    memory(box, command="rename", old_path="/memories/notes/deploy.md", new_path="/memories/notes/2026-12-01-deploy.md")
+    assert box.call("memory_search", dated)["hits"][0]["path"] == "notes/2026-12-01-deploy.md"  # as the note says
+    memory(box, command="insert", path="/memories/notes/2026-12-01-deploy.md", insert_line=0,
+           insert_text="---\ndate: 2026-12-01\n---")
+    kept = memory(box, command="rename", old_path="/memories/notes/2026-12-01-deploy.md", new_path="/memories/notes/x.md")
+    assert "Note:" not in kept["result"]  # its front matter dates it
