@@ -164,7 +164,10 @@ def memory_ref(root: Path, rel: str, *, foreign=None) -> MemoryRef:
     Raises :class:`~memsearch.errors.MemsearchError` if it cannot be read.
     """
     text = memory_text(root, rel, foreign=foreign)
-    return MemoryRef(path=rel, title=parse_document(rel, text).title, summary=summary_of(text))
+    title = parse_document(rel, text).title
+    if title == PurePosixPath(rel).stem:  # no title of its own (a bare list of files): its folder's name, not "MEMORY"
+        title = PurePosixPath(rel).parent.name or "memory root"
+    return MemoryRef(path=rel, title=title, summary=summary_of(text))
 
 
 def memory_chain(root: Path, directory: str) -> tuple[str, ...]:

@@ -147,3 +147,16 @@ def test_renaming_a_note_dated_by_its_name_to_an_undated_name_says_dated_searche
            insert_text="---\ndate: 2026-12-01\n---")
     kept = memory(box, command="rename", old_path="/memories/notes/2026-12-01-deploy.md", new_path="/memories/notes/x.md")
     assert "Note:" not in kept["result"]  # its front matter dates it
+
+
+def test_a_memory_md_written_without_a_heading_is_titled_by_its_folder_not_memory(make_tree):
+    root = make_tree(BASE)
+    box = writable(root)
+    memory(box, command="create", path="/memories/birds/owl.md", file_text="# Owl\n\nThe barn owl nests in the loft.\n")
+    memory(box, command="str_replace", path="/memories/birds/MEMORY.md",
+           old_str="# Birds\n\nMemory about birds: the notes filed in birds/.", new_str="- owl.md: the barn owl")
+    listed = box.call("memory_list", {"path": "."})["dirs"]
+    assert [(d["title"], d["summary"]) for d in listed] == [("birds", "- owl.md: the barn owl")]  # before: "MEMORY"
+    hit = box.call("memory_search", {"query": "barn owl loft", "mode": "keyword"})["hits"][0]
+    assert hit["memory_md"]["title"] == "birds"
+    assert "- birds/ (birds/MEMORY.md): birds. - owl.md" in box.system_prompt()
