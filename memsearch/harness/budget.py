@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from .. import settings
+from ..memory.document import text_lines
 from ..memory.tokens import count_tokens, encoding_name, get_encoding
 
 __all__ = ["Budget", "DEFAULT_BUDGET", "MIN_BUDGET", "RULE"]
@@ -57,7 +58,7 @@ class Budget:
         """The longest run of whole lines of ``text`` within ``limit`` tokens, and its line count.
         If the first line alone is too long, a token prefix of it (count 0)."""
         kept, used = [], 0
-        for line in text.splitlines(keepends=True):
+        for line in text_lines(text, keepends=True):  # whole lines as memory_read numbers them
             cost = count_tokens(line, self.encoding)
             if used + cost > limit:
                 break

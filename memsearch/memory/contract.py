@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from ..errors import Hint, InvalidArgument, MemoryFileNotFound, MemsearchError, shown
-from .document import decode, parse_document, summary_of
+from .document import decode, parse_document, summary_of, text_lines
 from .names import lookalike_path
 from .tokens import count_tokens, encoding_name
 from .tree import (
@@ -164,7 +164,10 @@ def memory_ref(root: Path, rel: str, *, foreign=None) -> MemoryRef:
     Raises :class:`~memsearch.errors.MemsearchError` if it cannot be read.
     """
     text = memory_text(root, rel, foreign=foreign)
-    return MemoryRef(path=rel, title=parse_document(rel, text).title, summary=summary_of(text))
+    title = parse_document(rel, text).title
+    if title == PurePosixPath(rel).stem:  # no title of its own (a bare list of files): its folder's name, not "MEMORY"
+        title = PurePosixPath(rel).parent.name or "memory root"
+    return MemoryRef(path=rel, title=title, summary=summary_of(text))
 
 
 def memory_chain(root: Path, directory: str) -> tuple[str, ...]:
@@ -283,7 +286,7 @@ def read(root: str | os.PathLike[str], path: str, lines=None, *, foreign=None) -
             raise
         raw, rel = read_memory(base, twin, foreign=foreign)
     text = decode(raw)
-    all_lines = text.splitlines(keepends=True)
+    all_lines = text_lines(text, keepends=True)
     total = len(all_lines)
     span = parse_lines(lines)
     if span is None:

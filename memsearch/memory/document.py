@@ -1,7 +1,8 @@
 """One Markdown memory file decoded and parsed: text, front matter, title, summary paragraph, dates.
 
-The one decoder of memory bytes (:func:`decode`) and the one parser of a given day
-(:func:`parse_date`); the heading and fence patterns the chunker shares, and the marks of a user's turn in a saved chat, live here too.
+The one decoder of memory bytes (:func:`decode`), the one splitter of its lines (:func:`text_lines`) and the one
+parser of a given day (:func:`parse_date`); the heading and fence patterns the chunker shares, and the marks of a
+user's turn in a saved chat, live here too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..errors import InvalidArgument
 __all__ = [
     "Document",
     "decode",
+    "text_lines",
     "read_text",
     "parse_date",
     "HEADING",
@@ -58,12 +60,24 @@ class Document:
 
     @property
     def lines(self) -> list[str]:
-        return self.text.splitlines()
+        return text_lines(self.text)
 
 
 def decode(raw: bytes) -> str:
     """The one decoder of memory files: UTF-8, undecodable bytes as U+FFFD (the validator warns), no BOM."""
     return raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+def text_lines(text: str, keepends: bool = False) -> list[str]:
+    """The lines of a memory file as every tool numbers them (a hit's lines, ``memory_read``, and the memory tool's
+    ``view`` and ``insert``): split at each newline, a ``\r\n`` counted once, and never at the other characters
+    :meth:`str.splitlines` breaks at (U+2028, a form feed, a lone ``\r`` ...), which stay inside their line.
+    ``keepends``: each line with its newline, so that the lines joined are the text."""
+    lines = text.split("\n")
+    last = lines.pop()  # what follows the final newline: "" when the text ends in one
+    if keepends:
+        return [line + "\n" for line in lines] + ([last] if last else [])
+    return [line.removesuffix("\r") for line in lines] + ([last] if last else [])
 
 
 def read_text(path: Path) -> str:
@@ -134,7 +148,7 @@ def title_of(path: str, text: str, front_matter: dict[str, str] | None = None) -
     if front_matter and front_matter.get("title"):
         return front_matter["title"]
     in_fence = False
-    for line in text.splitlines():
+    for line in text_lines(text):
         if FENCE.match(line):
             in_fence = not in_fence
             continue
@@ -148,7 +162,7 @@ def title_of(path: str, text: str, front_matter: dict[str, str] | None = None) -
 def summary_of(text: str, limit: int = _SUMMARY_CHARS) -> str:
     """The first paragraph of prose after the front matter and title (at most ``limit`` chars)."""
     _, skip = split_front_matter(text)
-    lines = text.splitlines()[skip:]
+    lines = text_lines(text)[skip:]
     para: list[str] = []
     in_fence = False
     for line in lines:

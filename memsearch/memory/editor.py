@@ -41,9 +41,10 @@ from ..errors import (
 from . import rootfs
 from .commands import ARGUMENTS, COMMANDS, EditResult, check_arguments
 from .files import atomic_write_bytes, make_dir, private_modes
-from .guards import check_budget, check_index_name, check_index_text, index_needed
+from .guards import check_budget, check_index_name, check_index_text, date_note, front_matter_note, index_needed
 from .matching import match_lines, not_unique
 from .placement import Target, check_growth, index_text, locate, require_markdown, write_lock
+from .pointers import renew_indexes, stale_mentions
 from .tokens import encoding_name
 from .tree import (
     INDEX_NAME,
@@ -281,8 +282,9 @@ class Editor:
             self._write(target.rel, new_text, bom=self._has_bom(target))
             first = text.count("\n", 0, starts[0]) + 1
             shown = snippet(new_text, first, first + new_str.count("\n"))
+            told = front_matter_note(target, text, new_text, 0, 0)  # an edit of a field is no slip: only a lost front matter
             return self._finish("str_replace", target, "The memory file has been edited. Here is the snippet showing the "
-                                f"change (with line numbers):\n{shown}", [target.rel], (), core)
+                                f"change (with line numbers):\n{shown}{told}", [target.rel], (), core)
 
     def insert(self, path: str, insert_line: int, insert_text: str) -> EditResult:
         """Insert ``insert_text`` after line ``insert_line`` (0: before the first line)."""
@@ -300,6 +302,7 @@ class Editor:
             self._write(target.rel, new_text, bom=self._has_bom(target))
             added = block.count("\n") + 1
             shown = snippet(new_text, insert_line + 1, insert_line + added)
+            shown += front_matter_note(target, text, new_text, insert_line + 1, insert_line + added)
             return self._finish("insert", target, f"The file {target.shown} has been edited. {added} line"
                                 f"{'s' if added != 1 else ''} inserted after line {insert_line}. Here is the snippet "
                                 f"(with line numbers):\n{shown}", [target.rel], (), core)
@@ -325,7 +328,8 @@ class Editor:
                 if not removed:
                     raise MemoryFileNotFound(f"{target.shown} was moved or replaced meanwhile, so nothing was deleted: "
                                              f"view {target.show(parent_dir(target.rel))} to see what is there")
-                return self._finish("delete", target, f"Successfully deleted {target.shown}", changed)
+                return self._finish("delete", target, f"Successfully deleted {target.shown}{self._named(target, True)}",
+                                    changed)
             reason = index_needed(tree, target.rel)
             if reason:  # the root's own MEMORY.md: the root cannot be deleted either, so editing is the way
                 folder = parent_dir(target.rel)
@@ -342,7 +346,8 @@ class Editor:
                     raise MemoryFileNotFound(f"{target.shown} was moved or replaced meanwhile: view "
                                              f"{target.show(parent_dir(target.rel))} to see what is there") from None
                 os.fsync(dir_fd)
-            return self._finish("delete", target, f"Successfully deleted {target.shown}", [target.rel], (), core)
+            return self._finish("delete", target, f"Successfully deleted {target.shown}{self._named(target, False)}",
+                                [target.rel], (), core)
 
     def rename(self, old_path: str, new_path: str) -> EditResult:
         """Move a memory file or directory; fails if ``new_path`` exists."""
@@ -369,7 +374,10 @@ class Editor:
                 created = self._make_dirs(dest)
                 self._move(source, dest, link=False)
                 changed = created + moved + [dest.rel + f[len(source.rel):] for f in moved]
-                return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}", changed, created)
+                renewed = renew_indexes(changed[len(created) + len(moved):], source.rel, dest.rel, self._read, self._write)
+                said = f"\nUpdated {', '.join(map(dest.show, renewed))}: it named the folder by its old path." if renewed else ""
+                return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}{said}"
+                                    f"{self._named(source, True, dest.shown)}", changed, created)
             require_markdown(dest)  # a file that is not Markdown may become memory
             check_index_name(self.root, dest, "rename")
             filled = parent_dir(dest.rel) if dest.rel.rsplit("/", 1)[-1] == INDEX_NAME else None
@@ -384,7 +392,8 @@ class Editor:
             core = self._check_budget(changes, dest, "rename")
             created = self._make_dirs(dest, filled)
             self._move(source, dest, link=True)
-            return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}",
+            return self._finish("rename", dest, f"Successfully renamed {source.shown} to {dest.shown}"
+                                f"{self._named(source, False, dest.shown)}{date_note(source, dest, changes[dest.rel])}",
                                 created + [source.rel, dest.rel], created, core)
 
     def _check_directory(self, target: Target, command: str) -> tuple[int, int] | None:
@@ -394,6 +403,10 @@ class Editor:
             raise EditRefused(f"{target.shown} holds entries that are not memory ({', '.join(strays)}), which {command} would "
                               "take with it: move or remove them with your own tools first, or act on the memory files one by one")
         return identity
+
+    def _named(self, gone: Target, is_dir: bool, now: str | None = None) -> str:
+        """What the result says of the MEMORY.md files above ``gone`` that still name it (:func:`.pointers.stale_mentions`)."""
+        return stale_mentions(gone.rel, is_dir, self._read, gone.show, now)
 
     def _has_bom(self, target: Target) -> bool:
         return self._read(target.rel, target.shown)[:3] == _BOM

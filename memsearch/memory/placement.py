@@ -291,3 +291,4 @@ def index_text(directory: str) -> str:
     name = directory.rsplit("/", 1)[-1]
     words = re.sub(r"[-_\s]+", " ", name.removesuffix(".md")).strip() or name
     return f"# {words[:1].upper() + words[1:]}\n\nMemory about {words}: the notes filed in {directory}/.\n"
+

@@ -88,8 +88,10 @@ QUIET_ERRORS = ("WrongRoot", "Loading", "NotLoaded")
 #: Refusals a client answers in-process without a warning though a server listens: the in-process call itself
 #: searches or says what is wrong (another model than the served one: an unknown model, or IndexMismatch).
 UNWARNED_ERRORS = QUIET_ERRORS + ("WrongModel",)
-#: Longest request line the daemon reads; a longer one is answered ``BadRequest`` and the connection closed.
-MAX_LINE_BYTES = 1 << 20
+#: Longest request line the daemon reads; a longer one is answered ``BadRequest`` and the connection closed. The
+#: longest honest one is a memory-tool write forwarded whole (a file of up to ``harness.bounds.MAX_WRITE_REQUEST_CHARS``,
+#: 4,000,000 characters, up to 4 bytes each in UTF-8), so that no write falls back to the client's own process.
+MAX_LINE_BYTES = 17 << 20
 #: Deepest nesting of arrays and objects in one message: a request is an envelope around flat
 #: params (4 levels at most); ``json`` recurses per level and a 100,000-deep line would overflow.
 MAX_DEPTH = 16

@@ -15,10 +15,12 @@ from memsearch import errors
 from memsearch.engine.embed.embedder import HashEmbedder
 from memsearch.engine.index import MemoryIndex
 from memsearch.harness import forward
+from memsearch.harness.bounds import MAX_WRITE_REQUEST_CHARS
 from memsearch.harness.edit import edit
 from memsearch.harness.mcp import memory_resources, resource_text
 from memsearch.harness.served import Served
 from memsearch.harness.tools import ToolBox
+from memsearch.service import protocol
 from memsearch.service.server import Refused, Server
 from tests.service.test_service import ENV, TREE
 
@@ -84,6 +86,18 @@ def test_the_memory_tool_writes_through_the_server_and_is_searchable(served):
     local = ToolBox(root, index=index, sync=False, writable=True)
     assert thin.dispatch("memory", again) == local.dispatch("memory", again)
     assert thin.dispatch("memory", again)["error"]["type"] == "MemoryFileExists"
+
+
+def test_a_whole_file_write_as_large_as_the_tool_takes_is_forwarded_not_redone_in_process(served, caplog):
+    """Before, a write over 1 MiB was refused by the server (its request line limit): the thin client wrote it
+    in-process, opening the index there (a session's MCP server went from 37 MB to 200 MB, and took 10 s)."""
+    root, _, _, syncs = served
+    text = "# Big\n\n" + ("capybara census " * 60 + "\n\n") * 2000  # about 2 MB
+    result = ToolBox(root, writable=True, model="hash-test").dispatch(
+        "memory", {"command": "create", "path": "/memories/notes/big.md", "file_text": text})
+    assert result["index"]["via"] == "daemon" and syncs == [["notes/big.md"]]
+    assert "refused" not in caplog.text and (root / "notes/big.md").read_text() == text
+    assert protocol.MAX_LINE_BYTES >= 4 * MAX_WRITE_REQUEST_CHARS  # any write the memory tool takes, in UTF-8
 
 
 def test_edit_runs_in_the_server_with_the_same_result_and_errors(served):

@@ -22,7 +22,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from ...memory.document import Document, parse_document
+from ...memory.document import Document, parse_document, text_lines
 from ...memory.tokens import get_encoding
 from ...memory.tree import parent_dir
 from ..embed.embedder import Embedder
@@ -97,7 +97,7 @@ def file_pieces(path: str, text: str, state: dict, count, cut, config: ChunkerCo
     chunk over the model's limit starts the file again with a smaller budget (a new run).
     """
     doc = parse_document(path, text)
-    lines = text.splitlines()
+    lines = text_lines(text)
     doc = replace(doc, text="")  # the lines are all that is kept of the text
     del text
     budget = config.max_tokens

@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Iterator
 
 from ...memory.document import FENCE as _FENCE
 from ...memory.document import HEADING as _HEADING
-from ...memory.document import USER_MARK, Document
+from ...memory.document import USER_MARK, Document, text_lines
 
 __all__ = ["ChunkerConfig", "Chunk", "chunk_document", "iter_chunks", "TURN_OPENS_CHUNK"]
 
@@ -239,9 +239,9 @@ def iter_chunks(
 ) -> Iterator[Chunk]:
     """The chunks of :func:`chunk_document`, one at a time: a big file's chunks are never all
     held at once (sections, blocks and units are produced lazily too). ``lines``: the
-    document's ``text.splitlines()`` when the caller has them (and dropped the text)."""
+    document's :func:`~memsearch.memory.document.text_lines` when the caller has them (and dropped the text)."""
     cut = encode_cut or _halving_cut(count)
-    lines = doc.text.splitlines() if lines is None else lines
+    lines = text_lines(doc.text) if lines is None else lines
     budget = config.max_tokens
 
     def fits(first: int, end: int, strip: bool = True) -> bool:
