@@ -409,16 +409,8 @@ def test_a_long_write_waits_while_the_server_answers_beside_it_and_gives_up_when
         assert Client(path=path, timeout=0.3).call("index") == {"indexed": True}
     finally:
         server.close()
-    mute_path = tmp_path / "run" / "mute.sock"
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as mute:
-        mute.bind(str(mute_path))
-        mute.listen(4)  # accepts connections (backlog) and never answers
-        done: list = []
-        asking = threading.Thread(target=lambda: done.append(_refused(lambda: Client(path=mute_path, timeout=0.3)
-                                                                      .call("index"))), daemon=True)
-        asking.start()
-        asking.join(30)
-        assert done and isinstance(done[0], errors.DaemonUnavailable) and "did not answer" in str(done[0])
+    done = _asked_of_a_mute_server(tmp_path, lambda path: Client(path=path, timeout=0.3).call("index"), 30)
+    assert done and isinstance(done[0], errors.DaemonUnavailable) and "did not answer" in str(done[0])
 
 
 def test_a_probed_call_waits_for_a_busy_server_and_gives_up_on_a_mute_one(tmp_path):
@@ -439,18 +431,23 @@ def test_a_probed_call_waits_for_a_busy_server_and_gives_up_on_a_mute_one(tmp_pa
         assert Client(path=path, timeout=60, probe=0.3).call("search") == {"hits": []}
     finally:
         server.close()
-    mute_path = tmp_path / "run" / "mute.sock"
+    done = _asked_of_a_mute_server(tmp_path, lambda path: Client(path=path, timeout=600, probe=0.3).call("search"), 60)
+    assert done and isinstance(done[0], errors.DaemonUnavailable), done
+    assert "nor a status request beside it within 0.3 s (stopped or hung)" in str(done[0])
+
+
+def _asked_of_a_mute_server(tmp_path, call, wait: float) -> list:
+    """What ``call(path)`` raised (or returned) within ``wait`` seconds, asked of a socket that accepts connections
+    and never answers; empty if it was still waiting."""
+    path = tmp_path / "run" / "mute.sock"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as mute:
-        mute.bind(str(mute_path))
+        mute.bind(str(path))
         mute.listen(4)  # accepts connections (backlog) and never answers
         done: list = []
-        asking = threading.Thread(target=lambda: done.append(_refused(lambda: Client(path=mute_path, timeout=600,
-                                                                                     probe=0.3).call("search"))),
-                                  daemon=True)
+        asking = threading.Thread(target=lambda: done.append(_refused(lambda: call(path))), daemon=True)
         asking.start()
-        asking.join(60)
-        assert done and isinstance(done[0], errors.DaemonUnavailable), done
-        assert "nor a status request beside it within 0.3 s (stopped or hung)" in str(done[0])
+        asking.join(wait)
+    return done
 
 
 def _refused(call):
