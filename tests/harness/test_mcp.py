@@ -50,7 +50,9 @@ def test_stdio_session_lists_tools_and_resources_and_calls_search_and_read(root,
     before = snapshot(root)
     db = tmp_path / "index"
     params = StdioServerParameters(command=sys.executable, args=["-m", "memsearch", "serve", str(root), "--db", str(db)],
-                                   env=ENV, cwd=str(REPO))
+                                   env=ENV | {"XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"]}, cwd=str(REPO))
+    # XDG_RUNTIME_DIR: this test's own (tests.conftest.private_service), never the shared /tmp/memsearch-UID where
+    # another test's service may run and take over the first build, whose first answer would then be partial
 
     async def session() -> None:
         with anyio.fail_after(120):

@@ -29,6 +29,14 @@ IN_PROCESS = BASE | {"MEMSEARCH_AUTOSTART": "0"}
 THIN = BASE | {"MEMSEARCH_AUTOSTART": "1", "MEMSEARCH_IDLE_EXIT": "300"}
 HEAVY = ("lancedb", "pyarrow", "libtorch", "_tiktoken", "onnxruntime")
 
+
+def with_runtime(env: dict) -> dict:
+    """``env`` and this test's own ``$XDG_RUNTIME_DIR`` (tests.conftest.private_service): without it a server would use
+    the shared /tmp/memsearch-UID, where another test's service may run and embed the in-process server's first
+    build, whose first answer is then partial."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    return env | {"XDG_RUNTIME_DIR": runtime} if runtime else env
+
 CALLS = [
     ("memory_search", {"query": "materialized view that keeps the newest grid value", "k": 3}),
     ("memory_search", {"query": "Atlas", "mode": "keyword", "k": 2}),
@@ -49,7 +57,7 @@ def tree(tmp_path_factory):
     shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsearch"))
     yield root, base / "index"
     subprocess.run([sys.executable, "-m", "memsearch", "stop", str(root), "--db", str(base / "index")],
-                   env=THIN, cwd=str(REPO), capture_output=True, timeout=120)
+                   env=with_runtime(THIN), cwd=str(REPO), capture_output=True, timeout=120)
 
 
 def payload(result) -> dict:
@@ -80,7 +88,7 @@ def session(root, db, env, *, writable=False, script=None, timeout: float = 180)
     """Run one stdio MCP session (``db`` None: the root's own index); returns what ``script(client)`` returns."""
     args = (["-m", "memsearch", "serve", str(root)] + (["--db", str(db)] if db is not None else [])
             + (["--writable"] if writable else []))
-    params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(REPO))
+    params = StdioServerParameters(command=sys.executable, args=args, env=with_runtime(env), cwd=str(REPO))
 
     async def run():
         with anyio.fail_after(timeout):
@@ -135,7 +143,7 @@ def test_the_thin_server_answers_as_the_in_process_one_without_loading_the_engin
         "MemoryFileNotFound", "InvalidArgument", "PathOutsideRoot", "UnknownTool"]
     assert len(thin["pids"]) == 1 and thin["mapped"] == {thin["pids"][0]: set()}, thin["mapped"]
     status = subprocess.run([sys.executable, "-m", "memsearch", "status", str(root), "--db", str(db), "--json"],
-                            env=THIN, cwd=str(REPO), capture_output=True, text=True, timeout=60)
+                            env=with_runtime(THIN), cwd=str(REPO), capture_output=True, text=True, timeout=60)
     assert json.loads(status.stdout)["serving"] is True, status.stdout
 
 
@@ -167,25 +175,25 @@ def test_memsearch_edit_and_the_library_write_through_the_daemon(tree):
     root, db = tree
     run = [sys.executable, "-m", "memsearch", "edit", str(root), "--db", str(db)]
     assert subprocess.run([sys.executable, "-m", "memsearch", "watch", str(root), "--db", str(db), "--detach"],
-                          env=THIN, cwd=str(REPO), capture_output=True, timeout=180).returncode == 0
+                          env=with_runtime(THIN), cwd=str(REPO), capture_output=True, timeout=180).returncode == 0
     made = subprocess.run(run + ["create", "/memories/people/ann.md", "--text", "# Ann\n\nAnn restores canoes.\n",
-                                 "--json"], env=THIN, cwd=str(REPO), capture_output=True, text=True, timeout=120)
+                                 "--json"], env=with_runtime(THIN), cwd=str(REPO), capture_output=True, text=True, timeout=120)
     assert made.returncode == 0, made.stderr
     result = json.loads(made.stdout)
     assert result["changed"] == ["people/ann.md"] and result["index"]["via"] == "daemon", result
     assert "being written" not in made.stderr
-    twice = subprocess.run(run + ["create", "/memories/people/ann.md", "--text", "# Ann\n"], env=THIN, cwd=str(REPO),
+    twice = subprocess.run(run + ["create", "/memories/people/ann.md", "--text", "# Ann\n"], env=with_runtime(THIN), cwd=str(REPO),
                            capture_output=True, text=True, timeout=120)
     assert twice.returncode == 2 and twice.stderr.startswith("error: /memories/people/ann.md already exists")
     assert "str_replace" in twice.stderr and "Traceback" not in twice.stderr
     code = ("import sys, memsearch; r = memsearch.edit(sys.argv[1], 'str_replace', db=sys.argv[2], "
             "path='/memories/people/ann.md', old_str='canoes', new_str='kayaks'); "
             "print(r.index['via'], r.changed, [m for m in ('lancedb', 'torch', 'tiktoken') if m in sys.modules])")
-    lib = subprocess.run([sys.executable, "-c", code, str(root), str(db)], env=THIN, cwd=str(REPO),
+    lib = subprocess.run([sys.executable, "-c", code, str(root), str(db)], env=with_runtime(THIN), cwd=str(REPO),
                          capture_output=True, text=True, timeout=120)
     assert lib.returncode == 0 and lib.stdout.split() == ["daemon", "('people/ann.md',)", "[]"], lib.stderr + lib.stdout
     hit = subprocess.run([sys.executable, "-m", "memsearch", "search", str(root), "who restores kayaks", "--db",
-                          str(db), "--json", "-k", "1"], env=THIN, cwd=str(REPO), capture_output=True, text=True,
+                          str(db), "--json", "-k", "1"], env=with_runtime(THIN), cwd=str(REPO), capture_output=True, text=True,
                          timeout=120)
     assert json.loads(hit.stdout)["hits"][0]["path"] == "people/ann.md"
 
