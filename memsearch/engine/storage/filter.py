@@ -12,11 +12,11 @@ filter string unescaped.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["Filter", "sql_str"]
+__all__ = ["Filter", "sql_str", "in_lists", "IN_CHUNK"]
 
 
 def sql_str(value: str) -> str:
@@ -24,6 +24,16 @@ def sql_str(value: str) -> str:
     if "\x00" in value:
         raise ValueError("NUL byte in a filter value")
     return "'" + value.replace("'", "''") + "'"
+
+
+#: Values per ``IN (...)`` list: a longer list of paths or hashes is split into several filters.
+IN_CHUNK = 500
+
+
+def in_lists(column: str, values: Sequence[str]) -> Iterable[str]:
+    """``column IN (...)`` filters over ``values``, :data:`IN_CHUNK` at a time, each value escaped."""
+    for i in range(0, len(values), IN_CHUNK):
+        yield f"{column} IN ({', '.join(sql_str(v) for v in values[i : i + IN_CHUNK])})"
 
 
 @dataclass(frozen=True)

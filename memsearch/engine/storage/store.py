@@ -33,7 +33,7 @@ from ...location import META_FILE
 from ...memory.files import make_index_dir
 from . import meta
 from .damage import damage_reason, translated
-from .filter import Filter, sql_str
+from .filter import IN_CHUNK, Filter, in_lists, sql_str
 from .remote import RemoteDB, is_remote, translate
 from .schema import CHUNKS, FILE_SCHEMA, FILES, TEXT_ONLY, FileState, chunk_schema
 
@@ -50,7 +50,6 @@ VECTOR_INDEX_MIN_ROWS = 25_000
 #: (refine_factor x limit) so that PQ compression costs little recall.
 ANN_NPROBES = 20
 ANN_REFINE_FACTOR = 5
-_IN_CHUNK = 500  # values per IN (...) list
 #: Rows read per batch when :meth:`Store.check` reads a table through (bounded memory).
 CHECK_BATCH_ROWS = 4096
 #: Rows past the full-text index (written since it was built or last folded) above which a
@@ -59,11 +58,6 @@ CHECK_BATCH_ROWS = 4096
 #: 204 ms with 6.9k of 9.1k unindexed, about 28 us per tail row there (~4 us idle). 500 rows
 #: keep the tail's share near 2 ms on an idle machine.
 FTS_TAIL_MAX_ROWS = 500
-
-
-def _in_list(column: str, values: Sequence[str]) -> Iterable[str]:
-    for i in range(0, len(values), _IN_CHUNK):
-        yield f"{column} IN ({', '.join(sql_str(v) for v in values[i : i + _IN_CHUNK])})"
 
 
 class Store:
@@ -181,8 +175,7 @@ class Store:
         store that keeps folders (SeaweedFS) still lists a table dropped by ``--rebuild``, with nothing in it."""
         if self.remote is not None:
             return (self.remote.holds(f"{name}.lance/_versions"), self.remote.holds(f"{name}.lance/data"))
-        versions = self.path / f"{name}.lance" / "_versions"
-        data = versions.parent / "data"
+        versions, data = self.path / f"{name}.lance" / "_versions", self.path / f"{name}.lance" / "data"
         return any(versions.glob("*.manifest")), data.is_dir() and any(data.iterdir())
 
     def versions_stamp(self) -> tuple | None:
@@ -223,7 +216,7 @@ class Store:
         if table is None or not embed_hashes:
             return {}
         found: dict[str, np.ndarray] = {}
-        for where in _in_list("embed_hash", list(embed_hashes)):
+        for where in in_lists("embed_hash", list(embed_hashes)):
             data = table.search().where(where).select(["embed_hash", "vector"]).limit(None).to_arrow()
             if data.num_rows:
                 vectors = data.column("vector").combine_chunks().flatten().to_numpy().reshape(data.num_rows, -1)
@@ -235,7 +228,7 @@ class Store:
                       appended: Sequence[str] = (), completed: Sequence[str] = ()) -> None:
         """Make ``rows`` the only chunks of ``paths`` (deleted files: no rows) in one commit.
 
-        Paths past the first ``_IN_CHUNK`` (long deletion lists) are deleted in further
+        Paths past the first ``IN_CHUNK`` (long deletion lists) are deleted in further
         commits; they must hold no new rows, so callers put the re-indexed paths first.
         ``appended`` paths (a file streamed over several batches) keep their other rows: their
         rows in ``rows`` are upserted by id; for those in ``completed`` (their last batch) the
@@ -244,10 +237,10 @@ class Store:
         """
         if not paths and not appended:
             return
-        if set(rows.column("path").to_pylist()) - set(paths[:_IN_CHUNK]) - set(appended):
+        if set(rows.column("path").to_pylist()) - set(paths[:IN_CHUNK]) - set(appended):
             raise ValueError("replace_files: the re-indexed paths must come first in paths")
         table = self.chunks(dimension=rows.schema.field("vector").type.list_size)
-        wheres = list(_in_list("path", list(paths))) or [None]
+        wheres = list(in_lists("path", list(paths))) or [None]
         for i, where in enumerate(wheres):
             part = rows if i == 0 else rows.slice(0, 0)
             if table.count_rows() == 0 and i == 0:
@@ -275,7 +268,7 @@ class Store:
     def _write_states(self, paths: Sequence[str], states: Sequence[dict]) -> None:
         files = self.files(create=True)
         present = pa.Table.from_pylist(list(states), schema=FILE_SCHEMA)
-        for i, where in enumerate(_in_list("path", list(paths))):
+        for i, where in enumerate(in_lists("path", list(paths))):
             part = present if i == 0 else present.slice(0, 0)
             (files.merge_insert("path").when_matched_update_all().when_not_matched_insert_all()
              .when_not_matched_by_source_delete(where).execute(part))
